@@ -1,0 +1,81 @@
+# dcprof: plain Makefile with pkg-config. `make` builds, `make check` builds
+# and runs every test, `make profile` profiles the whole system.
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+PKGS := libelf libdw zlib
+TEST_PKGS := cmocka
+BUILD := build
+
+# Installs the Debian -dev packages only when pkg-config lacks one of them.
+DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+DEPS_STAMP := deps
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib -D_GNU_SOURCE \
+	-fvisibility=hidden $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS))
+LIBS = $(shell pkg-config --libs $(PKGS)) -lpthread
+TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
+
+ifeq ($(SANITIZE),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRCS := $(wildcard lib/*.c)
+CMD_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps check unit-check t-check profile bench clean format
+
+all: $(BUILD)/dcprof $(BUILD)/libdcprof.so
+
+deps:
+	scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+$(BUILD)/libdcprof.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libdcprof.so: $(LIB_OBJS)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/dcprof: $(CMD_OBJS) $(BUILD)/libdcprof.a
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libdcprof.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(BUILD)/libdcprof.a $(LDFLAGS) $(LIBS) $(TEST_LIBS)
+
+check: all $(UNIT_BINS)
+	BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BINS)
+
+DURATION ?= 10
+profile: all
+	$(BUILD)/dcprof record -a --duration $(DURATION) -o $(BUILD)/profile.data
+	$(BUILD)/dcprof report -i $(BUILD)/profile.data
+
+bench: all
+	bench/run.sh
+
+format:
+	clang-format -i include/dcprof/*.h lib/*.[ch] src/*.[ch] src/cmd/*.[ch] tests/unit/*.c tests/workloads/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libdcprof: the public interface.
+ *
+ * Conventions, the same for every call:
+ *  - functions returning int return 0 (or a non-negative count) on success
+ *    and a negative errno on failure;
+ *  - functions returning a pointer return NULL and set errno on failure;
+ *  - on failure a one-line, lowercase explanation is left for the calling
+ *    thread in dcp_last_error();
+ *  - the library never prints: warnings and progress go to the callback set
+ *    with dcp_set_log();
+ *  - options structs start with `size_t sz` (set it to sizeof the struct),
+ *    so that they can grow without breaking callers.
+ */
+#ifndef DCPROF_DCPROF_H
+#define DCPROF_DCPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DCPROF_API __attribute__((visibility("default")))
+
+/* ---- errors and logging ------------------------------------------------ */
+
+enum dcp_log_level {
+	DCP_LOG_WARN = 0,
+	DCP_LOG_INFO = 1,
+	DCP_LOG_DEBUG = 2,
+};
+
+typedef void (*dcp_log_fn)(enum dcp_log_level level, const char *message,
+			   void *ctx);
+
+/* Route the library's warnings and progress to fn (NULL: discard them). */
+DCPROF_API void dcp_set_log(dcp_log_fn fn, void *ctx);
+
+/*
+ * The explanation of the calling thread's last failure, e.g.
+ * "cannot open 'x.data': No such file or directory". Never NULL.
+ */
+DCPROF_API const char *dcp_last_error(void);
+
+/* ---- cookies ------------------------------------------------------------ */
+
+/*
+ * A cookie is a small number that stands for one file identity (its build
+ * id, else device + inode + generation), for the kernel image or one kernel
+ * module, or for a named region that has no file ([vdso], [vsyscall],
+ * anonymous executable memory, JIT code). Every sampled instruction pointer
+ * is stored as (cookie, offset in that object).
+ *
+ * Cookie 0 is reserved for addresses that no mapping covered: such frames
+ * are counted as unattributed, never folded silently into another object.
+ */
+#define DCP_COOKIE_UNKNOWN 0u
+
+enum dcp_cookie_kind {
+	DCP_COOKIE_KIND_UNKNOWN = 0, /* cookie 0: no mapping covered the ip */
+	DCP_COOKIE_KIND_FILE = 1, /* a file mapped by a process */
+	DCP_COOKIE_KIND_KERNEL = 2, /* the kernel image */
+	DCP_COOKIE_KIND_MODULE = 3, /* one kernel module */
+	DCP_COOKIE_KIND_ANON = 4, /* anonymous executable memory */
+	DCP_COOKIE_KIND_VDSO = 5, /* [vdso] */
+	DCP_COOKIE_KIND_VSYSCALL = 6, /* [vsyscall] */
+	DCP_COOKIE_KIND_JIT = 7, /* JIT code described by a perf map */
+	DCP_COOKIE_KIND_IDLE = 8, /* the idle task: one line, no frames */
+};
+
+#define DCP_BUILD_ID_MAX 20
+
+struct dcp_cookie_info {
+	uint32_t cookie;
+	enum dcp_cookie_kind kind;
+	/* Display name: first path for files, "[kernel.kallsyms]",
+	 * module name, "[vdso]", "[anon:exec]", ... */
+	const char *name;
+	uint8_t build_id[DCP_BUILD_ID_MAX];
+	uint8_t build_id_size; /* 0: the file has no build id */
+	uint32_t dev_major, dev_minor;
+	uint64_t ino, ino_generation;
+	/* Every path under which this identity was mapped. */
+	const char *const *paths;
+	size_t nr_paths;
+	bool marked; /* matched an --only mark */
+	uint64_t samples; /* samples whose leaf frame is in this object */
+};
+
+struct dcp_cookie_table;
+
+/* Number of cookies, including cookie 0; valid cookies are 0 .. n-1. */
+DCPROF_API size_t dcp_cookie_table_size(const struct dcp_cookie_table *t);
+
+/*
+ * Fill *info for cookie. The strings stay valid as long as the table.
+ * Returns -ENOENT for a cookie the table does not hold.
+ */
+DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
+				       uint32_t cookie,
+				       struct dcp_cookie_info *info);
+
+/* Hex form of a build id into buf (at least 2*DCP_BUILD_ID_MAX+1 bytes). */
+DCPROF_API char *dcp_build_id_hex(const uint8_t *id, size_t size, char *buf);
+
+/* ---- profiles (reading) ------------------------------------------------- */
+
+struct dcp_frame {
+	uint32_t cookie;
+	uint32_t flags; /* DCP_FRAME_* */
+	uint64_t offset; /* offset in the object the cookie names */
+};
+
+#define DCP_FRAME_KERNEL (1u << 0)
+
+/* One aggregated row: how many samples hit this stack in this process. */
+struct dcp_sample_row {
+	const char *comm;
+	uint32_t pid;
+	const struct dcp_frame *frames; /* leaf first */
+	uint32_t nr_frames;
+	uint64_t count;
+};
+
+/* What a sampled (cookie, offset) resolved to when recording ended. */
+struct dcp_symbol {
+	const char *name; /* NULL: not resolved (counted, see stats) */
+	uint64_t start; /* symbol start, same space as the offset */
+	uint64_t size;
+};
+
+struct dcp_profile_meta {
+	uint32_t version; /* format version of the file */
+	bool complete; /* the recorder finished; false after a crash */
+	uint64_t start_realtime_ns; /* wall clock when recording began */
+	uint64_t duration_ns;
+	uint32_t sample_freq; /* Hz, 0 when a fixed period was used */
+	uint64_t sample_period; /* when sample_freq is 0 */
+	uint32_t nr_cpus;
+	bool callchain;
+	const char *event; /* "cpu-clock", ... */
+	const char *cmdline; /* how the recorder was started */
+	const char *hostname;
+	const char *kernel_release;
+};
+
+struct dcp_profile_stats {
+	uint64_t samples; /* samples read from the kernel */
+	uint64_t samples_kept; /* stored in the profile */
+	uint64_t samples_idle; /* the idle task (part of kept) */
+	uint64_t samples_filtered; /* dropped by --only */
+	uint64_t samples_other_tasks; /* not in -p/command's process tree */
+	uint64_t samples_unattributed; /* leaf frame in no mapping */
+	uint64_t frames_unattributed; /* any frame in no mapping */
+	uint64_t lost_records; /* the kernel's PERF_RECORD_LOST total */
+	uint64_t lost_samples; /* PERF_RECORD_LOST_SAMPLES total */
+	uint64_t throttle_events; /* PERF_RECORD_THROTTLE */
+	uint64_t reorder_late; /* records older than the reorder window */
+	uint64_t symbols_unresolved; /* sampled addresses left unnamed */
+	uint64_t tasks_injected; /* pre-existing tasks from collection */
+	uint64_t tasks_vanished; /* exited while being collected */
+	uint64_t maps_injected;
+	uint64_t context_switches;
+	uint64_t processes_seen;
+	uint64_t files_pinned; /* cookies held open by the recorder */
+	uint64_t files_unpinned; /* cookies whose file could not be held */
+};
+
+struct dcp_profile;
+
+/*
+ * Open and fully validate a profile file. A file whose recorder was killed
+ * opens with meta.complete == false and holds everything up to the last
+ * flush; a torn final chunk is ignored with a warning. Corrupt, truncated
+ * (finished) or foreign files fail with -EINVAL/-EBADMSG and a message.
+ */
+DCPROF_API struct dcp_profile *dcp_profile_open(const char *path);
+DCPROF_API void dcp_profile_close(struct dcp_profile *p);
+
+DCPROF_API const struct dcp_profile_meta *
+dcp_profile_meta(const struct dcp_profile *p);
+DCPROF_API const struct dcp_profile_stats *
+dcp_profile_stats(const struct dcp_profile *p);
+DCPROF_API const struct dcp_cookie_table *
+dcp_profile_cookies(const struct dcp_profile *p);
+
+DCPROF_API size_t dcp_profile_nr_rows(const struct dcp_profile *p);
+DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
+			       struct dcp_sample_row *row);
+
+/* The symbol stored for (cookie, offset); name is NULL when none was. */
+DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p,
+				  uint32_t cookie, uint64_t offset,
+				  struct dcp_symbol *sym);
+
+/* ---- recording ------------------------------------------------------------ */
+
+struct dcp_recorder_opts {
+	size_t sz;
+	const char *output; /* profile path, default "dcprof.data" */
+	const char *event; /* default "cpu-clock" */
+	uint32_t sample_freq; /* Hz, default 999 */
+	bool callchain; /* -g: kernel and user frame-pointer chains */
+	/* Targets: none means the whole system. With pids, only these
+	 * processes and the children they fork are kept. */
+	const pid_t *pids;
+	size_t nr_pids;
+	/* --only: paths or hex build ids of the files worth profiling. */
+	const char *const *only;
+	size_t nr_only;
+	uint32_t flush_interval_ms; /* default 2000 */
+	const char *cmdline; /* stored in the profile */
+	uint32_t mmap_pages; /* per-CPU ring size in pages, default 128 */
+};
+
+struct dcp_recorder;
+
+/*
+ * Open the per-CPU events (enabled at once), start the profile file, then
+ * inject the processes that already exist. Fails with a message that says
+ * what to do when the kernel refuses (perf_event_paranoid, permissions).
+ */
+DCPROF_API struct dcp_recorder *
+dcp_recorder_new(const struct dcp_recorder_opts *opts);
+
+/*
+ * Follow one more process tree (command mode: the child, created stopped,
+ * is added before it execs). Safe to call while recording.
+ */
+DCPROF_API int dcp_recorder_add_pid(struct dcp_recorder *r, pid_t pid);
+
+/*
+ * Wait up to timeout_ms for data, drain every ring, process what the
+ * reorder window lets through and flush the file when it is due.
+ */
+DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms);
+
+/*
+ * Stop the events, process everything left, resolve symbols from the
+ * pinned files, and write the final, compact profile in place of the
+ * working one. stats may be NULL.
+ */
+DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
+				   struct dcp_profile_stats *stats);
+DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
+
+/* ---- collection: processes that existed before recording --------------- */
+
+enum dcp_collection_kind {
+	DCP_COLLECTION_TASKS = 1, /* one FORK + COMM record per thread */
+	DCP_COLLECTION_MAPS = 2, /* one MMAP2 record per executable mapping */
+};
+
+struct dcp_collection_opts {
+	size_t sz;
+	const pid_t *pids; /* NULL: every process */
+	size_t nr_pids;
+	/* Cookie table to resolve files against (and to take marks from);
+	 * NULL: the collection keeps one of its own. */
+	struct dcp_cookie_table *cookies;
+	bool only_marked; /* skip maps of files that are not marked */
+};
+
+/*
+ * Collection statistics, defined races included: a task that exits while
+ * it is walked is skipped and counted in tasks_vanished, never an error.
+ */
+struct dcp_collection_stats {
+	uint64_t records;
+	uint64_t bytes;
+	uint64_t reads;
+	uint64_t tasks;
+	uint64_t maps;
+	uint64_t tasks_vanished;
+	uint64_t maps_reread; /* /proc/PID/maps reads retried for a race */
+	uint64_t maps_skipped_unmarked;
+};
+
+struct dcp_collection;
+
+DCPROF_API struct dcp_collection *
+dcp_collection_open(enum dcp_collection_kind kind,
+		    const struct dcp_collection_opts *opts);
+
+/*
+ * Fill buf with as many whole records as fit and return the number of bytes
+ * written; 0 means the walk is over. Records are perf_event_header-framed,
+ * in the same layout as the kernel's COMM/FORK/MMAP2 records, with
+ * DCP_RECORD_MISC_INJECTED set in header.misc. A resumed read continues
+ * where the last one stopped without rescanning. When buf cannot hold even
+ * the next record, returns -ENOSPC and, if needed is not NULL, stores the
+ * size that record needs.
+ */
+DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
+				       size_t size, size_t *needed);
+
+DCPROF_API const struct dcp_collection_stats *
+dcp_collection_stats(const struct dcp_collection *c);
+DCPROF_API void dcp_collection_close(struct dcp_collection *c);
+
+/* header.misc bit on every injected record; the kernel never sets it. */
+#define DCP_RECORD_MISC_INJECTED (1u << 12)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCPROF_DCPROF_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * In-memory aggregation: interned strings (process names), interned stacks
+ * of (cookie, offset) frames, and sample counts per (comm, pid, stack). The
+ * profile grows with the number of distinct stacks, not with samples.
+ */
+#ifndef DCPROF_AGGREGATE_INTERNAL_H
+#define DCPROF_AGGREGATE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcprof/dcprof.h"
+
+struct dcp_aggregate;
+
+struct dcp_row_key {
+	uint32_t comm_id; /* interned string */
+	uint32_t pid;
+	uint32_t stack_id;
+};
+
+struct dcp_aggregate *dcp_aggregate_new(void);
+void dcp_aggregate_free(struct dcp_aggregate *a);
+
+/* Ids are dense, from 0, in order of first appearance. Negative errno. */
+int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s);
+int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
+				   const struct dcp_frame *frames,
+				   uint32_t nr_frames);
+/* Add count to (comm_id, pid, stack_id). 0 or -ENOMEM. */
+int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
+		      uint64_t count);
+
+size_t dcp_aggregate_nr_strings(const struct dcp_aggregate *a);
+const char *dcp_aggregate_string(const struct dcp_aggregate *a, uint32_t id);
+size_t dcp_aggregate_nr_stacks(const struct dcp_aggregate *a);
+const struct dcp_frame *dcp_aggregate_stack(const struct dcp_aggregate *a,
+					    uint32_t id, uint32_t *nr_frames);
+size_t dcp_aggregate_nr_rows(const struct dcp_aggregate *a);
+/* Row i (0..nr_rows-1, in order of creation): key and total count. */
+void dcp_aggregate_row(const struct dcp_aggregate *a, size_t i,
+		       struct dcp_row_key *key, uint64_t *count);
+
+/*
+ * Incremental flushing: the count each row gained since the last call to
+ * dcp_aggregate_mark_flushed(). Rows with no gain are skipped by writers.
+ */
+uint64_t dcp_aggregate_row_unflushed(const struct dcp_aggregate *a, size_t i);
+void dcp_aggregate_mark_flushed(struct dcp_aggregate *a);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cookie table: file identities (and named special regions) to small
+ * integers, with the paths they were seen under, the marks set by --only
+ * and the handles that pin sampled files.
+ */
+#ifndef DCPROF_COOKIE_INTERNAL_H
+#define DCPROF_COOKIE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dcprof/dcprof.h"
+
+/* What identifies a file: its build id when it has one, else dev+inode. */
+struct dcp_file_id {
+	uint8_t build_id[DCP_BUILD_ID_MAX];
+	uint8_t build_id_size; /* 0: use dev/ino/generation */
+	uint32_t dev_major, dev_minor;
+	uint64_t ino, ino_generation;
+};
+
+/* A new table holds only cookie 0 (DCP_COOKIE_KIND_UNKNOWN, "[unknown]"). */
+struct dcp_cookie_table *dcp_cookie_table_new(void);
+void dcp_cookie_table_free(struct dcp_cookie_table *t);
+
+/*
+ * The cookie of a file identity, created on first use. path (may be NULL)
+ * is added to the cookie's paths when not already there. Lookup is O(1)
+ * on average: this runs for every MMAP2 record. Returns the cookie (> 0)
+ * or a negative errno.
+ */
+int64_t dcp_cookie_table_intern_file(struct dcp_cookie_table *t,
+				     const struct dcp_file_id *id,
+				     const char *path);
+
+/*
+ * The cookie of a named object without a file identity of its own: the
+ * kernel image, a module (name is the module name), [vdso], [vsyscall],
+ * anonymous executable memory, JIT, idle. One cookie per (kind, name).
+ * For kernel and modules, id may carry the build id (else NULL).
+ */
+int64_t dcp_cookie_table_intern_special(struct dcp_cookie_table *t,
+					enum dcp_cookie_kind kind,
+					const char *name,
+					const struct dcp_file_id *id);
+
+/*
+ * Insert a cookie with a given number, as read back from a profile file;
+ * info->paths are copied. Numbers may arrive in any order; a repeated
+ * number replaces the earlier entry (later chunks carry more paths).
+ */
+int dcp_cookie_table_insert(struct dcp_cookie_table *t,
+			    const struct dcp_cookie_info *info);
+
+/* Marking (--only). A mark by identity applies to existing cookies too. */
+int dcp_cookie_table_mark_id(struct dcp_cookie_table *t,
+			     const struct dcp_file_id *id);
+/*
+ * A path or a hex build id, as given to --only: a path is stat'ed and its
+ * build id read, so the mark matches the file under any name.
+ */
+int dcp_cookie_table_mark_arg(struct dcp_cookie_table *t, const char *arg);
+bool dcp_cookie_table_has_marks(const struct dcp_cookie_table *t);
+bool dcp_cookie_table_is_marked(const struct dcp_cookie_table *t,
+				uint32_t cookie);
+bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
+				   const struct dcp_file_id *id);
+
+/* Leaf-frame sample count per cookie (also filled in by the reader). */
+void dcp_cookie_table_add_samples(struct dcp_cookie_table *t,
+				  uint32_t cookie, uint64_t n);
+
+/*
+ * Pinning: the table takes ownership of fd (closed by _free) as the handle
+ * through which the cookie's file is read when symbols are resolved, even
+ * after it was deleted or replaced. A second pin of the same cookie closes
+ * the new fd and returns 0.
+ */
+int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie,
+			 int fd);
+int dcp_cookie_table_pinned_fd(const struct dcp_cookie_table *t,
+			       uint32_t cookie); /* -1 if none */
+bool dcp_cookie_table_pin_tried(const struct dcp_cookie_table *t,
+				uint32_t cookie);
+void dcp_cookie_table_set_pin_tried(struct dcp_cookie_table *t,
+				    uint32_t cookie);
+
+/*
+ * Writers persist cookies incrementally: every cookie created or given a
+ * new path since the last call is reported once. Returns how many were
+ * stored into out (at most max); call until it returns 0.
+ */
+size_t dcp_cookie_table_take_dirty(struct dcp_cookie_table *t, uint32_t *out,
+				   size_t max);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile file (docs/FORMAT.md): a header, then self-describing,
+ * checksummed chunks. While recording, each flush appends the deltas since
+ * the previous one, so a killed recorder leaves a file that still reads up
+ * to its last flush. When recording ends, a compact file holding the whole
+ * profile once is written beside it and renamed over it.
+ */
+#ifndef DCPROF_PROFILE_INTERNAL_H
+#define DCPROF_PROFILE_INTERNAL_H
+
+#include "dcprof/dcprof.h"
+#include "aggregate_internal.h"
+#include "cookie_internal.h"
+#include "symtab_internal.h"
+
+struct dcp_profile_writer;
+
+/*
+ * Start a profile at path: an existing file is first renamed to
+ * "<path>.old"; the new one is created 0600 with O_EXCL|O_NOFOLLOW, so a
+ * symlink planted at the path is never followed.
+ */
+struct dcp_profile_writer *dcp_profile_writer_open(const char *path);
+
+/*
+ * Append what changed since the last flush (new cookies and paths, new
+ * strings and stacks, count deltas) and the current meta and stats, then
+ * fdatasync. On a write error (disk full) returns the negative errno; the
+ * chunks already written stay valid.
+ */
+int dcp_profile_writer_flush(struct dcp_profile_writer *w,
+			     const struct dcp_profile_meta *meta,
+			     struct dcp_cookie_table *cookies,
+			     struct dcp_aggregate *agg,
+			     const struct dcp_profile_stats *stats);
+
+/*
+ * Write the final, compact profile (everything once, plus symbols) to a
+ * temporary file beside path and rename it over the working file. On
+ * failure the working file is left as it was.
+ */
+int dcp_profile_writer_finish(struct dcp_profile_writer *w,
+			      const struct dcp_profile_meta *meta,
+			      struct dcp_cookie_table *cookies,
+			      struct dcp_aggregate *agg,
+			      const struct dcp_symtab *symbols,
+			      const struct dcp_profile_stats *stats);
+
+void dcp_profile_writer_free(struct dcp_profile_writer *w);
+
+#endif

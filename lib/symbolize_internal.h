@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolization at the end of recording: sampled (cookie, offset) pairs to
+ * names, through elfutils for files (read from the pinned handle) and
+ * /proc/kallsyms for the kernel and its modules.
+ */
+#ifndef DCPROF_SYMBOLIZE_INTERNAL_H
+#define DCPROF_SYMBOLIZE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcprof/dcprof.h"
+#include "cookie_internal.h"
+#include "symtab_internal.h"
+
+/*
+ * The running kernel's layout, read once when recording starts: where the
+ * kernel text and each module sit, each with a cookie of its own.
+ */
+struct dcp_kernel_module {
+	uint64_t start, end;
+	uint32_t cookie;
+	char name[64];
+};
+
+struct dcp_kernel_layout {
+	uint64_t text_start; /* _text: kernel frame offsets count from it */
+	uint32_t kernel_cookie;
+	struct dcp_kernel_module *modules; /* sorted by start */
+	size_t nr_modules;
+};
+
+/* Read /proc/kallsyms (_text) and /proc/modules; intern the cookies. */
+int dcp_kernel_layout_load(struct dcp_kernel_layout *k,
+			   struct dcp_cookie_table *cookies);
+void dcp_kernel_layout_free(struct dcp_kernel_layout *k);
+/* The cookie and offset of a kernel address (module or kernel image). */
+uint32_t dcp_kernel_layout_resolve(const struct dcp_kernel_layout *k,
+				   uint64_t ip, uint64_t *offset);
+
+struct dcp_symbolizer;
+
+struct dcp_symbolizer *dcp_symbolizer_new(const struct dcp_kernel_layout *k);
+void dcp_symbolizer_free(struct dcp_symbolizer *s);
+
+/*
+ * Resolve n offsets of one cookie into out (one entry per offset; a name
+ * of NULL when nothing covers it). Files are read through fd when it is
+ * not -1 (the pinned handle), else through the cookie's paths, accepted
+ * only when their identity still matches. Returns the number resolved, or
+ * a negative errno when the object could not be read at all.
+ */
+int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
+			   const struct dcp_cookie_info *info, int fd,
+			   const uint64_t *offsets, size_t n,
+			   struct dcp_symtab *out);
+
+#endif

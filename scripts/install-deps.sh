@@ -1,0 +1,21 @@
+#!/bin/sh
+# Install the Debian packages dcprof builds and tests with. The Makefile runs
+# this only when pkg-config cannot find one of the libraries.
+set -e
+PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libcmocka-dev"
+
+missing=""
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "dcprof: missing packages:$missing (run 'sudo $0')" >&2
+	exit 1
+fi
+echo "dcprof: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
