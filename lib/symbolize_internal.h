@@ -31,7 +31,11 @@ struct dcp_kernel_layout {
 	size_t nr_modules;
 };
 
-/* Read /proc/kallsyms (_text) and /proc/modules; intern the cookies. */
+/*
+ * Read /proc/kallsyms (_text) and /proc/modules; intern the cookies.
+ * Returns -EPERM when the kernel hides its addresses (kptr_restrict): the
+ * kernel cookie is still set then, with text_start 0 and no modules.
+ */
 int dcp_kernel_layout_load(struct dcp_kernel_layout *k,
 			   struct dcp_cookie_table *cookies);
 void dcp_kernel_layout_free(struct dcp_kernel_layout *k);
@@ -45,11 +49,19 @@ struct dcp_symbolizer *dcp_symbolizer_new(const struct dcp_kernel_layout *k);
 void dcp_symbolizer_free(struct dcp_symbolizer *s);
 
 /*
+ * Where libdwfl looks for separate debug files, in its debuginfo_path
+ * syntax (e.g. ":.debug:/usr/lib/debug"); NULL restores its default.
+ */
+int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
+				      const char *path);
+
+/*
  * Resolve n offsets of one cookie into out (one entry per offset; a name
  * of NULL when nothing covers it). Files are read through fd when it is
  * not -1 (the pinned handle), else through the cookie's paths, accepted
  * only when their identity still matches. Returns the number resolved, or
- * a negative errno when the object could not be read at all.
+ * a negative errno when the object could not be read at all; every offset
+ * gets its entry in out even then (with a NULL name).
  */
 int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
 			   const struct dcp_cookie_info *info, int fd,

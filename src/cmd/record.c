@@ -1,9 +1,423 @@
 // SPDX-License-Identifier: MIT
+/* dcprof record: the whole system, some process trees, or a command. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct record_args {
+	struct dcp_recorder_opts opts;
+	bool all_cpus;
+	pid_t *pids;
+	size_t nr_pids;
+	const char **only;
+	size_t nr_only;
+	double duration; /* seconds, 0: none */
+	int verbose;
+	char **command;
+};
+
+static int parse_seconds(const char *name, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || !isfinite(v) ||
+	    v > 1e7)
+		return cmd_usage_error("record",
+				       "invalid %s '%s': expected a positive number of seconds",
+				       name, arg);
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *name, const char *arg, unsigned long max,
+		      unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v == 0 || v > max ||
+	    arg[0] == '-')
+		return cmd_usage_error("record", "invalid %s '%s'", name, arg);
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct record_args *a, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return cmd_error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long pid;
+		pid_t *grown;
+
+		ret = parse_uint("pid", tok, INT_MAX, &pid);
+		if (ret)
+			break;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			ret = cmd_error("no process with pid %lu", pid);
+			break;
+		}
+		grown = realloc(a->pids, (a->nr_pids + 1) * sizeof(*grown));
+		if (!grown) {
+			ret = cmd_error("out of memory");
+			break;
+		}
+		a->pids = grown;
+		a->pids[a->nr_pids++] = (pid_t)pid;
+	}
+	free(copy);
+	if (!ret && !a->nr_pids)
+		ret = cmd_usage_error("record", "-p needs at least one pid");
+	return ret;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "flush-interval", required_argument, NULL, 'f' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	unsigned long v;
+	double secs;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+ap:F:e:go:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			a->all_cpus = true;
+			break;
+		case 'p':
+			ret = parse_pids(a, optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'F':
+			ret = parse_uint("frequency", optarg, 1000000, &v);
+			if (ret)
+				return ret;
+			a->opts.sample_freq = (uint32_t)v;
+			break;
+		case 'e':
+			a->opts.event = optarg;
+			break;
+		case 'g':
+			a->opts.callchain = true;
+			break;
+		case 'o':
+			a->opts.output = optarg;
+			break;
+		case 'd':
+			ret = parse_seconds("duration", optarg, &a->duration);
+			if (ret)
+				return ret;
+			break;
+		case 'O': {
+			const char **grown = realloc(
+				a->only, (a->nr_only + 1) * sizeof(*grown));
+
+			if (!grown)
+				return cmd_error("out of memory");
+			a->only = grown;
+			a->only[a->nr_only++] = optarg;
+			break;
+		}
+		case 'f':
+			ret = parse_seconds("flush interval", optarg, &secs);
+			if (ret)
+				return ret;
+			a->opts.flush_interval_ms =
+				secs * 1000 < 1 ? 1 : (uint32_t)(secs * 1000);
+			break;
+		case 'm':
+			ret = parse_uint("mmap pages", optarg, 1u << 20, &v);
+			if (ret)
+				return ret;
+			a->opts.mmap_pages = (uint32_t)v;
+			break;
+		case 'v':
+			a->verbose++;
+			break;
+		case 'h':
+			cmd_usage(cmd_find("record"), stdout);
+			exit(cmd_finish_stdout(0));
+		case '?':
+		default:
+			if (optopt)
+				return cmd_usage_error("record",
+						       "unknown or incomplete option '-%c'",
+						       optopt);
+			return cmd_usage_error("record", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		a->command = &argv[optind];
+	if (a->all_cpus && a->nr_pids)
+		return cmd_usage_error("record", "-a and -p exclude each other");
+	if (a->command && a->nr_pids)
+		return cmd_usage_error("record",
+				       "-p and a command exclude each other");
+	return 0;
+}
+
+/*
+ * The command is forked first and waits on a pipe, so that the recorder
+ * knows its pid and has the events running before its first instruction.
+ */
+struct workload {
+	pid_t pid;
+	int go_fd; /* closing it lets the child exec */
+	int err_fd; /* the child reports a failed exec here */
+};
+
+static int workload_prepare(char **command, struct workload *w)
+{
+	int go[2], err[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return cmd_error("cannot create a pipe: %s", strerror(errno));
+	w->pid = fork();
+	if (w->pid < 0)
+		return cmd_error("cannot fork: %s", strerror(errno));
+	if (w->pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(go[0], &c, 1) != 0)
+			_exit(127); /* the recorder failed to start */
+		execvp(command[0], command);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	w->go_fd = go[1];
+	w->err_fd = err[0];
+	return 0;
+}
+
+/* Let the child run; returns its exec error, if any. */
+static int workload_start(struct workload *w, const char *name)
+{
+	int e = 0;
+
+	close(w->go_fd);
+	w->go_fd = -1;
+	if (read(w->err_fd, &e, sizeof(e)) == sizeof(e)) {
+		close(w->err_fd);
+		return cmd_error("cannot run '%s': %s", name, strerror(e));
+	}
+	close(w->err_fd);
+	return 0;
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static double elapsed_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void print_summary(const struct dcp_profile_stats *s, const char *path)
+{
+	struct stat st;
+
+	fprintf(stderr,
+		"dcprof: %llu samples: %llu kept (%llu idle), %llu filtered, %llu of other tasks, %llu unattributed\n",
+		(unsigned long long)s->samples,
+		(unsigned long long)s->samples_kept,
+		(unsigned long long)s->samples_idle,
+		(unsigned long long)s->samples_filtered,
+		(unsigned long long)s->samples_other_tasks,
+		(unsigned long long)s->samples_unattributed);
+	fprintf(stderr,
+		"dcprof: lost %llu records and %llu samples, %llu throttle events; %llu tasks injected (%llu vanished)\n",
+		(unsigned long long)s->lost_records,
+		(unsigned long long)s->lost_samples,
+		(unsigned long long)s->throttle_events,
+		(unsigned long long)s->tasks_injected,
+		(unsigned long long)s->tasks_vanished);
+	if (stat(path, &st) == 0)
+		fprintf(stderr, "dcprof: wrote '%s' (%lld bytes)\n", path,
+			(long long)st.st_size);
+}
+
+static char *join_cmdline(int argc, char **argv)
+{
+	size_t len = strlen("dcprof") + 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	strcpy(s, "dcprof");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cmd_error("'record' is not implemented yet");
+	struct record_args a = { .opts = { .sz = sizeof(a.opts) } };
+	struct workload w = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct dcp_profile_stats stats;
+	struct dcp_recorder *r = NULL;
+	struct sigaction sa;
+	struct timespec start;
+	char *cmdline = join_cmdline(argc, argv);
+	int status = 0, ret, exit_code = 0;
+	bool child_done = false;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		goto out;
+	cmd_setup_log(a.verbose);
+	a.opts.only = a.only;
+	a.opts.nr_only = a.nr_only;
+	a.opts.cmdline = cmdline;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (a.command) {
+		ret = workload_prepare(a.command, &w);
+		if (ret)
+			goto out;
+		/* -a -- CMD: the whole system, for as long as CMD runs */
+		if (!a.all_cpus) {
+			a.opts.pids = &w.pid;
+			a.opts.nr_pids = 1;
+		}
+	} else {
+		a.opts.pids = a.pids;
+		a.opts.nr_pids = a.nr_pids;
+	}
+
+	r = dcp_recorder_new(&a.opts);
+	if (!r) {
+		ret = cmd_error("%s", dcp_last_error());
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (a.command) {
+		ret = workload_start(&w, a.command[0]);
+		if (ret) {
+			waitpid(w.pid, &status, 0);
+			child_done = true;
+			dcp_recorder_finish(r, NULL);
+			goto out;
+		}
+	}
+
+	while (!stop_requested) {
+		double left = a.duration ? a.duration - elapsed_since(&start) :
+					   0.1;
+		int timeout = left <= 0 ? 0 : left > 0.1 ? 100 :
+							   (int)(left * 1000);
+
+		if (a.duration && left <= 0)
+			break;
+		ret = dcp_recorder_poll(r, timeout);
+		if (ret) {
+			ret = cmd_error("%s", dcp_last_error());
+			break;
+		}
+		if (w.pid > 0 && !child_done &&
+		    waitpid(w.pid, &status, WNOHANG) == w.pid) {
+			child_done = true;
+			exit_code = exit_status_of(status);
+			break;
+		}
+	}
+
+	if (dcp_recorder_finish(r, &stats)) {
+		ret = cmd_error("%s", dcp_last_error());
+	} else {
+		print_summary(&stats, a.opts.output ? a.opts.output :
+						      "dcprof.data");
+	}
+	if (w.pid > 0 && !child_done) {
+		/* stopped by time or signal: the command goes with us */
+		kill(w.pid, SIGTERM);
+		waitpid(w.pid, &status, 0);
+		exit_code = exit_status_of(status);
+	}
+	if (!ret)
+		ret = exit_code;
+out:
+	if (w.pid > 0 && !child_done && !r) {
+		/* the recorder never started: the child must not run */
+		kill(w.pid, SIGKILL);
+		waitpid(w.pid, &status, 0);
+	}
+	dcp_recorder_free(r);
+	free(a.pids);
+	free(a.only);
+	free(cmdline);
+	return ret;
 }

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate_internal.h"
+#include "log_internal.h"
+
+/*
+ * Three interning tables share one scheme: entries live in a dense array
+ * (the index is the id) and an open-addressing index with linear probing
+ * maps hashes to index + 1 (0 is a free slot). Each entry keeps its full
+ * hash, so probing rarely touches the keys and growing never rehashes
+ * them. The index stays at most half full.
+ */
+struct index {
+	uint32_t *slots;
+	size_t mask; /* nr_slots - 1; nr_slots is a power of two */
+};
+
+struct str_entry {
+	uint64_t hash;
+	char *s;
+};
+
+struct stack_entry {
+	uint64_t hash;
+	struct dcp_frame *frames; /* in the frame arena: never moves */
+	uint32_t nr_frames;
+};
+
+struct row_entry {
+	struct dcp_row_key key;
+	uint32_t hash;
+	uint64_t count;
+	uint64_t flushed; /* count at the last dcp_aggregate_mark_flushed */
+};
+
+/* Frames are carved from blocks that are never reallocated, so that the
+ * pointers handed out by dcp_aggregate_stack stay valid. */
+#define FRAME_BLOCK 4096u
+
+struct frame_block {
+	struct frame_block *next;
+	size_t used, cap;
+	struct dcp_frame frames[];
+};
+
+struct dcp_aggregate {
+	struct str_entry *strings;
+	size_t nr_strings, cap_strings;
+	struct index string_index;
+
+	struct stack_entry *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct index stack_index;
+	struct frame_block *blocks; /* newest first */
+
+	struct row_entry *rows;
+	size_t nr_rows, cap_rows;
+	struct index row_index;
+};
+
+/* Ids are handed out as uint32_t and stored in the index as id + 1. */
+#define MAX_ENTRIES (UINT32_MAX - 1u)
+
+static uint64_t fmix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t hash_string(const char *s, size_t *len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	*len = (size_t)(p - (const unsigned char *)s);
+	return fmix64(h);
+}
+
+static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= ((uint64_t)f[i].cookie << 32 | f[i].flags);
+		h *= 0xff51afd7ed558ccdull;
+		h ^= f[i].offset;
+		h *= 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return fmix64(h);
+}
+
+static uint32_t hash_row(const struct dcp_row_key *k)
+{
+	uint64_t h = (uint64_t)k->comm_id << 32 | k->pid;
+
+	h = fmix64(h ^ fmix64((uint64_t)k->stack_id + 0x9e3779b97f4a7c15ull));
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int index_init(struct index *ix)
+{
+	ix->slots = calloc(64, sizeof(*ix->slots));
+	if (!ix->slots)
+		return -ENOMEM;
+	ix->mask = 63;
+	return 0;
+}
+
+/* Place id (at hash) in a slot; the caller made sure there is room. */
+static void index_put(struct index *ix, uint64_t hash, uint32_t id)
+{
+	size_t i = hash & ix->mask;
+
+	while (ix->slots[i])
+		i = (i + 1) & ix->mask;
+	ix->slots[i] = id + 1;
+}
+
+/*
+ * Grow the index when adding one more of n entries would make it more than
+ * half full. hash_of(ctx, id) gives the stored hash of entry id.
+ */
+static int index_reserve(struct index *ix, size_t n,
+			 uint64_t (*hash_of)(const void *ctx, uint32_t id),
+			 const void *ctx)
+{
+	size_t nr_slots = (ix->mask + 1) * 2;
+	uint32_t *old = ix->slots;
+	size_t old_nr = ix->mask + 1, i;
+
+	if ((n + 1) * 2 <= ix->mask + 1)
+		return 0;
+	ix->slots = calloc(nr_slots, sizeof(*ix->slots));
+	if (!ix->slots) {
+		ix->slots = old;
+		return -ENOMEM;
+	}
+	ix->mask = nr_slots - 1;
+	for (i = 0; i < old_nr; i++) {
+		if (old[i])
+			index_put(ix, hash_of(ctx, old[i] - 1), old[i] - 1);
+	}
+	free(old);
+	return 0;
+}
+
+static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t new_cap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (n >= MAX_ENTRIES)
+		return -EOVERFLOW;
+	new_cap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, new_cap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = new_cap;
+	return 0;
+}
+
+static uint64_t string_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_aggregate *)ctx)->strings[id].hash;
+}
+
+static uint64_t stack_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_aggregate *)ctx)->stacks[id].hash;
+}
+
+static uint64_t row_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_aggregate *)ctx)->rows[id].hash;
+}
+
+struct dcp_aggregate *dcp_aggregate_new(void)
+{
+	struct dcp_aggregate *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return dcp_error_null(ENOMEM, "out of memory");
+	if (index_init(&a->string_index) < 0 ||
+	    index_init(&a->stack_index) < 0 || index_init(&a->row_index) < 0) {
+		dcp_aggregate_free(a);
+		return dcp_error_null(ENOMEM, "out of memory");
+	}
+	return a;
+}
+
+void dcp_aggregate_free(struct dcp_aggregate *a)
+{
+	struct frame_block *b, *next;
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nr_strings; i++)
+		free(a->strings[i].s);
+	free(a->strings);
+	free(a->string_index.slots);
+	free(a->stacks);
+	free(a->stack_index.slots);
+	for (b = a->blocks; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(a->rows);
+	free(a->row_index.slots);
+	free(a);
+}
+
+int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s)
+{
+	size_t len, i;
+	uint64_t h = hash_string(s, &len);
+	struct str_entry *e;
+	uint32_t slot;
+	int ret;
+
+	for (i = h & a->string_index.mask;
+	     (slot = a->string_index.slots[i]) != 0;
+	     i = (i + 1) & a->string_index.mask) {
+		e = &a->strings[slot - 1];
+		if (e->hash == h && strcmp(e->s, s) == 0)
+			return slot - 1;
+	}
+	ret = grow_array((void **)&a->strings, &a->cap_strings, a->nr_strings,
+			 sizeof(*a->strings));
+	if (ret == 0)
+		ret = index_reserve(&a->string_index, a->nr_strings,
+				    string_hash_of, a);
+	if (ret < 0)
+		return dcp_error(ret, "cannot intern a string: %s",
+				 strerror(-ret));
+	e = &a->strings[a->nr_strings];
+	e->s = malloc(len + 1);
+	if (!e->s)
+		return dcp_error(ENOMEM, "out of memory");
+	memcpy(e->s, s, len + 1);
+	e->hash = h;
+	index_put(&a->string_index, h, (uint32_t)a->nr_strings);
+	return (int64_t)a->nr_strings++;
+}
+
+static struct dcp_frame *frames_alloc(struct dcp_aggregate *a, uint32_t n)
+{
+	struct frame_block *b = a->blocks;
+	size_t cap;
+
+	if (b && b->cap - b->used >= n) {
+		b->used += n;
+		return &b->frames[b->used - n];
+	}
+	cap = n > FRAME_BLOCK ? n : FRAME_BLOCK;
+	b = malloc(sizeof(*b) + cap * sizeof(b->frames[0]));
+	if (!b)
+		return NULL;
+	b->cap = cap;
+	b->used = n;
+	/* A dedicated oversized block goes behind the current one, which may
+	 * still have room for ordinary stacks. */
+	if (n > FRAME_BLOCK && a->blocks) {
+		b->next = a->blocks->next;
+		a->blocks->next = b;
+	} else {
+		b->next = a->blocks;
+		a->blocks = b;
+	}
+	return b->frames;
+}
+
+int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
+				   const struct dcp_frame *frames,
+				   uint32_t nr_frames)
+{
+	uint64_t h = hash_frames(frames, nr_frames);
+	struct stack_entry *e;
+	struct dcp_frame *copy = NULL;
+	uint32_t slot;
+	size_t i;
+	int ret;
+
+	for (i = h & a->stack_index.mask; (slot = a->stack_index.slots[i]) != 0;
+	     i = (i + 1) & a->stack_index.mask) {
+		e = &a->stacks[slot - 1];
+		/* No padding in struct dcp_frame: memcmp compares fields. */
+		if (e->hash == h && e->nr_frames == nr_frames &&
+		    (nr_frames == 0 ||
+		     memcmp(e->frames, frames, nr_frames * sizeof(*frames)) ==
+			     0))
+			return slot - 1;
+	}
+	ret = grow_array((void **)&a->stacks, &a->cap_stacks, a->nr_stacks,
+			 sizeof(*a->stacks));
+	if (ret == 0)
+		ret = index_reserve(&a->stack_index, a->nr_stacks,
+				    stack_hash_of, a);
+	if (ret == 0 && nr_frames) {
+		copy = frames_alloc(a, nr_frames);
+		if (!copy)
+			ret = -ENOMEM;
+	}
+	if (ret < 0)
+		return dcp_error(ret, "cannot intern a stack: %s",
+				 strerror(-ret));
+	if (nr_frames)
+		memcpy(copy, frames, nr_frames * sizeof(*frames));
+	e = &a->stacks[a->nr_stacks];
+	e->hash = h;
+	e->frames = copy;
+	e->nr_frames = nr_frames;
+	index_put(&a->stack_index, h, (uint32_t)a->nr_stacks);
+	return (int64_t)a->nr_stacks++;
+}
+
+_Static_assert(sizeof(struct dcp_frame) == 16, "struct dcp_frame has padding");
+
+int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
+		      uint64_t count)
+{
+	uint32_t h = hash_row(key), slot;
+	struct row_entry *r;
+	size_t i;
+	int ret;
+
+	for (i = h & a->row_index.mask; (slot = a->row_index.slots[i]) != 0;
+	     i = (i + 1) & a->row_index.mask) {
+		r = &a->rows[slot - 1];
+		if (r->hash == h && r->key.stack_id == key->stack_id &&
+		    r->key.pid == key->pid && r->key.comm_id == key->comm_id) {
+			r->count += count;
+			return 0;
+		}
+	}
+	ret = grow_array((void **)&a->rows, &a->cap_rows, a->nr_rows,
+			 sizeof(*a->rows));
+	if (ret == 0)
+		ret = index_reserve(&a->row_index, a->nr_rows, row_hash_of, a);
+	if (ret < 0)
+		return dcp_error(ret, "cannot add a row: %s", strerror(-ret));
+	r = &a->rows[a->nr_rows];
+	r->key = *key;
+	r->hash = h;
+	r->count = count;
+	r->flushed = 0;
+	index_put(&a->row_index, h, (uint32_t)a->nr_rows);
+	a->nr_rows++;
+	return 0;
+}
+
+size_t dcp_aggregate_nr_strings(const struct dcp_aggregate *a)
+{
+	return a->nr_strings;
+}
+
+const char *dcp_aggregate_string(const struct dcp_aggregate *a, uint32_t id)
+{
+	return id < a->nr_strings ? a->strings[id].s : NULL;
+}
+
+size_t dcp_aggregate_nr_stacks(const struct dcp_aggregate *a)
+{
+	return a->nr_stacks;
+}
+
+const struct dcp_frame *dcp_aggregate_stack(const struct dcp_aggregate *a,
+					    uint32_t id, uint32_t *nr_frames)
+{
+	if (id >= a->nr_stacks) {
+		*nr_frames = 0;
+		return NULL;
+	}
+	*nr_frames = a->stacks[id].nr_frames;
+	return a->stacks[id].frames;
+}
+
+size_t dcp_aggregate_nr_rows(const struct dcp_aggregate *a)
+{
+	return a->nr_rows;
+}
+
+void dcp_aggregate_row(const struct dcp_aggregate *a, size_t i,
+		       struct dcp_row_key *key, uint64_t *count)
+{
+	if (key)
+		*key = a->rows[i].key;
+	if (count)
+		*count = a->rows[i].count;
+}
+
+uint64_t dcp_aggregate_row_unflushed(const struct dcp_aggregate *a, size_t i)
+{
+	return a->rows[i].count - a->rows[i].flushed;
+}
+
+void dcp_aggregate_mark_flushed(struct dcp_aggregate *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_rows; i++)
+		a->rows[i].flushed = a->rows[i].count;
+}

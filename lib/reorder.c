@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A binary min-heap of record copies ordered by (time, arrival), so that
+ * records with equal timestamps leave in the order they came in: a ring's
+ * own order is kept for ties.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log_internal.h"
+#include "reorder_internal.h"
+
+struct queued_record {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t size;
+	void *data;
+};
+
+struct dcp_reorder {
+	struct queued_record *heap;
+	size_t count, cap;
+	size_t bytes;
+	uint64_t seq;
+};
+
+struct dcp_reorder *dcp_reorder_new(void)
+{
+	struct dcp_reorder *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return dcp_error_null(ENOMEM, "out of memory");
+	return q;
+}
+
+void dcp_reorder_free(struct dcp_reorder *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->count; i++)
+		free(q->heap[i].data);
+	free(q->heap);
+	free(q);
+}
+
+static bool record_before(const struct queued_record *a,
+			  const struct queued_record *b)
+{
+	if (a->time != b->time)
+		return a->time < b->time;
+	return a->seq < b->seq;
+}
+
+static void swap_records(struct queued_record *a, struct queued_record *b)
+{
+	struct queued_record t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+int dcp_reorder_push(struct dcp_reorder *q, uint64_t time, const void *record,
+		     size_t size)
+{
+	struct queued_record *r;
+	size_t i;
+
+	if (q->count == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 1024;
+		struct queued_record *heap =
+			realloc(q->heap, cap * sizeof(*heap));
+
+		if (!heap)
+			return dcp_error(ENOMEM, "out of memory");
+		q->heap = heap;
+		q->cap = cap;
+	}
+	r = &q->heap[q->count];
+	r->data = malloc(size);
+	if (!r->data)
+		return dcp_error(ENOMEM, "out of memory");
+	memcpy(r->data, record, size);
+	r->time = time;
+	r->size = size;
+	r->seq = q->seq++;
+	i = q->count++;
+	q->bytes += size;
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!record_before(&q->heap[i], &q->heap[parent]))
+			break;
+		swap_records(&q->heap[i], &q->heap[parent]);
+		i = parent;
+	}
+	return 0;
+}
+
+static void pop_root(struct dcp_reorder *q)
+{
+	size_t i = 0;
+
+	q->bytes -= q->heap[0].size;
+	q->heap[0] = q->heap[--q->count];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < q->count && record_before(&q->heap[l], &q->heap[m]))
+			m = l;
+		if (r < q->count && record_before(&q->heap[r], &q->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		swap_records(&q->heap[i], &q->heap[m]);
+		i = m;
+	}
+}
+
+int dcp_reorder_flush(struct dcp_reorder *q, uint64_t upto, dcp_reorder_fn fn,
+		      void *ctx)
+{
+	while (q->count && q->heap[0].time <= upto) {
+		struct queued_record r = q->heap[0];
+		int ret;
+
+		pop_root(q);
+		ret = fn(r.time, r.data, r.size, ctx);
+		free(r.data);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+size_t dcp_reorder_count(const struct dcp_reorder *q)
+{
+	return q->count;
+}
+
+size_t dcp_reorder_bytes(const struct dcp_reorder *q)
+{
+	return q->bytes;
+}
+
+uint64_t dcp_reorder_oldest(const struct dcp_reorder *q)
+{
+	return q->count ? q->heap[0].time : UINT64_MAX;
+}

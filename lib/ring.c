@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log_internal.h"
+#include "records_internal.h"
+#include "ring_internal.h"
+
+static const struct dcp_event_spec known_events[] = {
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock" },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock" },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles" },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
+};
+
+int dcp_event_spec_parse(const char *name, struct dcp_event_spec *spec)
+{
+	for (size_t i = 0; i < sizeof(known_events) / sizeof(known_events[0]);
+	     i++) {
+		if (!strcmp(name, known_events[i].name)) {
+			*spec = known_events[i];
+			return 0;
+		}
+	}
+	return dcp_error(EINVAL,
+			 "unknown event '%s' (cpu-clock, task-clock, cycles, instructions)",
+			 name);
+}
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing",
+					    "/sys/kernel/debug/tracing" };
+
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* "field:unsigned long addr;	offset:16;	size:8;	signed:0;" */
+static int find_field_offset(const char *format, const char *field,
+			     uint32_t *offset)
+{
+	const char *line = format;
+
+	while ((line = strstr(line, "field:"))) {
+		const char *semi = strchr(line, ';');
+		const char *name_end = semi;
+		const char *off;
+		size_t len = strlen(field);
+
+		if (!semi)
+			break;
+		/* the field name is the last word before the ';' */
+		while (name_end > line && name_end[-1] == ']')
+			name_end--;
+		if ((size_t)(name_end - line) > len &&
+		    !strncmp(name_end - len, field, len) &&
+		    (name_end[-len - 1] == ' ' || name_end[-len - 1] == '*')) {
+			off = strstr(semi, "offset:");
+			if (!off)
+				break;
+			*offset = (uint32_t)strtoul(off + 7, NULL, 10);
+			return 0;
+		}
+		line = semi;
+	}
+	return -ENOENT;
+}
+
+int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
+{
+	char path[256], buf[4096];
+	int ret = -ENOENT;
+
+	memset(tp, 0, sizeof(*tp));
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path),
+				 "%s/events/syscalls/sys_enter_munmap/id",
+				 tracefs_dirs[i]);
+			ret = read_small_file(path, buf, sizeof(buf));
+			if (ret < 0)
+				continue;
+			tp->id = strtoull(buf, NULL, 10);
+			snprintf(path, sizeof(path),
+				 "%s/events/syscalls/sys_enter_munmap/format",
+				 tracefs_dirs[i]);
+			ret = read_small_file(path, buf, sizeof(buf));
+			if (ret >= 0 &&
+			    !find_field_offset(buf, "addr", &tp->addr_offset) &&
+			    !find_field_offset(buf, "len", &tp->len_offset))
+				return 0;
+			tp->id = 0;
+			return dcp_error(EINVAL,
+					 "cannot parse the format of syscalls:sys_enter_munmap");
+		}
+		/* tracefs is often not mounted: mount it once and retry */
+		if (attempt == 0 &&
+		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
+			break;
+	}
+	return dcp_error(ENOENT,
+			 "the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s)",
+			 tracefs_dirs[0]);
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			   int group_fd, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+			    flags);
+}
+
+static int paranoid_level(void)
+{
+	char buf[32];
+
+	if (read_small_file("/proc/sys/kernel/perf_event_paranoid", buf,
+			    sizeof(buf)) < 0)
+		return 99;
+	return atoi(buf);
+}
+
+/* Turn the kernel's refusal into advice, as the user needs it. */
+static int explain_open_error(int err, const struct dcp_event_spec *ev,
+			      int cpu)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return dcp_error(err,
+				 "perf_event_open refused system-wide sampling (perf_event_paranoid is %d): run as root, or set /proc/sys/kernel/perf_event_paranoid to -1",
+				 paranoid_level());
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		return dcp_error(err,
+				 "event '%s' is not supported on cpu %d (no hardware PMU here?): use -e cpu-clock",
+				 ev->name, cpu);
+	case EMFILE:
+		return dcp_error(err,
+				 "too many open files for one event per cpu: raise the limit (ulimit -n)");
+	case ENOSYS:
+		return dcp_error(err,
+				 "this kernel has no perf_event_open (CONFIG_PERF_EVENTS is off)");
+	default:
+		return dcp_error(err, "perf_event_open failed for '%s' on cpu %d: %s",
+				 ev->name, cpu, strerror(err));
+	}
+}
+
+/* The CPUs listed in /sys/devices/system/cpu/online, e.g. "0-3,6". */
+static int online_cpus(int **cpus, size_t *nr)
+{
+	char buf[1024], *p = buf;
+	size_t n = 0, cap = 0;
+	int *list = NULL;
+
+	if (read_small_file("/sys/devices/system/cpu/online", buf,
+			    sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "0-%ld",
+			 sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	while (*p && *p != '\n') {
+		long lo = strtol(p, &p, 10), hi = lo;
+
+		if (*p == '-')
+			hi = strtol(p + 1, &p, 10);
+		for (long c = lo; c <= hi; c++) {
+			if (n == cap) {
+				int *grown;
+
+				cap = cap ? cap * 2 : 16;
+				grown = realloc(list, cap * sizeof(*list));
+				if (!grown) {
+					free(list);
+					return dcp_error(ENOMEM,
+							 "out of memory");
+				}
+				list = grown;
+			}
+			list[n++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else
+			break;
+	}
+	*cpus = list;
+	*nr = n;
+	return n ? 0 : dcp_error(ENODEV, "no online cpu found");
+}
+
+static void fill_common_attr(struct perf_event_attr *attr)
+{
+	attr->size = sizeof(*attr);
+	attr->sample_id_all = 1;
+	/* one clock for the kernel's records and ours (collection, timers) */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
+static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
+{
+	struct perf_event_attr attr;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	void *base;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	fill_common_attr(&attr);
+	attr.type = opts->event->type;
+	attr.config = opts->event->config;
+	attr.freq = 1;
+	attr.sample_freq = opts->sample_freq;
+	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_IP |
+			   PERF_SAMPLE_PERIOD;
+	if (opts->callchain)
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.task = 1;
+	attr.context_switch = 1;
+	attr.build_id = 1;
+	attr.watermark = 1;
+	attr.wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
+
+	fd = perf_event_open(&attr, -1, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		/* kernels before 5.12 have no build ids in MMAP2 */
+		attr.build_id = 0;
+		fd = perf_event_open(&attr, -1, ring->cpu, -1,
+				     PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return explain_open_error(errno, opts->event, ring->cpu);
+	ring->fd = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->sample_id) < 0)
+		return dcp_error(errno, "cannot read the event id: %s",
+				 strerror(errno));
+
+	len = (size_t)(opts->mmap_pages + 1) * page;
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return dcp_error(errno,
+				 "cannot map the ring buffer of cpu %d (%u pages): %s",
+				 ring->cpu, opts->mmap_pages, strerror(errno));
+	ring->meta = base;
+	ring->data = (unsigned char *)base + page;
+	ring->data_size = (uint64_t)opts->mmap_pages * page;
+	ring->scratch = malloc(65536);
+	if (!ring->scratch)
+		return dcp_error(ENOMEM, "out of memory");
+
+	if (opts->munmap && opts->munmap->id) {
+		memset(&attr, 0, sizeof(attr));
+		fill_common_attr(&attr);
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = opts->munmap->id;
+		attr.sample_period = 1;
+		attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW;
+		fd = perf_event_open(&attr, -1, ring->cpu, -1,
+				     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return dcp_error(errno,
+					 "cannot open syscalls:sys_enter_munmap on cpu %d: %s",
+					 ring->cpu, strerror(errno));
+		ring->munmap_fd = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->munmap_id) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+			return dcp_error(errno,
+					 "cannot route the munmap tracepoint into the ring of cpu %d: %s",
+					 ring->cpu, strerror(errno));
+	}
+	return 0;
+}
+
+int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
+		   size_t *nr_rings)
+{
+	struct dcp_ring *r;
+	size_t nr_cpus;
+	int *cpus, ret;
+
+	if (opts->mmap_pages == 0 ||
+	    (opts->mmap_pages & (opts->mmap_pages - 1)))
+		return dcp_error(EINVAL,
+				 "ring buffer pages must be a power of two, not %u",
+				 opts->mmap_pages);
+	ret = online_cpus(&cpus, &nr_cpus);
+	if (ret)
+		return ret;
+	r = calloc(nr_cpus, sizeof(*r));
+	if (!r) {
+		free(cpus);
+		return dcp_error(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nr_cpus; i++) {
+		r[i].cpu = cpus[i];
+		r[i].fd = -1;
+		r[i].munmap_fd = -1;
+	}
+	free(cpus);
+	for (size_t i = 0; i < nr_cpus; i++) {
+		ret = open_cpu(opts, &r[i]);
+		if (ret) {
+			dcp_rings_close(r, nr_cpus);
+			return ret;
+		}
+	}
+	*rings = r;
+	*nr_rings = nr_cpus;
+	return 0;
+}
+
+void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings)
+{
+	for (size_t i = 0; i < nr_rings; i++) {
+		if (rings[i].fd >= 0)
+			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (rings[i].munmap_fd >= 0)
+			ioctl(rings[i].munmap_fd, PERF_EVENT_IOC_DISABLE, 0);
+	}
+}
+
+void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!rings)
+		return;
+	for (size_t i = 0; i < nr_rings; i++) {
+		struct dcp_ring *r = &rings[i];
+
+		if (r->meta)
+			munmap(r->meta, r->data_size + page);
+		if (r->munmap_fd >= 0)
+			close(r->munmap_fd);
+		if (r->fd >= 0)
+			close(r->fd);
+		free(r->scratch);
+	}
+	free(rings);
+}
+
+int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx)
+{
+	uint64_t head = __atomic_load_n(&ring->meta->data_head,
+					__ATOMIC_ACQUIRE);
+	uint64_t tail = ring->meta->data_tail;
+	uint64_t mask = ring->data_size - 1;
+	int count = 0, ret = 0;
+
+	while (tail < head) {
+		const struct perf_event_header *h =
+			(const void *)(ring->data + (tail & mask));
+		size_t size = h->size;
+		size_t first = ring->data_size - (tail & mask);
+
+		if (size < sizeof(*h) || size > head - tail)
+			break; /* cannot happen with a sane kernel */
+		if (size > first) {
+			/* the record wraps: hand out a contiguous copy */
+			memcpy(ring->scratch, h, first);
+			memcpy(ring->scratch + first, ring->data, size - first);
+			h = (const void *)ring->scratch;
+		}
+		ret = fn(h, ctx);
+		tail += size;
+		count++;
+		if (ret)
+			break;
+	}
+	__atomic_store_n(&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return ret ? ret : count;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile buffer: one perf event per CPU (the sampling event, which also
+ * carries the sync records) with its mmapped ring, and optionally the
+ * syscalls:sys_enter_munmap tracepoint redirected into the same ring.
+ */
+#ifndef DCPROF_RING_INTERNAL_H
+#define DCPROF_RING_INTERNAL_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dcp_event_spec {
+	uint32_t type; /* PERF_TYPE_* */
+	uint64_t config;
+	const char *name;
+};
+
+/* "cpu-clock", "task-clock", "cycles", "instructions": 0 or -EINVAL. */
+int dcp_event_spec_parse(const char *name, struct dcp_event_spec *spec);
+
+struct dcp_ring {
+	int cpu;
+	int fd; /* the sampling event */
+	int munmap_fd; /* the tracepoint, or -1 */
+	uint64_t sample_id; /* PERF_EVENT_IOC_ID of fd */
+	uint64_t munmap_id;
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	uint64_t data_size; /* a power of two */
+	unsigned char *scratch; /* for records that wrap around the end */
+};
+
+struct dcp_munmap_tracepoint {
+	uint64_t id; /* tracefs event id, 0 when unavailable */
+	uint32_t addr_offset, len_offset; /* in the raw record */
+};
+
+/*
+ * Find the munmap tracepoint, mounting tracefs when needed. Fills tp->id
+ * with 0 and returns a negative errno (message set) when it is missing.
+ */
+int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp);
+
+struct dcp_ring_opts {
+	const struct dcp_event_spec *event;
+	uint32_t sample_freq;
+	bool callchain;
+	uint32_t mmap_pages;
+	const struct dcp_munmap_tracepoint *munmap; /* NULL: none */
+};
+
+/*
+ * Open the events on every online CPU and map their rings; the events are
+ * enabled on return. *rings is an array of *nr_rings. On failure, the
+ * message explains what the kernel refused and what to do about it.
+ */
+int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
+		   size_t *nr_rings);
+void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings);
+void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings);
+
+typedef int (*dcp_ring_record_fn)(const struct perf_event_header *h,
+				  void *ctx);
+
+/*
+ * Call fn for every record now in the ring (records that wrap around the
+ * end of the ring are passed as a contiguous copy), then release the
+ * space to the kernel. Returns the number of records, or fn's error.
+ */
+int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx);
+
+#endif

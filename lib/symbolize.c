@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Symbolization: sampled (cookie, offset) pairs to function names. Files
+ * (and the vdso) go through libdwfl, which finds .symtab, .dynsym,
+ * MiniDebugInfo and separate debug files; the kernel and its modules go
+ * through /proc/kallsyms.
+ *
+ * libdwfl's own address lookup scans the whole symbol table for every
+ * address, so each object's symbols are enumerated once through libdwfl
+ * and searched in a sorted copy instead.
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "buildid_internal.h"
+#include "log_internal.h"
+#include "symbolize_internal.h"
+
+/* One kernel text symbol from /proc/kallsyms. */
+struct ksym {
+	uint64_t addr;
+	uint32_t name; /* offset into knames */
+	uint32_t owner; /* 0: the kernel image; i + 1: k->modules[i] */
+	uint32_t seq; /* line order, to keep the sort stable */
+	uint8_t local; /* 't'/'w' sort after 'T'/'W' at the same address */
+};
+
+struct dcp_symbolizer {
+	const struct dcp_kernel_layout *k;
+	bool ksyms_loaded;
+	int ksyms_err;
+	struct ksym *ksyms;
+	size_t nr_ksyms;
+	char *knames;
+	size_t knames_len;
+	/* ksyms of owner o are [owner_first[o], owner_first[o + 1]) */
+	size_t *owner_first;
+
+	char *debuginfo_path; /* NULL: libdwfl's default */
+	Dwfl_Callbacks cb;
+
+	/* A private copy: libelf must not touch the read-only mapping. */
+	char *vdso;
+	size_t vdso_size;
+};
+
+struct dcp_symbolizer *dcp_symbolizer_new(const struct dcp_kernel_layout *k)
+{
+	struct dcp_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return dcp_error_null(ENOMEM, "cannot create symbolizer: %s",
+				      strerror(ENOMEM));
+	elf_version(EV_CURRENT);
+	s->k = k;
+	s->cb.find_elf = dwfl_build_id_find_elf;
+	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.section_address = dwfl_offline_section_address;
+	s->cb.debuginfo_path = &s->debuginfo_path;
+	return s;
+}
+
+void dcp_symbolizer_free(struct dcp_symbolizer *s)
+{
+	if (!s)
+		return;
+	free(s->ksyms);
+	free(s->knames);
+	free(s->owner_first);
+	free(s->debuginfo_path);
+	free(s->vdso);
+	free(s);
+}
+
+int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
+				      const char *path)
+{
+	char *copy = NULL;
+
+	if (path) {
+		copy = strdup(path);
+		if (!copy)
+			return dcp_error(ENOMEM,
+					 "cannot set debuginfo path: %s",
+					 strerror(ENOMEM));
+	}
+	free(s->debuginfo_path);
+	s->debuginfo_path = copy;
+	return 0;
+}
+
+static int add_unresolved(struct dcp_symtab *out, uint32_t cookie,
+			  const uint64_t *offsets, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = dcp_symtab_add(out, cookie, offsets[i], NULL, 0, 0);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- kernel and modules ------------------------------------------------ */
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->local != y->local)
+		return x->local < y->local ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The owner number of a "[module]" tag; 0 when the layout lacks it. */
+static uint32_t module_owner(const struct dcp_kernel_layout *k,
+			     const char *name, size_t len)
+{
+	if (!k)
+		return 0;
+	for (size_t i = 0; i < k->nr_modules; i++)
+		if (strlen(k->modules[i].name) == len &&
+		    memcmp(k->modules[i].name, name, len) == 0)
+			return (uint32_t)(i + 1);
+	return 0;
+}
+
+static int ksyms_push(struct dcp_symbolizer *s, size_t *cap, size_t *ncap,
+		      uint64_t addr, const char *name, size_t len,
+		      uint32_t owner, bool local)
+{
+	struct ksym *e;
+
+	if (s->nr_ksyms == *cap) {
+		size_t c = *cap ? 2 * *cap : 16384;
+		void *p = realloc(s->ksyms, c * sizeof(*s->ksyms));
+
+		if (!p)
+			return -ENOMEM;
+		s->ksyms = p;
+		*cap = c;
+	}
+	if (s->knames_len + len + 1 > *ncap) {
+		size_t c = *ncap ? 2 * *ncap : 1 << 20;
+		void *p;
+
+		while (c < s->knames_len + len + 1)
+			c *= 2;
+		p = realloc(s->knames, c);
+		if (!p)
+			return -ENOMEM;
+		s->knames = p;
+		*ncap = c;
+	}
+	e = &s->ksyms[s->nr_ksyms];
+	e->addr = addr;
+	e->name = (uint32_t)s->knames_len;
+	e->owner = owner;
+	e->seq = (uint32_t)s->nr_ksyms;
+	e->local = local;
+	s->nr_ksyms++;
+	memcpy(s->knames + s->knames_len, name, len);
+	s->knames[s->knames_len + len] = '\0';
+	s->knames_len += len + 1;
+	return 0;
+}
+
+static int ksyms_parse(struct dcp_symbolizer *s, FILE *f)
+{
+	size_t cap = 0, ncap = 0, linecap = 0, nonzero = 0;
+	const char *last_mod = NULL;
+	size_t last_mod_len = 0;
+	uint32_t last_owner = 0;
+	char *line = NULL;
+	ssize_t len;
+	int err = 0;
+
+	while ((len = getline(&line, &linecap, f)) > 0) {
+		char *p, *name, *end, *mod;
+		uint32_t owner = 0;
+		uint64_t addr;
+		char type;
+
+		addr = strtoull(line, &p, 16);
+		if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
+			continue;
+		if (addr)
+			nonzero++;
+		type = p[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = p + 3;
+		end = name + strcspn(name, "\t \n");
+		mod = NULL;
+		if (*end == '\t' && end[1] == '[')
+			mod = end + 2;
+		if (mod) {
+			size_t ml = strcspn(mod, "]");
+
+			/* Module symbols come grouped by module. */
+			if (!last_mod || ml != last_mod_len ||
+			    memcmp(mod, last_mod, ml) != 0) {
+				last_owner = module_owner(s->k, mod, ml);
+				free((void *)last_mod);
+				last_mod = strndup(mod, ml);
+				last_mod_len = ml;
+				if (!last_mod) {
+					err = -ENOMEM;
+					break;
+				}
+			}
+			owner = last_owner;
+			/* [bpf], [__builtin__ftrace] or a module loaded
+			 * since the layout was read: no cookie to own it. */
+			if (!owner)
+				continue;
+		}
+		err = ksyms_push(s, &cap, &ncap, addr, name,
+				 (size_t)(end - name), owner,
+				 type == 't' || type == 'w');
+		if (err < 0)
+			break;
+	}
+	free(line);
+	free((void *)last_mod);
+	if (err < 0)
+		return dcp_error(err, "cannot read '/proc/kallsyms': %s",
+				 strerror(-err));
+	if (!nonzero)
+		return dcp_error(
+			EPERM, "kernel addresses are hidden: '/proc/kallsyms' "
+			       "shows only zeros (kernel.kptr_restrict)");
+	return 0;
+}
+
+static int ksyms_load(struct dcp_symbolizer *s)
+{
+	size_t nr_owners = 1 + (s->k ? s->k->nr_modules : 0);
+	FILE *f;
+	int err;
+
+	if (s->ksyms_loaded)
+		return s->ksyms_err;
+	s->ksyms_loaded = true;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		s->ksyms_err =
+			dcp_error(errno, "cannot open '/proc/kallsyms': %s",
+				  strerror(errno));
+		return s->ksyms_err;
+	}
+	err = ksyms_parse(s, f);
+	fclose(f);
+	if (err == 0) {
+		s->owner_first = calloc(nr_owners + 1, sizeof(size_t));
+		if (!s->owner_first)
+			err = dcp_error(ENOMEM,
+					"cannot read '/proc/kallsyms': %s",
+					strerror(ENOMEM));
+	}
+	if (err < 0) {
+		free(s->ksyms);
+		free(s->knames);
+		s->ksyms = NULL;
+		s->knames = NULL;
+		s->nr_ksyms = 0;
+		s->ksyms_err = err;
+		return err;
+	}
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	/* owner_first[o] = first index whose owner is >= o */
+	for (size_t o = 0, i = 0; o <= nr_owners; o++) {
+		while (i < s->nr_ksyms && s->ksyms[i].owner < o)
+			i++;
+		s->owner_first[o] = i;
+	}
+	return 0;
+}
+
+static int resolve_kernel(struct dcp_symbolizer *s,
+			  const struct dcp_cookie_info *info,
+			  const uint64_t *offsets, size_t n,
+			  struct dcp_symtab *out)
+{
+	const struct dcp_kernel_layout *k = s->k;
+	uint64_t base, end = 0;
+	size_t first, last;
+	uint32_t owner = 0;
+	int err, resolved = 0;
+
+	if (!k) {
+		err = dcp_error(ENOENT, "no kernel layout to resolve '%s'",
+				info->name);
+		goto unresolved;
+	}
+	if (info->kind == DCP_COOKIE_KIND_MODULE) {
+		for (size_t i = 0; i < k->nr_modules; i++)
+			if (k->modules[i].cookie == info->cookie)
+				owner = (uint32_t)(i + 1);
+		if (!owner) {
+			err = dcp_error(ENOENT,
+					"kernel module '%s' is not in "
+					"the kernel layout",
+					info->name);
+			goto unresolved;
+		}
+		base = k->modules[owner - 1].start;
+		end = k->modules[owner - 1].end;
+	} else {
+		base = k->text_start;
+	}
+	err = ksyms_load(s);
+	if (err < 0)
+		goto unresolved;
+
+	first = s->owner_first[owner];
+	last = s->owner_first[owner + 1];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = base + offsets[i], sym, size = 0;
+		size_t lo = first, hi = last, j;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s->ksyms[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == first) {
+			err = dcp_symtab_add(out, info->cookie, offsets[i],
+					     NULL, 0, 0);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		/* lo is the first symbol past addr; aliases of the one
+		 * before it sort best first. */
+		j = lo - 1;
+		sym = s->ksyms[j].addr;
+		while (j > first && s->ksyms[j - 1].addr == sym)
+			j--;
+		if (lo < last)
+			size = s->ksyms[lo].addr - sym;
+		else if (end > sym)
+			size = end - sym;
+		err = dcp_symtab_add(out, info->cookie, offsets[i],
+				     s->knames + s->ksyms[j].name, sym - base,
+				     size);
+		if (err < 0)
+			return err;
+		resolved++;
+	}
+	return resolved;
+
+unresolved : {
+	int err2 = add_unresolved(out, info->cookie, offsets, n);
+
+	return err2 < 0 ? err2 : err;
+}
+}
+
+/* ---- files through libdwfl ----------------------------------------------- */
+
+struct fsym {
+	uint64_t addr, size; /* module addresses */
+	uint64_t max_end; /* greatest addr + size up to this entry */
+	const char *name;
+	Elf *elf; /* the symbol's own file, for its section */
+	GElf_Addr bias;
+	GElf_Word shndx;
+	uint8_t rank; /* global, weak, local */
+	uint32_t seq;
+};
+
+struct segment {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct ftable {
+	struct fsym *syms;
+	size_t nr;
+	struct segment *segs;
+	size_t nr_segs;
+	GElf_Addr bias; /* main file vaddr + bias = module address */
+};
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->size == 0) != (y->size == 0))
+		return x->size ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what)
+{
+	size_t nphdr = 0, cap = 0, kept;
+	Elf *main_elf;
+	int nsyms;
+
+	memset(t, 0, sizeof(*t));
+	main_elf = dwfl_module_getelf(mod, &t->bias);
+	if (!main_elf)
+		return dcp_error(ENOEXEC, "cannot read ELF of '%s': %s", what,
+				 dwfl_errmsg(-1));
+	if (elf_getphdrnum(main_elf, &nphdr) < 0)
+		return dcp_error(ENOEXEC,
+				 "cannot read program headers of "
+				 "'%s': %s",
+				 what, elf_errmsg(-1));
+	t->segs = calloc(nphdr ? nphdr : 1, sizeof(*t->segs));
+	if (!t->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(main_elf, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && ph->p_filesz) {
+			t->segs[t->nr_segs].offset = ph->p_offset;
+			t->segs[t->nr_segs].filesz = ph->p_filesz;
+			t->segs[t->nr_segs].vaddr = ph->p_vaddr;
+			t->nr_segs++;
+		}
+	}
+
+	nsyms = dwfl_module_getsymtab(mod);
+	if (nsyms <= 0)
+		return 0; /* no symbols at all: everything stays unnamed */
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr, bias;
+		GElf_Word shndx;
+		Elf *elf;
+		const char *name;
+		int type, bind;
+		struct fsym *f;
+
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
+					       &elf, &bias);
+		if (!name || !name[0] || shndx == SHN_UNDEF ||
+		    shndx == SHN_ABS || shndx == SHN_COMMON)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    type != STT_NOTYPE)
+			continue;
+		if (t->nr == cap) {
+			size_t c = cap ? 2 * cap : 1024;
+			void *p = realloc(t->syms, c * sizeof(*t->syms));
+
+			if (!p)
+				return -ENOMEM;
+			t->syms = p;
+			cap = c;
+		}
+		bind = GELF_ST_BIND(sym.st_info);
+		f = &t->syms[t->nr];
+		f->addr = addr;
+		f->size = sym.st_size;
+		f->name = name;
+		f->elf = elf;
+		f->bias = bias;
+		f->shndx = shndx;
+		f->rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		f->seq = (uint32_t)t->nr;
+		t->nr++;
+	}
+	if (!t->nr)
+		return 0;
+	qsort(t->syms, t->nr, sizeof(*t->syms), fsym_cmp);
+	/* One entry per address: the best alias sorted first. */
+	kept = 1;
+	for (size_t i = 1; i < t->nr; i++)
+		if (t->syms[i].addr != t->syms[kept - 1].addr)
+			t->syms[kept++] = t->syms[i];
+	t->nr = kept;
+	for (size_t i = 0; i < t->nr; i++) {
+		uint64_t e = t->syms[i].addr + t->syms[i].size;
+		uint64_t prev = i ? t->syms[i - 1].max_end : 0;
+
+		t->syms[i].max_end = e > prev ? e : prev;
+	}
+	return 0;
+}
+
+static void ftable_free(struct ftable *t)
+{
+	free(t->syms);
+	free(t->segs);
+}
+
+/* The end of the section a symbol lives in (module address), or 0. */
+static uint64_t fsym_section_end(const struct fsym *f, uint64_t *sec_start)
+{
+	GElf_Shdr mem, *sh;
+	Elf_Scn *scn;
+
+	if (!f->elf)
+		return 0;
+	scn = elf_getscn(f->elf, f->shndx);
+	if (!scn)
+		return 0;
+	sh = gelf_getshdr(scn, &mem);
+	if (!sh || !(sh->sh_flags & SHF_ALLOC))
+		return 0;
+	*sec_start = sh->sh_addr + f->bias;
+	return sh->sh_addr + f->bias + sh->sh_size;
+}
+
+/*
+ * The symbol covering module address q: the closest sized symbol that
+ * contains it, else a sizeless label before it that no sized symbol
+ * overlaps, within the label's own section. Returns the index or -1.
+ */
+static ssize_t ftable_find(const struct ftable *t, uint64_t q, uint64_t *size)
+{
+	size_t lo = 0, hi = t->nr;
+	uint64_t sec_start = 0, sec_end;
+	const struct fsym *f;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= q)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	for (size_t j = lo; j > 0 && t->syms[j - 1].max_end > q; j--) {
+		f = &t->syms[j - 1];
+		if (f->size && q < f->addr + f->size) {
+			*size = f->size;
+			return (ssize_t)(j - 1);
+		}
+	}
+	f = &t->syms[lo - 1];
+	if (f->size || (lo > 1 && t->syms[lo - 2].max_end > f->addr))
+		return -1;
+	sec_end = fsym_section_end(f, &sec_start);
+	if (q < sec_start || q >= sec_end)
+		return -1;
+	*size = (lo < t->nr && t->syms[lo].addr < sec_end ? t->syms[lo].addr :
+							    sec_end) -
+		f->addr;
+	return (ssize_t)(lo - 1);
+}
+
+static int resolve_module(struct ftable *t, uint32_t cookie,
+			  const uint64_t *offsets, size_t n,
+			  struct dcp_symtab *out)
+{
+	int err, resolved = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct segment *seg = NULL;
+		const char *name = NULL;
+		uint64_t off = offsets[i], start = 0, size = 0;
+
+		for (size_t j = 0; j < t->nr_segs; j++)
+			if (off >= t->segs[j].offset &&
+			    off - t->segs[j].offset < t->segs[j].filesz) {
+				seg = &t->segs[j];
+				break;
+			}
+		if (seg) {
+			uint64_t q = off - seg->offset + seg->vaddr + t->bias;
+			ssize_t k = ftable_find(t, q, &size);
+
+			if (k >= 0) {
+				name = t->syms[k].name;
+				/* Back to file offsets, through the same
+				 * segment as the query. */
+				start = t->syms[k].addr - t->bias - seg->vaddr +
+					seg->offset;
+				resolved++;
+			} else {
+				size = 0;
+			}
+		}
+		err = dcp_symtab_add(out, cookie, off, name, start, size);
+		if (err < 0)
+			return err;
+	}
+	return resolved;
+}
+
+/*
+ * Finish reporting mod and resolve through it; ends dwfl. Every offset
+ * gets an entry, also when the module's symbols cannot be read.
+ */
+static int resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
+			       const struct dcp_cookie_info *info,
+			       const uint64_t *offsets, size_t n,
+			       struct dcp_symtab *out)
+{
+	struct ftable t;
+	int err, err2;
+
+	memset(&t, 0, sizeof(t));
+	if (dwfl_report_end(dwfl, NULL, NULL) != 0)
+		err = dcp_error(ENOEXEC, "cannot report '%s': %s", info->name,
+				dwfl_errmsg(-1));
+	else
+		err = ftable_build(&t, mod, info->name);
+	if (err == -ENOMEM)
+		err = dcp_error(ENOMEM, "cannot read symbols of '%s': %s",
+				info->name, strerror(ENOMEM));
+	if (err == 0) {
+		err = resolve_module(&t, info->cookie, offsets, n, out);
+	} else {
+		err2 = add_unresolved(out, info->cookie, offsets, n);
+		if (err2 < 0)
+			err = err2;
+	}
+	ftable_free(&t);
+	dwfl_end(dwfl);
+	return err;
+}
+
+/* The identity check for a path that is not the pinned handle. */
+static bool file_matches(int fd, const struct dcp_cookie_info *info)
+{
+	if (info->build_id_size) {
+		uint8_t id[DCP_BUILD_ID_MAX];
+		int n = dcp_build_id_read_fd(fd, id);
+
+		return n == info->build_id_size &&
+		       memcmp(id, info->build_id, (size_t)n) == 0;
+	} else {
+		struct stat st;
+
+		return fstat(fd, &st) == 0 &&
+		       st.st_dev == makedev(info->dev_major, info->dev_minor) &&
+		       (uint64_t)st.st_ino == info->ino;
+	}
+}
+
+/* Open the first of the cookie's paths that still holds its file. */
+static int open_matching_path(const struct dcp_cookie_info *info,
+			      const char **path)
+{
+	size_t nr = info->nr_paths;
+	bool opened = false;
+
+	for (size_t i = 0; i < (nr ? nr : 1); i++) {
+		const char *p = nr ? info->paths[i] : info->name;
+		int fd;
+
+		if (!p || p[0] != '/')
+			continue;
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		opened = true;
+		if (file_matches(fd, info)) {
+			*path = p;
+			return fd;
+		}
+		close(fd);
+	}
+	if (opened)
+		return dcp_error(ESTALE,
+				 "'%s' was replaced: no path holds the sampled "
+				 "file any more",
+				 info->name);
+	return dcp_error(ENOENT, "cannot open '%s': no path of it is left",
+			 info->name);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int resolve_file(struct dcp_symbolizer *s,
+			const struct dcp_cookie_info *info, int fd,
+			const uint64_t *offsets, size_t n,
+			struct dcp_symtab *out)
+{
+	const char *path = info->nr_paths ? info->paths[0] : info->name;
+	Dwfl_Module *mod;
+	Dwfl *dwfl;
+	int own, err;
+
+	if (fd >= 0) {
+		own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (own < 0) {
+			err = dcp_error(errno,
+					"cannot duplicate handle of "
+					"'%s': %s",
+					info->name, strerror(errno));
+			goto unresolved;
+		}
+	} else {
+		own = open_matching_path(info, &path);
+		if (own < 0) {
+			err = own;
+			goto unresolved;
+		}
+	}
+	if (!path)
+		path = "";
+	dwfl = dwfl_begin(&s->cb);
+	if (!dwfl) {
+		close(own);
+		err = dcp_error(ENOMEM, "cannot start libdwfl: %s",
+				dwfl_errmsg(-1));
+		goto unresolved;
+	}
+	dwfl_report_begin(dwfl);
+	/* base 0 with p_vaddr added: the module sits at its own vaddrs. */
+	mod = dwfl_report_elf(dwfl, base_name(path), path, own, 0, true);
+	if (!mod) {
+		/* On failure the descriptor is still ours. */
+		close(own);
+		err = dcp_error(ENOEXEC, "cannot read ELF '%s': %s", info->name,
+				dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		goto unresolved;
+	}
+	return resolve_dwfl_module(dwfl, mod, info, offsets, n, out);
+
+unresolved : {
+	int err2 = add_unresolved(out, info->cookie, offsets, n);
+
+	return err2 < 0 ? err2 : err;
+}
+}
+
+/* ---- the vdso ------------------------------------------------------------ */
+
+/*
+ * Every process of this kernel and ABI maps the same vdso, so the
+ * recorder's own image stands for all of them.
+ */
+static int vdso_load(struct dcp_symbolizer *s)
+{
+	const unsigned char *img;
+	const Elf64_Ehdr *eh;
+	size_t size;
+
+	if (s->vdso)
+		return 0;
+	img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	if (!img)
+		return dcp_error(ENOENT, "this process has no vdso");
+	eh = (const Elf64_Ehdr *)img;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return dcp_error(ENOEXEC, "the vdso is not a 64-bit ELF image");
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph =
+			(const Elf64_Phdr *)(img + eh->e_phoff +
+					     i * eh->e_phentsize);
+		size_t e = ph->p_offset + ph->p_filesz;
+
+		if (ph->p_type == PT_LOAD && e > size)
+			size = e;
+	}
+	s->vdso = malloc(size);
+	if (!s->vdso)
+		return dcp_error(ENOMEM, "cannot copy the vdso: %s",
+				 strerror(ENOMEM));
+	memcpy(s->vdso, img, size);
+	s->vdso_size = size;
+	return 0;
+}
+
+static int resolve_vdso(struct dcp_symbolizer *s,
+			const struct dcp_cookie_info *info,
+			const uint64_t *offsets, size_t n,
+			struct dcp_symtab *out)
+{
+	Dwfl_Module *mod;
+	Dwfl *dwfl;
+	int err;
+
+	err = vdso_load(s);
+	if (err < 0)
+		goto unresolved;
+	dwfl = dwfl_begin(&s->cb);
+	if (!dwfl) {
+		err = dcp_error(ENOMEM, "cannot start libdwfl: %s",
+				dwfl_errmsg(-1));
+		goto unresolved;
+	}
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_offline_memory(dwfl, "[vdso]", "[vdso]", s->vdso,
+					 s->vdso_size);
+	if (!mod) {
+		err = dcp_error(ENOEXEC, "cannot read the vdso image: %s",
+				dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		goto unresolved;
+	}
+	return resolve_dwfl_module(dwfl, mod, info, offsets, n, out);
+
+unresolved : {
+	int err2 = add_unresolved(out, info->cookie, offsets, n);
+
+	return err2 < 0 ? err2 : err;
+}
+}
+
+int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
+			   const struct dcp_cookie_info *info, int fd,
+			   const uint64_t *offsets, size_t n,
+			   struct dcp_symtab *out)
+{
+	int err;
+
+	if (n == 0)
+		return 0;
+	switch (info->kind) {
+	case DCP_COOKIE_KIND_FILE:
+		return resolve_file(s, info, fd, offsets, n, out);
+	case DCP_COOKIE_KIND_KERNEL:
+	case DCP_COOKIE_KIND_MODULE:
+		return resolve_kernel(s, info, offsets, n, out);
+	case DCP_COOKIE_KIND_VDSO:
+		return resolve_vdso(s, info, offsets, n, out);
+	default:
+		err = add_unresolved(out, info->cookie, offsets, n);
+		return err < 0 ? err : 0;
+	}
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+
+#include "cmd.h"
+#include "profile_view.h"
+
+int profile_view_open(struct profile_view *v, const char *path)
+{
+	v->path = path;
+	v->profile = dcp_profile_open(path);
+	if (!v->profile)
+		return cmd_error("%s", dcp_last_error());
+	v->cookies = dcp_profile_cookies(v->profile);
+	return 0;
+}
+
+void profile_view_close(struct profile_view *v)
+{
+	dcp_profile_close(v->profile);
+	v->profile = NULL;
+}
+
+const char *profile_view_file_name(const struct profile_view *v,
+				   uint32_t cookie)
+{
+	struct dcp_cookie_info info;
+
+	if (dcp_cookie_table_lookup(v->cookies, cookie, &info) || !info.name)
+		return "[unknown]";
+	return info.name;
+}
+
+const char *profile_view_symbol(const struct profile_view *v,
+				const struct dcp_frame *f)
+{
+	struct dcp_cookie_info info;
+	struct dcp_symbol sym;
+
+	if (dcp_profile_symbol(v->profile, f->cookie, f->offset, &sym) == 0 &&
+	    sym.name)
+		return sym.name;
+	if (dcp_cookie_table_lookup(v->cookies, f->cookie, &info))
+		return "[unknown]";
+	switch (info.kind) {
+	case DCP_COOKIE_KIND_UNKNOWN:
+		return "[unknown]";
+	case DCP_COOKIE_KIND_IDLE:
+		return "[idle]";
+	case DCP_COOKIE_KIND_ANON:
+		return "[anon:exec]";
+	default:
+		return "[unresolved]";
+	}
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/* The reorder window: records leave in (time, arrival) order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reorder_internal.h"
+
+struct seen {
+	uint64_t times[100000];
+	uint32_t payloads[100000];
+	size_t n;
+	size_t stop_after;
+};
+
+static int collect(uint64_t time, const void *rec, size_t size, void *ctx)
+{
+	struct seen *s = ctx;
+
+	assert_int_equal(size, sizeof(uint32_t));
+	s->times[s->n] = time;
+	memcpy(&s->payloads[s->n], rec, sizeof(uint32_t));
+	s->n++;
+	return s->stop_after && s->n == s->stop_after ? 42 : 0;
+}
+
+static void test_interleaved_rings_come_out_sorted(void **state)
+{
+	struct dcp_reorder *q = dcp_reorder_new();
+	struct seen *s = calloc(1, sizeof(*s));
+	uint64_t ring_time[4] = { 0 };
+
+	(void)state;
+	srand(7);
+	/* four "rings", each in its own time order, interleaved at random */
+	for (uint32_t i = 0; i < 50000; i++) {
+		int ring = rand() % 4;
+
+		ring_time[ring] += 1 + (uint64_t)(rand() % 100);
+		assert_int_equal(dcp_reorder_push(q, ring_time[ring], &i,
+						  sizeof(i)),
+				 0);
+	}
+	assert_int_equal(dcp_reorder_count(q), 50000);
+	assert_int_equal(dcp_reorder_bytes(q), 50000 * sizeof(uint32_t));
+	assert_int_equal(dcp_reorder_flush(q, UINT64_MAX, collect, s), 0);
+	assert_int_equal(s->n, 50000);
+	for (size_t i = 1; i < s->n; i++)
+		assert_true(s->times[i - 1] <= s->times[i]);
+	assert_int_equal(dcp_reorder_count(q), 0);
+	assert_int_equal(dcp_reorder_bytes(q), 0);
+	assert_true(dcp_reorder_oldest(q) == UINT64_MAX);
+	dcp_reorder_free(q);
+	free(s);
+}
+
+static void test_flush_upto_keeps_newer(void **state)
+{
+	struct dcp_reorder *q = dcp_reorder_new();
+	struct seen *s = calloc(1, sizeof(*s));
+	uint64_t times[] = { 50, 10, 40, 20, 30 };
+
+	(void)state;
+	for (uint32_t i = 0; i < 5; i++)
+		dcp_reorder_push(q, times[i], &i, sizeof(i));
+	assert_int_equal(dcp_reorder_oldest(q), 10);
+	assert_int_equal(dcp_reorder_flush(q, 30, collect, s), 0);
+	assert_int_equal(s->n, 3);
+	assert_int_equal(s->times[0], 10);
+	assert_int_equal(s->times[2], 30);
+	assert_int_equal(dcp_reorder_count(q), 2);
+	assert_int_equal(dcp_reorder_oldest(q), 40);
+	dcp_reorder_free(q); /* frees what is still queued */
+	free(s);
+}
+
+static void test_equal_times_keep_arrival_order(void **state)
+{
+	struct dcp_reorder *q = dcp_reorder_new();
+	struct seen *s = calloc(1, sizeof(*s));
+
+	(void)state;
+	for (uint32_t i = 0; i < 1000; i++)
+		dcp_reorder_push(q, 5, &i, sizeof(i));
+	dcp_reorder_flush(q, UINT64_MAX, collect, s);
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(s->payloads[i], i);
+	dcp_reorder_free(q);
+	free(s);
+}
+
+static void test_callback_error_stops_flush(void **state)
+{
+	struct dcp_reorder *q = dcp_reorder_new();
+	struct seen *s = calloc(1, sizeof(*s));
+
+	(void)state;
+	for (uint32_t i = 0; i < 10; i++)
+		dcp_reorder_push(q, i, &i, sizeof(i));
+	s->stop_after = 4;
+	assert_int_equal(dcp_reorder_flush(q, UINT64_MAX, collect, s), 42);
+	assert_int_equal(s->n, 4);
+	assert_int_equal(dcp_reorder_count(q), 6);
+	assert_int_equal(dcp_reorder_oldest(q), 4);
+	dcp_reorder_free(q);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interleaved_rings_come_out_sorted),
+		cmocka_unit_test(test_flush_upto_keeps_newer),
+		cmocka_unit_test(test_equal_times_keep_arrival_order),
+		cmocka_unit_test(test_callback_error_stops_flush),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

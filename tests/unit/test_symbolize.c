@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/* The symbolizer, on binaries built here, the system's libc and kernel. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "buildid_internal.h"
+#include "cookie_internal.h"
+#include "symbolize_internal.h"
+#include "symtab_internal.h"
+
+static char tmpdir[64];
+
+static const char prog_src[] =
+	"#define NI __attribute__((noinline, used))\n"
+	"volatile int sink;\n"
+	"NI int alpha(int x) { return x + sink; }\n"
+	"NI int beta(int x)\n"
+	"{\n"
+	"	int r = 0;\n"
+	"	for (int i = 0; i < x; i++)\n"
+	"		r += i * sink + (r >> 3);\n"
+	"	return r;\n"
+	"}\n"
+	"NI int gamma(int x)\n"
+	"{\n"
+	"	int r = 1;\n"
+	"	for (int i = 0; i < x; i++) {\n"
+	"		r = r * 31 + sink;\n"
+	"		r ^= r >> 7;\n"
+	"		r += i * sink * 3;\n"
+	"		r -= (r << 2) / (i + 1);\n"
+	"		sink = r;\n"
+	"	}\n"
+	"	return r + x * sink;\n"
+	"}\n"
+	"NI static int hidden_fn(int x) { return x * sink * 5 + 2; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	(void)argv;\n"
+	"	return alpha(argc) + beta(argc) + gamma(argc) + hidden_fn(argc);\n"
+	"}\n";
+
+/* Same functions, other code: a different build id at the same path. */
+static const char prog2_src[] =
+	"volatile int sink;\n"
+	"__attribute__((noinline)) int alpha(int x) { return x * 7 + sink; }\n"
+	"int main(void) { return alpha(3); }\n";
+
+static void run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc != 0)
+		fail_msg("command failed (%d): %s", rc, cmd);
+}
+
+static void tmp_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+/* Compile src into tmpdir/name with extra flags. */
+static void build(const char *name, const char *src, const char *flags)
+{
+	char c[256], out[256];
+	FILE *f;
+
+	snprintf(c, sizeof(c), "%s/%s.c", tmpdir, name);
+	tmp_path(out, sizeof(out), name);
+	f = fopen(c, "w");
+	assert_non_null(f);
+	fputs(src, f);
+	fclose(f);
+	run("gcc -O0 -fno-builtin -Wl,--build-id %s -o %s %s", flags, out, c);
+}
+
+/*
+ * The file offset and size of a symbol, from the given ELF's symbol
+ * table (.symtab, else .dynsym) and program headers.
+ */
+static int elf_sym_offset(Elf *e, const char *name, uint64_t *off,
+			  uint64_t *size)
+{
+	Elf_Scn *scn = NULL, *found = NULL;
+	size_t nphdr;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type == SHT_SYMTAB)
+			found = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !found)
+			found = scn;
+	}
+	if (!found)
+		return -1;
+	gelf_getshdr(found, &sh);
+	Elf_Data *d = elf_getdata(found, NULL);
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+
+		gelf_getsym(d, (int)i, &sym);
+		if (strcmp(elf_strptr(e, sh.sh_link, sym.st_name), name) != 0)
+			continue;
+		elf_getphdrnum(e, &nphdr);
+		for (size_t j = 0; j < nphdr; j++) {
+			GElf_Phdr ph;
+
+			gelf_getphdr(e, (int)j, &ph);
+			if (ph.p_type == PT_LOAD &&
+			    sym.st_value >= ph.p_vaddr &&
+			    sym.st_value < ph.p_vaddr + ph.p_filesz) {
+				*off = sym.st_value - ph.p_vaddr + ph.p_offset;
+				*size = sym.st_size;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+static void file_sym_offset(const char *path, const char *name, uint64_t *off,
+			    uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e;
+
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	if (elf_sym_offset(e, name, off, size) != 0)
+		fail_msg("no symbol '%s' in '%s'", name, path);
+	assert_true(*size > 2);
+	elf_end(e);
+	close(fd);
+}
+
+/* A FILE cookie for path as the recorder would describe it. */
+struct file_info {
+	struct dcp_cookie_info info;
+	char path[256];
+	const char *paths[1];
+};
+
+static void file_info_init(struct file_info *fi, const char *path)
+{
+	struct stat st;
+	int n;
+
+	memset(fi, 0, sizeof(*fi));
+	snprintf(fi->path, sizeof(fi->path), "%s", path);
+	fi->paths[0] = fi->path;
+	fi->info.cookie = 7;
+	fi->info.kind = DCP_COOKIE_KIND_FILE;
+	fi->info.name = fi->path;
+	fi->info.paths = fi->paths;
+	fi->info.nr_paths = 1;
+	n = dcp_build_id_read_path(path, fi->info.build_id);
+	assert_true(n >= 0);
+	fi->info.build_id_size = (uint8_t)n;
+	assert_int_equal(stat(path, &st), 0);
+	fi->info.dev_major = major(st.st_dev);
+	fi->info.dev_minor = minor(st.st_dev);
+	fi->info.ino = st.st_ino;
+}
+
+static const char *sym_name(struct dcp_symtab *t, uint32_t cookie, uint64_t off,
+			    struct dcp_symbol *sym)
+{
+	assert_int_equal(dcp_symtab_lookup(t, cookie, off, sym), 0);
+	return sym->name;
+}
+
+static const char *const funcs[] = { "alpha", "beta", "gamma" };
+
+/* Start, middle and last byte of each function resolve to it. */
+static void check_functions(const char *path, const char *symbols_from,
+			    struct dcp_symbolizer *s, int fd)
+{
+	uint64_t offs[9], start[3], size[3];
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct file_info fi;
+	struct dcp_symbol sym;
+
+	assert_non_null(t);
+	file_info_init(&fi, path);
+	for (int i = 0; i < 3; i++) {
+		file_sym_offset(symbols_from, funcs[i], &start[i], &size[i]);
+		offs[3 * i] = start[i];
+		offs[3 * i + 1] = start[i] + size[i] / 2;
+		offs[3 * i + 2] = start[i] + size[i] - 1;
+	}
+	/* Distinct bodies, so a wrong neighbour cannot pass for a hit. */
+	assert_true(size[0] != size[1] && size[1] != size[2]);
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, fd, offs, 9, t),
+			 9);
+	assert_int_equal(dcp_symtab_count(t), 9);
+	for (int i = 0; i < 9; i++) {
+		const char *name = sym_name(t, 7, offs[i], &sym);
+
+		assert_non_null(name);
+		assert_string_equal(name, funcs[i / 3]);
+		assert_int_equal(sym.start, start[i / 3]);
+		assert_int_equal(sym.size, size[i / 3]);
+		assert_true(offs[i] - sym.start < sym.size);
+	}
+	dcp_symtab_free(t);
+}
+
+static void test_file_functions(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	char pie[256], nopie[256];
+
+	assert_non_null(s);
+	build("pie", prog_src, "-fPIE -pie");
+	build("nopie", prog_src, "-fno-pie -no-pie");
+	tmp_path(pie, sizeof(pie), "pie");
+	tmp_path(nopie, sizeof(nopie), "nopie");
+	check_functions(pie, pie, s, -1);
+	check_functions(nopie, nopie, s, -1);
+	dcp_symbolizer_free(s);
+}
+
+static void test_file_no_symbol(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	uint64_t offs[3], start, size, next, nsize;
+	struct file_info fi;
+	struct dcp_symbol sym;
+	char path[256];
+
+	build("padded", prog_src, "-fPIE -pie -falign-functions=64");
+	tmp_path(path, sizeof(path), "padded");
+	file_info_init(&fi, path);
+	file_sym_offset(path, "alpha", &start, &size);
+	file_sym_offset(path, "beta", &next, &nsize);
+	assert_true(next > start + size);
+	/* Far past the file, the ELF header, the padding after alpha. */
+	offs[0] = 1ull << 40;
+	offs[1] = 0;
+	offs[2] = start + size;
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 3, t),
+			 0);
+	for (int i = 0; i < 3; i++)
+		assert_null(sym_name(t, 7, offs[i], &sym));
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_stripped(void **state)
+{
+	char prog[256], full[256], dbg[600], dbgdir[256];
+	char hex[2 * DCP_BUILD_ID_MAX + 1];
+	uint64_t offs[2], size, start_hidden, start_alpha;
+	struct dcp_symbolizer *s;
+	struct dcp_symtab *t;
+	struct file_info fi;
+	struct dcp_symbol sym;
+
+	build("full", prog_src, "-fPIE -pie -rdynamic");
+	tmp_path(prog, sizeof(prog), "stripped");
+	tmp_path(dbgdir, sizeof(dbgdir), "debug");
+	run("cp %s/full %s && strip %s", tmpdir, prog, prog);
+	file_info_init(&fi, prog);
+	assert_true(fi.info.build_id_size > 1);
+	dcp_build_id_hex(fi.info.build_id, fi.info.build_id_size, hex);
+	snprintf(dbg, sizeof(dbg), "%s/.build-id/%.2s/%s.debug", dbgdir, hex,
+		 hex + 2);
+	run("mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug "
+	    "%s/full %s",
+	    dbgdir, hex, tmpdir, dbg);
+
+	tmp_path(full, sizeof(full), "full");
+	file_sym_offset(full, "alpha", &start_alpha, &size);
+	file_sym_offset(full, "hidden_fn", &start_hidden, &size);
+	offs[0] = start_alpha + 1;
+	offs[1] = start_hidden + 1;
+
+	/* The debug file, found by build id, names everything. */
+	s = dcp_symbolizer_new(NULL);
+	assert_int_equal(dcp_symbolizer_set_debuginfo_path(s, dbgdir), 0);
+	check_functions(prog, full, s, -1);
+	t = dcp_symtab_new();
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 2, t),
+			 2);
+	assert_string_equal(sym_name(t, 7, offs[1], &sym), "hidden_fn");
+	assert_int_equal(sym.start, start_hidden);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+
+	/* Without it only .dynsym is left: exported alpha, not hidden_fn. */
+	s = dcp_symbolizer_new(NULL);
+	t = dcp_symtab_new();
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 2, t),
+			 1);
+	assert_string_equal(sym_name(t, 7, offs[0], &sym), "alpha");
+	assert_int_equal(sym.start, start_alpha);
+	assert_null(sym_name(t, 7, offs[1], &sym));
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_pinned_deleted(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	uint64_t off, size;
+	struct file_info fi;
+	struct dcp_symbol sym;
+	char path[256];
+	int fd;
+
+	build("gone", prog_src, "");
+	tmp_path(path, sizeof(path), "gone");
+	file_sym_offset(path, "beta", &off, &size);
+	file_info_init(&fi, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, fd, &off, 1, t),
+			 1);
+	assert_string_equal(sym_name(t, 7, off, &sym), "beta");
+	/* The handle stays the caller's. */
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+
+	/* Without the handle the path is gone: counted, not named. */
+	dcp_symtab_free(t);
+	t = dcp_symtab_new();
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, &off, 1, t),
+			 -ENOENT);
+	assert_null(sym_name(t, 7, off, &sym));
+	close(fd);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void check_replaced(const char *name, const char *flags)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	uint64_t off, size;
+	struct file_info fi;
+	struct dcp_symbol sym;
+	char path[256], src[256];
+
+	build(name, prog_src, flags);
+	tmp_path(path, sizeof(path), name);
+	file_sym_offset(path, "alpha", &off, &size);
+	file_info_init(&fi, path);
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, &off, 1, t),
+			 1);
+	assert_string_equal(sym_name(t, 7, off, &sym), "alpha");
+	dcp_symtab_free(t);
+
+	/* Rebuilt at the same path, as a new inode: no longer the file. */
+	snprintf(src, sizeof(src), "%s.new", name);
+	build(src, prog2_src, flags);
+	run("mv -f %s/%s.new %s", tmpdir, name, path);
+	t = dcp_symtab_new();
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, &off, 1, t),
+			 -ESTALE);
+	assert_null(sym_name(t, 7, off, &sym));
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_path_rebuilt(void **state)
+{
+	check_replaced("rebuilt", "");
+}
+
+static void test_path_rebuilt_no_build_id(void **state)
+{
+	char path[256];
+	uint8_t id[DCP_BUILD_ID_MAX];
+
+	check_replaced("rebuilt_noid", "-Wl,--build-id=none");
+	tmp_path(path, sizeof(path), "rebuilt_noid");
+	/* The dev/inode path really was the one taken. */
+	assert_int_equal(dcp_build_id_read_path(path, id), 0);
+}
+
+/*
+ * The address of the kallsyms text symbol want, or with want NULL of the
+ * first module text symbol (its module name into module); 0 if none.
+ */
+static uint64_t kallsyms_addr(const char *want, char *module, size_t msize)
+{
+	char line[512], name[256], mod[128];
+	uint64_t addr, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char type;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%" SCNx64 " %c %255s [%127[^]]]", &addr,
+			       &type, name, mod);
+
+		if (n < 3 || (type != 'T' && type != 't'))
+			continue;
+		if (want ? strcmp(name, want) != 0 : n != 4)
+			continue;
+		if (module)
+			snprintf(module, msize, "%s", mod);
+		found = addr;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_kernel(void **state)
+{
+	struct dcp_cookie_table *ct = dcp_cookie_table_new();
+	struct dcp_kernel_layout k;
+	struct dcp_cookie_info info;
+	struct dcp_symbolizer *s;
+	struct dcp_symtab *t;
+	struct dcp_symbol sym;
+	uint64_t addr, off, offs[2];
+	uint32_t cookie;
+	char mod[256];
+	int err;
+
+	assert_non_null(ct);
+	err = dcp_kernel_layout_load(&k, ct);
+	if (err == -EPERM) {
+		fprintf(stderr, "SKIP: kernel addresses are hidden "
+				"(kptr_restrict): kernel symbols untested\n");
+		dcp_kernel_layout_free(&k);
+		dcp_cookie_table_free(ct);
+		skip();
+	}
+	assert_int_equal(err, 0);
+	assert_true(k.text_start != 0);
+	assert_int_equal(dcp_cookie_table_lookup(ct, k.kernel_cookie, &info),
+			 0);
+	assert_int_equal(info.kind, DCP_COOKIE_KIND_KERNEL);
+	assert_string_equal(info.name, "[kernel.kallsyms]");
+	for (size_t i = 1; i < k.nr_modules; i++)
+		assert_true(k.modules[i - 1].start < k.modules[i].start);
+
+	addr = kallsyms_addr("schedule", NULL, 0);
+	if (!addr)
+		addr = kallsyms_addr("do_syscall_64", NULL, 0);
+	assert_true(addr != 0);
+	cookie = dcp_kernel_layout_resolve(&k, addr + 2, &off);
+	assert_int_equal(cookie, k.kernel_cookie);
+	assert_int_equal(off, addr + 2 - k.text_start);
+
+	s = dcp_symbolizer_new(&k);
+	t = dcp_symtab_new();
+	offs[0] = off;
+	offs[1] = addr - k.text_start;
+	assert_int_equal(dcp_symbolizer_resolve(s, &info, -1, offs, 2, t), 2);
+	assert_non_null(sym_name(t, cookie, off, &sym));
+	assert_true(strcmp(sym.name, "schedule") == 0 ||
+		    strcmp(sym.name, "do_syscall_64") == 0);
+	assert_int_equal(sym.start, addr - k.text_start);
+	assert_true(sym.size > 2);
+	assert_non_null(sym_name(t, cookie, offs[1], &sym));
+	assert_int_equal(sym.start, offs[1]);
+
+	/* A module symbol, when the kernel has modules loaded. */
+	memset(mod, 0, sizeof(mod));
+	addr = kallsyms_addr(NULL, mod, sizeof(mod));
+	if (addr && k.nr_modules) {
+		cookie = dcp_kernel_layout_resolve(&k, addr, &off);
+		assert_int_equal(dcp_cookie_table_lookup(ct, cookie, &info), 0);
+		assert_int_equal(info.kind, DCP_COOKIE_KIND_MODULE);
+		assert_string_equal(info.name, mod);
+		assert_int_equal(
+			dcp_symbolizer_resolve(s, &info, -1, &off, 1, t), 1);
+		assert_non_null(sym_name(t, cookie, off, &sym));
+		assert_int_equal(sym.start, off);
+	} else {
+		fprintf(stderr, "note: no kernel modules, module symbols "
+				"untested\n");
+	}
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+	dcp_kernel_layout_free(&k);
+	dcp_cookie_table_free(ct);
+}
+
+/* The file offset of an address in this process, from /proc/self/maps. */
+static int self_file_offset(const void *p, char *path, size_t size,
+			    uint64_t *off, uint64_t *map_start,
+			    uint64_t *map_end)
+{
+	uint64_t a = (uintptr_t)p, start, end, pgoff;
+	char line[1024], file[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		if (sscanf(line,
+			   "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64
+			   " %*s %*s %511s",
+			   &start, &end, &pgoff, file) < 3)
+			continue;
+		if (a < start || a >= end)
+			continue;
+		snprintf(path, size, "%s", file);
+		*off = a - start + pgoff;
+		*map_start = pgoff;
+		*map_end = end - start + pgoff;
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_libc_malloc(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	uint64_t off, lo = 0, hi = 0, *offs;
+	struct file_info fi;
+	struct dcp_symbol sym;
+	char path[512];
+	void *libc, *fn;
+	size_t n = 0;
+	int fd, r;
+
+	libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	assert_non_null(libc);
+	/* libc's own malloc, whatever a sanitizer interposes. */
+	fn = dlsym(libc, "malloc");
+	assert_non_null(fn);
+	assert_int_equal(
+		self_file_offset(fn, path, sizeof(path), &off, &lo, &hi), 0);
+	assert_non_null(strstr(path, "libc"));
+	file_info_init(&fi, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, fd, &off, 1, t),
+			 1);
+	assert_non_null(sym_name(t, 7, off, &sym));
+	assert_non_null(strstr(sym.name, "malloc"));
+	assert_true(sym.start <= off && off - sym.start < sym.size);
+
+	/* Thousands of offsets over libc's text in one call. */
+	offs = calloc(8192, sizeof(*offs));
+	assert_non_null(offs);
+	for (uint64_t o = lo + 1; o < hi && n < 8192; o += 97)
+		offs[n++] = o;
+	dcp_symtab_free(t);
+	t = dcp_symtab_new();
+	r = dcp_symbolizer_resolve(s, &fi.info, fd, offs, n, t);
+	assert_true(r > 0 && (size_t)r <= n);
+	assert_int_equal(dcp_symtab_count(t), n);
+	for (size_t i = 0; i < n; i++) {
+		if (!sym_name(t, 7, offs[i], &sym))
+			continue;
+		assert_true(sym.start <= offs[i]);
+		assert_true(offs[i] - sym.start < sym.size);
+	}
+	free(offs);
+	close(fd);
+	dlclose(libc);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_vdso(void **state)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct dcp_cookie_info info;
+	struct dcp_symbol sym;
+	uint64_t off, size;
+	size_t len;
+	char *copy;
+	Elf *e;
+
+	if (!eh)
+		skip();
+	/* Section headers close the image. */
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	copy = malloc(len);
+	assert_non_null(copy);
+	memcpy(copy, eh, len);
+	e = elf_memory(copy, len);
+	assert_non_null(e);
+	assert_int_equal(elf_sym_offset(e, "__vdso_clock_gettime", &off, &size),
+			 0);
+	elf_end(e);
+	free(copy);
+
+	memset(&info, 0, sizeof(info));
+	info.cookie = 3;
+	info.kind = DCP_COOKIE_KIND_VDSO;
+	info.name = "[vdso]";
+	off += 1;
+	assert_int_equal(dcp_symbolizer_resolve(s, &info, -1, &off, 1, t), 1);
+	assert_non_null(sym_name(t, 3, off, &sym));
+	assert_non_null(strstr(sym.name, "clock_gettime"));
+	assert_int_equal(sym.start, off - 1);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_no_symbols(void **state)
+{
+	static const enum dcp_cookie_kind kinds[] = { DCP_COOKIE_KIND_ANON,
+						      DCP_COOKIE_KIND_JIT,
+						      DCP_COOKIE_KIND_IDLE,
+						      DCP_COOKIE_KIND_UNKNOWN };
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	uint64_t offs[2] = { 0x10, 0x2000 };
+	struct dcp_cookie_info info;
+	struct dcp_symbol sym;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct dcp_symtab *t = dcp_symtab_new();
+
+		memset(&info, 0, sizeof(info));
+		info.cookie = (uint32_t)i + 1;
+		info.kind = kinds[i];
+		info.name = "[anon:exec]";
+		assert_int_equal(
+			dcp_symbolizer_resolve(s, &info, -1, offs, 2, t), 0);
+		assert_int_equal(dcp_symtab_count(t), 2);
+		assert_null(sym_name(t, info.cookie, 0x2000, &sym));
+		dcp_symtab_free(t);
+	}
+	dcp_symbolizer_free(s);
+}
+
+static int setup(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcp-symbolize-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	elf_version(EV_CURRENT);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_file_functions),
+		cmocka_unit_test(test_file_no_symbol),
+		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_pinned_deleted),
+		cmocka_unit_test(test_path_rebuilt),
+		cmocka_unit_test(test_path_rebuilt_no_build_id),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_libc_malloc),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_no_symbols),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
