@@ -135,6 +135,9 @@ static int handle_mmap2(struct dcp_recorder *r,
 
 	if (!p)
 		return dcp_error(ENOMEM, "out of memory");
+	/* outside the recorded trees, maps are never looked up */
+	if (r->targeted && !p->target)
+		return 0;
 	if (m->header.misc & DCP_RECORD_MISC_INJECTED)
 		p->injected = true;
 	else

@@ -100,3 +100,74 @@ expect_exit() {
 }
 
 [ -x "$DCPROF" ] || die "no dcprof binary at '$DCPROF' (run make first)"
+
+# need_perf_events
+#                   skip unless perf_event_open may open a system-wide
+#                   cpu-clock event; under CI (CI set) fail instead, since CI
+#                   must run every test
+need_perf_events() {
+	local probe=$TMP/.perf-probe why
+	gcc -std=gnu11 -o "$probe" -x c - <<'C' || die "cannot build the perf probe"
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.disabled = 1;
+	if (syscall(SYS_perf_event_open, &a, -1, 0, -1, 0) < 0) {
+		printf("%s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+C
+	why=$("$probe") && return 0
+	if [ -n "${CI:-}" ]; then
+		die "perf_event_open refused under CI: $why"
+	fi
+	skip "perf_event_open refused ($why; see /proc/sys/kernel/perf_event_paranoid)"
+}
+
+# json_get FILE EXPR
+#                   print the Python expression EXPR evaluated on the JSON
+#                   document in FILE (bound to d); strings print as they are,
+#                   anything else as JSON (true, 12, [..])
+json_get() {
+	python3 - "$1" "$2" <<'PY' || die "cannot evaluate '$2' on '$1'"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2], {"d": d, "sum": sum, "len": len, "any": any,
+                       "all": all, "set": set, "sorted": sorted})
+print(v if isinstance(v, str) else json.dumps(v))
+PY
+}
+
+# wait_file FILE [SECONDS]
+#                   wait until FILE exists and is not empty, fail after
+#                   SECONDS (10)
+wait_file() {
+	local f=$1 limit=$(( ${2:-10} * 20 )) i
+	for ((i = 0; i < limit; i++)); do
+		[ -s "$f" ] && return 0
+		sleep 0.05
+	done
+	die "'$f' did not appear"
+}
+
+# one_line_error
+#                   fail unless $TMP/err (from expect_exit) holds exactly one
+#                   line, starting "dcprof: "
+one_line_error() {
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] ||
+		die "expected one line on stderr, got: $(head -c 500 "$TMP/err")"
+	grep -q '^dcprof: ' "$TMP/err" ||
+		die "the error line does not start with 'dcprof: ': $(cat "$TMP/err")"
+}

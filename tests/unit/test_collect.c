@@ -44,12 +44,15 @@ struct kid_opts {
 	const char *noid_file; /* mapped r-x shared: a file with no build id */
 };
 
+static int kid_named; /* threads of this child that set their name */
+
 static void *kid_thread(void *arg)
 {
 	char name[16];
 
 	snprintf(name, sizeof(name), "kid-t%d", (int)(intptr_t)arg);
 	prctl(PR_SET_NAME, name);
+	__atomic_add_fetch(&kid_named, 1, __ATOMIC_SEQ_CST);
 	for (;;)
 		pause();
 	return NULL;
@@ -93,20 +96,8 @@ static void kid_main(const struct kid_opts *o)
 			_exit(3);
 	}
 	/* let the threads name themselves before the stop */
-	while (o->threads) {
-		char path[64], name[32] = "";
-		int n;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%ld/comm",
-			 (long)getpid() + o->threads);
-		fd = open(path, O_RDONLY);
-		n = fd >= 0 ? (int)read(fd, name, sizeof(name) - 1) : 0;
-		if (fd >= 0)
-			close(fd);
-		if (n > 0 && !strncmp(name, "kid-t", 5))
-			break;
-		usleep(1000);
-	}
+	while (__atomic_load_n(&kid_named, __ATOMIC_SEQ_CST) < o->threads)
+		usleep(500);
 	raise(SIGSTOP);
 	for (;;)
 		pause();
