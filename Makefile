@@ -6,7 +6,9 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 
-PKGS := libelf libdw zlib
+LIB_PKGS := libelf libdw zlib
+CMD_PKGS := libprotobuf-c capstone
+PKGS := $(LIB_PKGS) $(CMD_PKGS)
 TEST_PKGS := cmocka
 BUILD := build
 
@@ -18,8 +20,9 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib -D_GNU_SOURCE \
+ALL_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib -D_GNU_SOURCE \
 	-fvisibility=hidden $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS))
+LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -lpthread
 LIBS = $(shell pkg-config --libs $(PKGS)) -lpthread
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
@@ -29,11 +32,11 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRCS := $(wildcard lib/*.c)
-CMD_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
+CMD_SRCS := src/dcprof.c $(wildcard src/cmd/*.c) $(wildcard src/export/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps check unit-check t-check profile bench clean format
@@ -47,12 +50,22 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
+# pprof's schema, compiled by protoc-c; its output is not ours to lint.
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: proto/profile.proto | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/profile.proto
+
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -I$(BUILD)/gen $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
+
+$(CMD_OBJS): | $(BUILD)/gen/profile.pb-c.h
+
 $(BUILD)/libdcprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libdcprof.so: $(LIB_OBJS)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
 
 $(BUILD)/dcprof: $(CMD_OBJS) $(BUILD)/libdcprof.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libdcprof.a $(LIBS)

@@ -40,6 +40,22 @@ static const struct cmd commands[] = {
 	  "\n"
 	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
 	  "      --format FORMAT    text (default) or json\n" },
+	{ "export", cmd_export, 0, "write a recording as pprof or folded stacks",
+	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
+	  "\n"
+	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
+	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
+	  "      --no-comm          folded: no process name as the root frame\n" },
+	{ "flamegraph", cmd_flamegraph, 0,
+	  "draw a recording as an interactive flame graph",
+	  "[-i FILE] [-o OUT] [--format html|svg] [--diff BEFORE AFTER]\n"
+	  "\n"
+	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
+	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
+	  "      --diff BEFORE AFTER\n"
+	  "                         colour each frame of AFTER by how much its share changed\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
 	  "[--kind tasks|maps] [-p PID,...] [--buffer BYTES] [--format text|json]\n"
