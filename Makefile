@@ -13,7 +13,9 @@ TEST_PKGS := cmocka
 BUILD := build
 
 # Installs the Debian -dev packages only when pkg-config lacks one of them.
-DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && echo yes)
+# libiberty (the demangler) has no .pc file: its header stands for it.
+DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && \
+	test -e /usr/include/libiberty/demangle.h && echo yes)
 ifneq ($(DEPS_OK),yes)
 DEPS_STAMP := deps
 endif
@@ -22,8 +24,8 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib -D_GNU_SOURCE \
 	-fvisibility=hidden $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS))
-LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -lpthread
-LIBS = $(shell pkg-config --libs $(PKGS)) -lpthread
+LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -liberty -lpthread
+LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
 ifeq ($(SANITIZE),1)
@@ -36,10 +38,12 @@ CMD_SRCS := src/dcprof.c $(wildcard src/cmd/*.c) $(wildcard src/export/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o \
+	$(BUILD)/gen/flamegraph_assets.o
+FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit-check t-check profile bench clean format
+.PHONY: all deps check unit-check t-check profile bench clean format fuzz
 
 all: $(BUILD)/dcprof $(BUILD)/libdcprof.so
 
@@ -59,6 +63,14 @@ $(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -I$(BUILD)/gen $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
 $(CMD_OBJS): | $(BUILD)/gen/profile.pb-c.h
+
+# The flame graph page's HTML, script and style, built into the binary.
+$(BUILD)/gen/flamegraph_assets.c: scripts/embed.sh $(FG_ASSETS)
+	@mkdir -p $(BUILD)/gen
+	scripts/embed.sh $@ fg_asset_ $(FG_ASSETS)
+
+$(BUILD)/gen/flamegraph_assets.o: $(BUILD)/gen/flamegraph_assets.c
+	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/libdcprof.a: $(LIB_OBJS)
 	@rm -f $@
@@ -84,6 +96,22 @@ profile: all
 
 bench: all
 	bench/run.sh
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built by clang into build-fuzz/
+# with the library instrumented, then each run for FUZZ_SECONDS.
+FUZZ_BUILD := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang SANITIZE= \
+		SAN_FLAGS='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BINS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BUILD)/fuzz
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(BUILD)/libdcprof.a $(LIB_LIBS)
 
 format:
 	clang-format -i include/dcprof/*.h lib/*.[ch] src/*.[ch] src/cmd/*.[ch] tests/unit/*.c tests/workloads/*.c

@@ -64,6 +64,7 @@ struct target {
 struct proc_stat {
 	char comm[COMM_MAX];
 	pid_t ppid;
+	long threads;
 	unsigned long long start;
 };
 
@@ -96,6 +97,7 @@ struct dcp_collection {
 	size_t out_pos;
 
 	struct buf rd, rd2; /* /proc file contents */
+	struct buf maps; /* the executable lines of a maps file */
 	char *dents_buf; /* for task directories */
 	char *link; /* PATH_MAX */
 
@@ -142,20 +144,13 @@ static int buf_reserve(struct buf *b, size_t n)
 	return 0;
 }
 
-/*
- * Read a /proc file from offset 0 to its end. chunks counts the reads that
- * returned data: seq_file fills one page per read(), each under its own
- * lock, so a file read in one chunk is one consistent snapshot.
- */
-static int read_whole(struct dcp_collection *c, int fd, struct buf *b,
-		      int *chunks)
+/* Read a /proc file from offset 0 to its end. */
+static int read_whole(struct dcp_collection *c, int fd, struct buf *b)
 {
 	ssize_t n;
 	int ret;
 
 	b->len = 0;
-	if (chunks)
-		*chunks = 0;
 	for (;;) {
 		ret = buf_reserve(b, 4097);
 		if (ret < 0)
@@ -170,8 +165,6 @@ static int read_whole(struct dcp_collection *c, int fd, struct buf *b,
 		if (n == 0)
 			break;
 		b->len += n;
-		if (chunks)
-			(*chunks)++;
 	}
 	b->p[b->len] = 0;
 	return 0;
@@ -206,6 +199,8 @@ static int parse_stat(const char *s, size_t len, struct proc_stat *st)
 			return -EINVAL;
 		if (field == 4)
 			st->ppid = (pid_t)strtol(p, NULL, 10);
+		if (field == 20)
+			st->threads = strtol(p, NULL, 10);
 		if (field == 22) {
 			errno = 0;
 			st->start = strtoull(p, &end, 10);
@@ -222,10 +217,26 @@ static int parse_stat(const char *s, size_t len, struct proc_stat *st)
 /* Read (or re-read) a stat file open on fd. */
 static int read_stat(struct dcp_collection *c, int fd, struct proc_stat *st)
 {
-	int ret = read_whole(c, fd, &c->rd, NULL);
+	ssize_t n;
+	int ret;
 
+	ret = buf_reserve(&c->rd, 4096);
 	if (ret < 0)
 		return ret;
+	/* a stat file is made whole by one read: when it came short of
+	 * the buffer, the read that would return 0 is not needed */
+	n = pread(fd, c->rd.p, c->rd.cap - 1, 0);
+	c->syscalls++;
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < c->rd.cap - 1) {
+		c->rd.len = (size_t)n;
+		c->rd.p[n] = 0;
+	} else {
+		ret = read_whole(c, fd, &c->rd);
+		if (ret < 0)
+			return ret;
+	}
 	if (c->rd.len == 0)
 		return GONE;
 	if (parse_stat(c->rd.p, c->rd.len, st) < 0)
@@ -414,6 +425,26 @@ static uint64_t hex(const char **p)
 }
 
 /*
+ * The kernel writes a newline in a mapped path as "\012" (and escapes
+ * nothing else): undo it, so the path matches the one live MMAP2 records
+ * carry and one file keeps one name.
+ */
+static void unescape_newlines(char *path)
+{
+	char *out = path;
+
+	for (const char *in = path; *in;) {
+		if (!strncmp(in, "\\012", 4)) {
+			*out++ = '\n';
+			in += 4;
+		} else {
+			*out++ = *in++;
+		}
+	}
+	*out = '\0';
+}
+
+/*
  * Parse the line at *pos (NUL-terminating it in place) and advance *pos.
  * Returns 1 for an executable mapping, 0 for another line, -EINVAL.
  */
@@ -453,6 +484,7 @@ static int maps_next(char *s, size_t len, size_t *pos, struct maps_line *l)
 	while (*p == ' ')
 		p++;
 	l->path = p;
+	unescape_newlines((char *)p);
 	return 1;
 }
 
@@ -575,33 +607,70 @@ static int file_ident(struct dcp_collection *c, int dirfd,
 	return 0;
 }
 
-/* Read /proc/PID/maps until two reads agree (or it took one chunk). */
+/* Keep the executable lines of the maps text in src: what we describe. */
+static int exec_lines(const struct buf *src, struct buf *dst)
+{
+	const char *p = src->p, *end = src->p + src->len;
+	int ret;
+
+	dst->len = 0;
+	ret = buf_reserve(dst, src->len + 1);
+	if (ret < 0)
+		return ret;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *perms = memchr(p, ' ', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		if (perms && perms + 3 < p + n && perms[3] == 'x') {
+			memcpy(dst->p + dst->len, p, n);
+			dst->len += n;
+		}
+		p += n;
+	}
+	dst->p[dst->len] = 0;
+	return 0;
+}
+
+/*
+ * Read the executable lines of /proc/PID/maps into c->maps as a snapshot.
+ * The kernel gives none: the file comes a page per read(), and since Linux
+ * 6.17 each map is shown under its own lock, so one read that races with
+ * mmap or munmap can mix the states before and after. The file is read
+ * again until two reads agree on its executable lines: each of those
+ * addresses then showed the same in both, and so for the whole time
+ * between, the end of the first read included. (A change undone again
+ * between the two reads is the one race this cannot see.) Changes to other
+ * maps (malloc's, say) do not matter. After a few tries the process is
+ * given up. Returns 0, 1 when it never held still, or a negative errno.
+ */
 static int read_maps(struct dcp_collection *c, int dirfd)
 {
-	int fd, ret, chunks;
+	int fd, ret;
 
 	c->what = "maps";
 	fd = open_at(c, dirfd, "maps", 0);
 	if (fd < 0)
 		return fd;
-	ret = read_whole(c, fd, &c->rd, &chunks);
-	for (int i = 0; ret == 0 && chunks > 1; i++) {
+	ret = read_whole(c, fd, &c->rd);
+	if (ret == 0)
+		ret = exec_lines(&c->rd, &c->maps);
+	for (int i = 0; ret == 0; i++) {
 		struct buf t;
 
 		if (i == MAPS_TRIES) {
-			ret = 1; /* kept changing */
+			ret = 1;
 			break;
 		}
-		ret = read_whole(c, fd, &c->rd2, &chunks);
-		if (ret < 0)
-			break;
-		if (c->rd2.len == c->rd.len &&
-		    !memcmp(c->rd2.p, c->rd.p, c->rd.len))
+		ret = read_whole(c, fd, &c->rd);
+		if (ret == 0)
+			ret = exec_lines(&c->rd, &c->rd2);
+		if (ret < 0 || (c->rd2.len == c->maps.len &&
+				!memcmp(c->rd2.p, c->maps.p, c->maps.len)))
 			break;
 		c->stats.maps_reread++;
-		chunks = 2;
-		t = c->rd;
-		c->rd = c->rd2;
+		t = c->maps;
+		c->maps = c->rd2;
 		c->rd2 = t;
 	}
 	close(fd);
@@ -623,11 +692,11 @@ static int load_maps(struct dcp_collection *c, int dirfd, pid_t pid)
 			(int)pid);
 		return 0;
 	}
-	while (pos < c->rd.len) {
+	while (pos < c->maps.len) {
 		const struct dcp_file_id *id = NULL;
 		const char *name;
 
-		ret = maps_next(c->rd.p, c->rd.len, &pos, &l);
+		ret = maps_next(c->maps.p, c->maps.len, &pos, &l);
 		if (ret < 0)
 			return dcp_error(EINVAL, "cannot parse '/proc/%d/maps'",
 					 (int)pid);
@@ -739,6 +808,10 @@ static int load_tasks(struct dcp_collection *c, int dirfd, pid_t pid,
 	if (ret < 0)
 		return ret;
 
+	/* a thread created since is not ours to describe: live FORK and
+	 * COMM records, enabled before the walk, carry it */
+	if (st->threads == 1)
+		return 0;
 	c->what = "task";
 	ret = open_at(c, dirfd, "task", O_DIRECTORY);
 	if (ret < 0)
@@ -879,7 +952,7 @@ static int resolve_target(struct dcp_collection *c, pid_t pid, struct target *t)
 	fd = open_at(c, AT_FDCWD, path, 0);
 	if (fd < 0)
 		goto fail;
-	ret = read_whole(c, fd, &c->rd, NULL);
+	ret = read_whole(c, fd, &c->rd);
 	close(fd);
 	if (ret < 0) {
 		fd = ret;
@@ -1091,6 +1164,7 @@ void dcp_collection_close(struct dcp_collection *c)
 	free(c->out.p);
 	free(c->rd.p);
 	free(c->rd2.p);
+	free(c->maps.p);
 	free(c->dents_buf);
 	free(c->link);
 	free(c->idents);

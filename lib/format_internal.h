@@ -58,6 +58,7 @@ enum dcp_fmt_chunk_type {
 	DCP_FMT_CHUNK_STATS = 6,
 	DCP_FMT_CHUNK_SYMBOLS = 7,
 	DCP_FMT_CHUNK_END = 8,
+	DCP_FMT_CHUNK_SYMBOL_DETAILS = 9,
 };
 
 /* Chunk header flags. */
@@ -190,12 +191,30 @@ _Static_assert(offsetof(struct dcp_fmt_symbol, start) == 16, "s2");
 _Static_assert(offsetof(struct dcp_fmt_symbol, size) == 24, "s3");
 
 /*
+ * SYMBOL_DETAILS record: the fixed part, then strings demangled and file,
+ * u32 line, u32 nr_inline, and nr_inline inlined calls (innermost first),
+ * each strings name, demangled, file and u32 line. It adds to the SYMBOLS
+ * record of the same (cookie, offset), which must come before it.
+ */
+struct dcp_fmt_symbol_detail {
+	uint32_t cookie;
+	uint32_t flags; /* none defined yet: 0, ignored when read */
+	uint64_t offset;
+};
+
+_Static_assert(sizeof(struct dcp_fmt_symbol_detail) == 16, "detail size");
+_Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
+
+/* Readers refuse longer inline chains: real ones stay far below. */
+#define DCP_FMT_MAX_INLINE 1024u
+
+/*
  * STATS: u32 nr_fields, then nr_fields u64, the fields of struct
  * dcp_profile_stats in declaration order. Adding a field at the end of
  * that struct is compatible both ways; the assert makes whoever adds one
  * update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 19u
+#define DCP_FMT_NR_STATS 22u
 
 _Static_assert(
 	sizeof(struct dcp_profile_stats) == DCP_FMT_NR_STATS * sizeof(uint64_t),
@@ -205,6 +224,21 @@ _Static_assert(
  * sizes above DCP_FMT_MAX_RAW so that a bad size cannot exhaust memory. */
 #define DCP_FMT_SPLIT_RAW (8u << 20)
 #define DCP_FMT_MAX_RAW (256ull << 20)
+
+struct dcp_cookie_table;
+struct dcp_aggregate;
+struct dcp_symtab;
+
+/*
+ * Write a whole compact file (the form finishing a recording writes) to a
+ * temporary file beside path and rename it over path; profile_write.c.
+ */
+int dcp_profile_write_compact(const char *path, uint64_t created_ns,
+			      const struct dcp_profile_meta *meta,
+			      const struct dcp_cookie_table *cookies,
+			      const struct dcp_aggregate *agg,
+			      const struct dcp_symtab *symbols,
+			      const struct dcp_profile_stats *stats);
 
 /*
  * The checksums. Each covers its header with the checksum field taken as

@@ -33,6 +33,9 @@ struct dcp_process {
 	size_t nr_maps, cap_maps;
 	void *user; /* for the recorder (e.g. its interned comm) */
 	uint32_t user_id;
+	/* set by the recorder, unique across processes, whenever the maps
+	 * change in a way that matters to unwinding (0: never set) */
+	uint64_t map_generation;
 };
 
 struct dcp_process_table;

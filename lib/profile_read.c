@@ -15,6 +15,7 @@
 #include "format_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
+#include "symbolize_internal.h"
 
 struct dcp_profile {
 	struct dcp_profile_meta meta;
@@ -23,6 +24,7 @@ struct dcp_profile {
 	struct dcp_cookie_table *cookies;
 	struct dcp_aggregate *agg; /* rows summed across flushes */
 	struct dcp_symtab *symbols;
+	uint64_t created_ns; /* of the file header, kept by dcp_profile_save */
 };
 
 /* File ids to aggregate ids: the aggregate interns, so a (hand-made)
@@ -453,6 +455,19 @@ static int read_rows(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+static int demangle_entry(struct dcp_symtab *t, uint32_t cookie,
+			  uint64_t offset, const char *name)
+{
+	char *d = dcp_demangle(name);
+	int ret;
+
+	if (!d)
+		return 0;
+	ret = dcp_symtab_set_detail(t, cookie, offset, d, NULL, 0, NULL, 0);
+	free(d);
+	return ret;
+}
+
 static int read_symbols(struct reader *r, struct cursor *c)
 {
 	uint32_t count = get_u32(c), i, cookie, flags, n;
@@ -482,11 +497,112 @@ static int read_symbols(struct reader *r, struct cursor *c)
 				return nomem();
 			ret = dcp_symtab_add(r->p->symbols, cookie, offset,
 					     r->scratch, start, size);
+			/* Files written before SYMBOL_DETAILS existed:
+			 * demangle here (a later detail record replaces
+			 * this). */
+			if (ret == 0)
+				ret = demangle_entry(r->p->symbols, cookie,
+						     offset, r->scratch);
 		}
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
+}
+
+/* A string of a detail record, NUL-terminated in the scratch area at *at
+ * (SIZE_MAX for a NULL string). */
+static int get_scratch_str(struct reader *r, struct cursor *c, size_t *used,
+			   size_t *at)
+{
+	const uint8_t *s;
+	bool null;
+	uint32_t n = get_str(c, &s, &null);
+
+	*at = SIZE_MAX;
+	if (c->bad)
+		return malformed(r);
+	if (null)
+		return 0;
+	*at = *used;
+	return scratch_put(r, used, s, n) < 0 ? nomem() : 0;
+}
+
+static const char *scratch_at(struct reader *r, size_t at)
+{
+	return at == SIZE_MAX ? NULL : r->scratch + at;
+}
+
+static int read_symbol_details(struct reader *r, struct cursor *c)
+{
+	uint32_t count = get_u32(c), i, j, cookie, line, nr;
+	struct dcp_inline_frame *inl = NULL;
+	size_t *at = NULL, used, dm_at, file_at;
+	uint64_t offset;
+	int ret = 0;
+
+	if (!room_for(c, count, sizeof(struct dcp_fmt_symbol_detail) + 16))
+		return malformed(r);
+	for (i = 0; i < count && ret == 0; i++) {
+		cookie = get_u32(c);
+		get_u32(c); /* flags: none defined */
+		offset = get_u64(c);
+		used = 0;
+		ret = get_scratch_str(r, c, &used, &dm_at);
+		if (ret == 0)
+			ret = get_scratch_str(r, c, &used, &file_at);
+		if (ret < 0)
+			break;
+		line = get_u32(c);
+		nr = get_u32(c);
+		if (c->bad || nr > DCP_FMT_MAX_INLINE || !room_for(c, nr, 16)) {
+			ret = malformed(r);
+			break;
+		}
+		free(at);
+		free(inl);
+		at = calloc((size_t)nr * 3 + 1, sizeof(*at));
+		inl = calloc(nr + 1, sizeof(*inl));
+		if (!at || !inl) {
+			ret = nomem();
+			break;
+		}
+		for (j = 0; j < nr && ret == 0; j++) {
+			ret = get_scratch_str(r, c, &used, &at[3 * j]);
+			if (ret == 0)
+				ret = get_scratch_str(r, c, &used,
+						      &at[3 * j + 1]);
+			if (ret == 0)
+				ret = get_scratch_str(r, c, &used,
+						      &at[3 * j + 2]);
+			inl[j].line = get_u32(c);
+		}
+		if (ret < 0)
+			break;
+		if (c->bad) {
+			ret = malformed(r);
+			break;
+		}
+		/* The scratch area may have moved while it grew. */
+		for (j = 0; j < nr; j++) {
+			inl[j].name = scratch_at(r, at[3 * j]);
+			inl[j].demangled = scratch_at(r, at[3 * j + 1]);
+			inl[j].file = scratch_at(r, at[3 * j + 2]);
+		}
+		ret = dcp_symtab_set_detail(
+			r->p->symbols, cookie, offset, scratch_at(r, dm_at),
+			scratch_at(r, file_at), line, inl, nr);
+		if (ret == -ENOENT)
+			ret = corrupt(r,
+				      "symbol details for cookie %" PRIu32
+				      " offset 0x%" PRIx64
+				      " without a symbol, in chunk at offset "
+				      "%" PRIu64,
+				      cookie, offset, r->chunk_off);
+	}
+	free(at);
+	free(inl);
+	return ret;
 }
 
 /* STATS: fields beyond the ones known here are skipped, missing ones are
@@ -523,6 +639,8 @@ static const char *chunk_name(uint32_t type)
 		return "SYMBOLS";
 	case DCP_FMT_CHUNK_END:
 		return "END";
+	case DCP_FMT_CHUNK_SYMBOL_DETAILS:
+		return "SYMBOL_DETAILS";
 	}
 	return "unknown";
 }
@@ -551,6 +669,9 @@ static int read_payload(struct reader *r, uint32_t type, const uint8_t *p,
 		break;
 	case DCP_FMT_CHUNK_SYMBOLS:
 		ret = read_symbols(r, &c);
+		break;
+	case DCP_FMT_CHUNK_SYMBOL_DETAILS:
+		ret = read_symbol_details(r, &c);
 		break;
 	case DCP_FMT_CHUNK_STATS:
 		return read_stats(r, &c);
@@ -815,6 +936,7 @@ static int read_header(struct reader *r, uint64_t *first_chunk, bool *complete)
 	}
 	*first_chunk = hsize;
 	r->p->meta.version = version;
+	r->p->created_ns = le64toh(h.created_realtime_ns);
 	return 0;
 }
 
@@ -965,4 +1087,270 @@ DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p, uint32_t cookie,
 				 " offset 0x%" PRIx64,
 				 cookie, offset);
 	return 0;
+}
+
+DCPROF_API int dcp_profile_symbol_inline(const struct dcp_profile *p,
+					 uint32_t cookie, uint64_t offset,
+					 uint32_t i,
+					 struct dcp_inline_frame *out)
+{
+	if (dcp_symtab_inline(p->symbols, cookie, offset, i, out) < 0)
+		return dcp_error(ENOENT,
+				 "no inlined call %" PRIu32
+				 " at cookie %" PRIu32 " offset 0x%" PRIx64,
+				 i, cookie, offset);
+	return 0;
+}
+
+DCPROF_API int dcp_profile_frame_expand(const struct dcp_profile *p,
+					const struct dcp_frame *f,
+					struct dcp_expanded_frame *out,
+					size_t max)
+{
+	struct dcp_inline_frame inl;
+	struct dcp_symbol sym;
+	uint32_t k;
+
+	if (dcp_symtab_lookup(p->symbols, f->cookie, f->offset, &sym) < 0 ||
+	    !sym.name) {
+		if (max)
+			memset(out, 0, sizeof(*out));
+		return 1;
+	}
+	if (max) {
+		out[0].name = sym.demangled ? sym.demangled : sym.name;
+		out[0].raw_name = sym.name;
+		out[0].file = sym.file;
+		out[0].line = sym.line;
+		out[0].is_inline = false;
+	}
+	/* Stored innermost first; expanded outermost first. */
+	for (k = 1; k <= sym.nr_inline && k < max; k++) {
+		dcp_symtab_inline(p->symbols, f->cookie, f->offset,
+				  sym.nr_inline - k, &inl);
+		out[k].raw_name = inl.name;
+		out[k].name = inl.demangled ? inl.demangled : inl.name;
+		out[k].file = inl.file;
+		out[k].line = inl.line;
+		out[k].is_inline = true;
+	}
+	return (int)(1 + sym.nr_inline);
+}
+
+DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
+				       uint32_t cookie, const char **path)
+{
+	struct dcp_cookie_info ci;
+
+	if (dcp_cookie_table_lookup(p->cookies, cookie, &ci) < 0)
+		return dcp_error(ENOENT, "no cookie %" PRIu32 " in the profile",
+				 cookie);
+	if (ci.kind != DCP_COOKIE_KIND_FILE)
+		return dcp_error(ENOENT, "'%s' is not a file", ci.name);
+	return dcp_symbolizer_open_object(&ci, path);
+}
+
+struct offsets {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* libdwfl's debuginfo_path: the given directories before the default. */
+static int debuginfo_path(const struct dcp_resymbolize_opts *o, char **out)
+{
+	size_t nr = o && o->sz > offsetof(struct dcp_resymbolize_opts,
+					  nr_debuginfo_dirs) ?
+			    o->nr_debuginfo_dirs :
+			    0;
+	size_t len = sizeof(":.debug:/usr/lib/debug");
+	char **abs = calloc(nr + 1, sizeof(*abs));
+	int ret = 0;
+	char *s;
+
+	*out = NULL;
+	if (!abs)
+		return nomem();
+	for (size_t i = 0; i < nr; i++) {
+		const char *d = o->debuginfo_dirs[i];
+
+		abs[i] = realpath(d, NULL);
+		if (!abs[i]) {
+			ret = dcp_error(errno,
+					"cannot use debuginfo directory '%s': "
+					"%s",
+					d, strerror(errno));
+			goto out;
+		}
+		if (strchr(abs[i], ':')) {
+			ret = dcp_error(EINVAL,
+					"cannot use debuginfo directory '%s': "
+					"its path holds a ':'",
+					d);
+			goto out;
+		}
+		len += strlen(abs[i]) + 1;
+	}
+	s = malloc(len);
+	if (!s) {
+		ret = nomem();
+		goto out;
+	}
+	strcpy(s, ":.debug");
+	for (size_t i = 0; i < nr; i++) {
+		strcat(s, ":");
+		strcat(s, abs[i]);
+	}
+	strcat(s, ":/usr/lib/debug");
+	*out = s;
+out:
+	for (size_t i = 0; i < nr; i++)
+		free(abs[i]);
+	free(abs);
+	return ret;
+}
+
+static uint64_t count_resolved(const struct dcp_symtab *t)
+{
+	size_t n = dcp_symtab_count(t);
+	struct dcp_symbol sym;
+	uint64_t resolved = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		dcp_symtab_entry(t, i, NULL, NULL, &sym);
+		resolved += sym.name != NULL;
+	}
+	return resolved;
+}
+
+DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
+				       const struct dcp_resymbolize_opts *opts,
+				       struct dcp_resymbolize_stats *stats)
+{
+	size_t nr_cookies = dcp_cookie_table_size(p->cookies);
+	struct dcp_resymbolize_stats st = { 0 };
+	struct dcp_symbolizer *s = NULL;
+	struct dcp_symtab *fresh = NULL;
+	struct offsets *per;
+	char *path = NULL;
+	int ret;
+
+	per = calloc(nr_cookies + 1, sizeof(*per));
+	if (!per)
+		return nomem();
+	ret = debuginfo_path(opts, &path);
+	if (ret < 0)
+		goto out;
+	for (size_t id = 0; id < dcp_aggregate_nr_stacks(p->agg); id++) {
+		uint32_t n;
+		const struct dcp_frame *f =
+			dcp_aggregate_stack(p->agg, (uint32_t)id, &n);
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct offsets *o = &per[f[i].cookie];
+			uint64_t *v;
+
+			if (f[i].cookie >= nr_cookies)
+				continue;
+			v = grow(o->v, &o->cap, o->n + 1, sizeof(*v));
+			if (!v) {
+				ret = nomem();
+				goto out;
+			}
+			o->v = v;
+			o->v[o->n++] = f[i].offset;
+		}
+	}
+	st.resolved_before = count_resolved(p->symbols);
+	s = dcp_symbolizer_new(NULL);
+	fresh = dcp_symtab_new();
+	if (!s || !fresh) {
+		ret = -errno;
+		goto out;
+	}
+	ret = dcp_symbolizer_set_debuginfo_path(s, path);
+	if (ret < 0)
+		goto out;
+	for (size_t id = 0; id < nr_cookies; id++) {
+		struct offsets *o = &per[id];
+		struct dcp_cookie_info ci;
+		struct dcp_symbol sym;
+		size_t unique = 0;
+		int r;
+
+		if (!o->n ||
+		    dcp_cookie_table_lookup(p->cookies, (uint32_t)id, &ci) <
+			    0 ||
+		    ci.kind != DCP_COOKIE_KIND_FILE)
+			continue;
+		qsort(o->v, o->n, sizeof(*o->v), cmp_u64);
+		for (size_t i = 0; i < o->n; i++)
+			if (!unique || o->v[i] != o->v[unique - 1])
+				o->v[unique++] = o->v[i];
+		st.objects++;
+		r = dcp_symbolizer_resolve(s, &ci, -1, o->v, unique, fresh);
+		if (r < 0) {
+			if (r == -ENOMEM) {
+				ret = r;
+				goto out;
+			}
+			if (r == -ESTALE)
+				st.objects_mismatched++;
+			else
+				st.objects_missing++;
+			dcp_log(DCP_LOG_WARN, "cannot resymbolize '%s': %s",
+				ci.name, dcp_last_error());
+			continue;
+		}
+		for (size_t i = 0; i < unique; i++) {
+			if (dcp_symtab_lookup(fresh, (uint32_t)id, o->v[i],
+					      &sym) < 0 ||
+			    !sym.name)
+				continue;
+			ret = dcp_symtab_copy(p->symbols, fresh, (uint32_t)id,
+					      o->v[i]);
+			if (ret < 0)
+				goto out;
+		}
+	}
+	st.resolved_after = count_resolved(p->symbols);
+	if (st.resolved_after > st.resolved_before) {
+		uint64_t d = st.resolved_after - st.resolved_before;
+
+		p->stats.symbols_unresolved =
+			p->stats.symbols_unresolved > d ?
+				p->stats.symbols_unresolved - d :
+				0;
+	}
+	ret = 0;
+out:
+	for (size_t id = 0; id < nr_cookies; id++)
+		free(per[id].v);
+	free(per);
+	free(path);
+	dcp_symbolizer_free(s);
+	dcp_symtab_free(fresh);
+	if (stats)
+		*stats = st;
+	return ret;
+}
+
+DCPROF_API int dcp_profile_save(const struct dcp_profile *p, const char *path)
+{
+	/* A compact file says the recorder finished: an incomplete profile
+	 * must not be turned into one. */
+	if (!p->meta.complete)
+		return dcp_error(EINVAL,
+				 "cannot write '%s': the profile is incomplete "
+				 "(its recorder did not finish)",
+				 path);
+	return dcp_profile_write_compact(path, p->created_ns, &p->meta,
+					 p->cookies, p->agg, p->symbols,
+					 &p->stats);
 }

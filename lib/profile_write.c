@@ -368,6 +368,39 @@ static void emit_symbols(struct emitter *em, const struct dcp_symtab *s)
 	chunk_end(em);
 }
 
+/* Only the addresses DWARF or the demangler said something about. */
+static void emit_symbol_details(struct emitter *em, const struct dcp_symtab *s)
+{
+	size_t n = dcp_symtab_count(s), i;
+	struct dcp_inline_frame inl;
+	struct dcp_symbol sym;
+	uint64_t offset;
+	uint32_t cookie;
+
+	chunk_begin(em, DCP_FMT_CHUNK_SYMBOL_DETAILS, true);
+	for (i = 0; i < n; i++) {
+		dcp_symtab_entry(s, i, &cookie, &offset, &sym);
+		if (!sym.demangled && !sym.file && !sym.nr_inline)
+			continue;
+		put_u32(&em->raw, cookie);
+		put_u32(&em->raw, 0);
+		put_u64(&em->raw, offset);
+		put_str(&em->raw, sym.demangled);
+		put_str(&em->raw, sym.file);
+		put_u32(&em->raw, sym.line);
+		put_u32(&em->raw, sym.nr_inline);
+		for (uint32_t j = 0; j < sym.nr_inline; j++) {
+			dcp_symtab_entry_inline(s, i, j, &inl);
+			put_str(&em->raw, inl.name);
+			put_str(&em->raw, inl.demangled);
+			put_str(&em->raw, inl.file);
+			put_u32(&em->raw, inl.line);
+		}
+		record_done(em);
+	}
+	chunk_end(em);
+}
+
 static void emit_stats(struct emitter *em, const struct dcp_profile_stats *s)
 {
 	uint64_t v[DCP_FMT_NR_STATS];
@@ -589,10 +622,10 @@ static void sync_dir(const char *path)
 	free(copy);
 }
 
-int dcp_profile_writer_finish(struct dcp_profile_writer *w,
+int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 			      const struct dcp_profile_meta *meta,
-			      struct dcp_cookie_table *cookies,
-			      struct dcp_aggregate *agg,
+			      const struct dcp_cookie_table *cookies,
+			      const struct dcp_aggregate *agg,
 			      const struct dcp_symtab *symbols,
 			      const struct dcp_profile_stats *stats)
 {
@@ -600,7 +633,7 @@ int dcp_profile_writer_finish(struct dcp_profile_writer *w,
 	char *tmp = NULL;
 	int fd = -1, ret;
 
-	put_header(&em.out, DCP_FMT_COMPLETE, w->created_ns);
+	put_header(&em.out, DCP_FMT_COMPLETE, created_ns);
 	if (meta)
 		emit_meta(&em, meta);
 	if (cookies)
@@ -610,19 +643,21 @@ int dcp_profile_writer_finish(struct dcp_profile_writer *w,
 		emit_stacks(&em, agg, 0);
 		emit_rows(&em, agg, false);
 	}
-	if (symbols)
+	if (symbols) {
 		emit_symbols(&em, symbols);
+		emit_symbol_details(&em, symbols);
+	}
 	if (stats)
 		emit_stats(&em, stats);
 	emit_end(&em);
 	if (em.out.oom || em.raw.oom) {
 		ret = dcp_error(ENOMEM, "cannot write '%s': out of memory",
-				w->path);
+				path);
 		goto out;
 	}
 	seal_header(&em.out, em.out.len);
 
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", w->path) < 0) {
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
 		tmp = NULL;
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto out;
@@ -647,19 +682,14 @@ int dcp_profile_writer_finish(struct dcp_profile_writer *w,
 				strerror(-ret));
 		goto out;
 	}
-	if (rename(tmp, w->path) < 0) {
+	if (rename(tmp, path) < 0) {
 		ret = dcp_error(errno, "cannot rename '%s' to '%s': %s", tmp,
-				w->path, strerror(errno));
+				path, strerror(errno));
 		goto out;
 	}
 	free(tmp);
 	tmp = NULL;
-	sync_dir(w->path);
-	/* The working file's inode is gone from the path now. */
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	w->finished = true;
+	sync_dir(path);
 	ret = 0;
 out:
 	if (fd >= 0)
@@ -672,6 +702,26 @@ out:
 	buf_free(&em.raw);
 	buf_free(&em.z);
 	return ret;
+}
+
+int dcp_profile_writer_finish(struct dcp_profile_writer *w,
+			      const struct dcp_profile_meta *meta,
+			      struct dcp_cookie_table *cookies,
+			      struct dcp_aggregate *agg,
+			      const struct dcp_symtab *symbols,
+			      const struct dcp_profile_stats *stats)
+{
+	int ret = dcp_profile_write_compact(w->path, w->created_ns, meta,
+					    cookies, agg, symbols, stats);
+
+	if (ret < 0)
+		return ret;
+	/* The working file's inode is gone from the path now. */
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->finished = true;
+	return 0;
 }
 
 void dcp_profile_writer_free(struct dcp_profile_writer *w)

@@ -28,6 +28,7 @@
 #include "ring_internal.h"
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
+#include "unwind_internal.h"
 
 #define MAX_STACK 512
 /* Past this much queued data the window gives way to bounded memory. */
@@ -39,7 +40,9 @@ struct dcp_recorder {
 	char *cmdline;
 	struct dcp_event_spec event;
 	uint32_t sample_freq;
-	bool callchain;
+	bool callchain; /* any call graph: the profile's meta flag */
+	enum dcp_call_graph call_graph;
+	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
 	uint32_t flush_interval_ms;
 
 	struct dcp_ring *rings;
@@ -74,6 +77,13 @@ struct dcp_recorder {
 	bool finished;
 
 	struct dcp_frame frames[MAX_STACK];
+
+	/* --call-graph dwarf */
+	struct dcp_sample_layout layout;
+	struct dcp_unwinder *unwinder;
+	uint64_t map_generation; /* the last one given to a process */
+	unsigned char *compact; /* a sample with its stack copy cut */
+	struct dcp_unwind_frame uframes[MAX_STACK];
 };
 
 static uint64_t now_ns(clockid_t clock)
@@ -126,6 +136,30 @@ static bool is_anon_name(const char *name)
 	       !strncmp(name, "[stack", 6);
 }
 
+/* The Dwfl of an unwound process follows its maps through this. */
+static void maps_changed(struct dcp_recorder *r, struct dcp_process *p)
+{
+	p->map_generation = ++r->map_generation;
+}
+
+/* Whether any map of p overlaps [start, start + len). */
+static bool maps_overlap(const struct dcp_process *p, uint64_t start,
+			 uint64_t len)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	/* the first map that ends after start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nr_maps && p->maps[lo].start < start + len;
+}
+
 static int handle_mmap2(struct dcp_recorder *r,
 			const struct dcp_mmap2_record *m)
 {
@@ -173,6 +207,10 @@ static int handle_mmap2(struct dcp_recorder *r,
 		if (cookie < 0)
 			return (int)cookie;
 	}
+	/* JIT code mapped again and again needs no new Dwfl */
+	if (r->unwinder &&
+	    (cookie != r->cookie_anon || maps_overlap(p, m->addr, m->len)))
+		maps_changed(r, p);
 	return dcp_process_map_insert(p, m->addr, m->len, pgoff,
 				      (uint32_t)cookie, m->prot);
 }
@@ -192,8 +230,10 @@ static int handle_comm(struct dcp_recorder *r,
 		p->injected = true;
 	} else {
 		p->live = true;
-		if (c->header.misc & PERF_RECORD_MISC_COMM_EXEC)
+		if (c->header.misc & PERF_RECORD_MISC_COMM_EXEC) {
 			dcp_process_exec(p);
+			maps_changed(r, p);
+		}
 	}
 	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)sizeof(p->comm) - 1,
 		 c->comm);
@@ -233,6 +273,7 @@ static int handle_fork(struct dcp_recorder *r,
 	r->stats.processes_seen++;
 	p->live = true;
 	p->start_time = t->time;
+	maps_changed(r, p);
 	if (is_root_target(r, p->pid))
 		p->target = true;
 	return 0;
@@ -245,8 +286,11 @@ static int handle_exit(struct dcp_recorder *r,
 	 * Records arrive in time order, so every sample of this process that
 	 * is older than its exit has been consumed: retire it now.
 	 */
-	if (t->pid == t->tid)
+	if (t->pid == t->tid) {
 		dcp_process_table_remove(r->procs, (pid_t)t->pid);
+		if (r->unwinder)
+			dcp_unwinder_forget(r->unwinder, (pid_t)t->pid);
+	}
 	return 0;
 }
 
@@ -335,12 +379,65 @@ static uint32_t build_stack(struct dcp_recorder *r, const struct dcp_process *p,
 	return n;
 }
 
-static int handle_sample(struct dcp_recorder *r, const uint64_t *u,
-			 const unsigned char *end)
+/*
+ * --call-graph dwarf: the kernel's chain holds the kernel frames only
+ * (exclude_callchain_user); the user frames are unwound from the sampled
+ * registers and stack copy, and stored exactly as frame-pointer ones.
+ */
+static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
+				  const struct dcp_sample *s)
 {
-	/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD, [CALLCHAIN] */
-	uint64_t ip = u[1];
-	uint32_t pid = (uint32_t)u[2], tid = (uint32_t)(u[2] >> 32);
+	enum dcp_unwind_end end;
+	bool kernel = is_kernel_ip(s->ip);
+	uint32_t n = 0, nu;
+
+	for (uint64_t i = 0; i < s->nr_chain && n < MAX_STACK; i++) {
+		uint64_t v = s->chain[i];
+
+		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = v == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		resolve_frame(r, p, v, kernel, n == 0, &r->frames[n]);
+		n++;
+	}
+	if (!s->regs) {
+		/* a kernel thread, or no user state to unwind */
+		if (n == 0)
+			resolve_frame(r, p, s->ip, is_kernel_ip(s->ip), true,
+				      &r->frames[n++]);
+		return n;
+	}
+	nu = dcp_unwinder_unwind(r->unwinder, p, s, r->uframes, MAX_STACK - n,
+				 &end);
+	for (uint32_t i = 0; i < nu; i++, n++)
+		resolve_frame(r, p, r->uframes[i].pc, false,
+			      r->uframes[i].activation, &r->frames[n]);
+	switch (end) {
+	case DCP_UNWIND_COMPLETE:
+		break;
+	case DCP_UNWIND_STACK_END:
+		r->stats.unwind_truncated_stack_end++;
+		break;
+	case DCP_UNWIND_NO_CFI:
+		r->stats.unwind_truncated_no_cfi++;
+		break;
+	default:
+		r->stats.unwind_truncated_other++;
+		break;
+	}
+	if (n == 0)
+		resolve_frame(r, p, s->ip, is_kernel_ip(s->ip), true,
+			      &r->frames[n++]);
+	return n;
+}
+
+static int handle_sample(struct dcp_recorder *r,
+			 const struct perf_event_header *h)
+{
+	struct dcp_sample s;
+	uint64_t ip;
+	uint32_t pid, tid;
 	const uint64_t *chain = NULL;
 	uint64_t nr = 0;
 	struct dcp_process *p;
@@ -349,11 +446,14 @@ static int handle_sample(struct dcp_recorder *r, const uint64_t *u,
 	uint32_t n;
 
 	r->stats.samples++;
-	if (r->callchain) {
-		nr = u[6];
-		chain = &u[7];
-		if ((const unsigned char *)(chain + nr) > end)
-			return 0; /* malformed: cannot happen */
+	if (dcp_sample_parse(h, &r->layout, &s))
+		return 0; /* malformed: cannot happen */
+	ip = s.ip;
+	pid = s.pid;
+	tid = s.tid;
+	if (r->call_graph == DCP_CALL_GRAPH_FP) {
+		nr = s.nr_chain;
+		chain = s.chain;
 	}
 
 	if (pid == 0 && tid == 0) {
@@ -378,7 +478,10 @@ static int handle_sample(struct dcp_recorder *r, const uint64_t *u,
 			if (!p)
 				return dcp_error(ENOMEM, "out of memory");
 		}
-		n = build_stack(r, p, ip, chain, nr);
+		if (r->call_graph == DCP_CALL_GRAPH_DWARF)
+			n = build_dwarf_stack(r, p, &s);
+		else
+			n = build_stack(r, p, ip, chain, nr);
 		if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
 			r->stats.samples_unattributed++;
 		if (dcp_cookie_table_has_marks(r->cookies) &&
@@ -417,9 +520,12 @@ static int handle_munmap(struct dcp_recorder *r, const uint64_t *u,
 	memcpy(&addr, raw + r->munmap.addr_offset, 8);
 	memcpy(&len, raw + r->munmap.len_offset, 8);
 	p = dcp_process_table_find(r->procs, (pid_t)pid);
-	if (p)
-		return dcp_process_map_remove(p, addr, len);
-	return 0;
+	if (!p)
+		return 0;
+	/* most munmaps free data, which no map here describes */
+	if (r->unwinder && maps_overlap(p, addr, len))
+		maps_changed(r, p);
+	return dcp_process_map_remove(p, addr, len);
 }
 
 static bool is_munmap_id(const struct dcp_recorder *r, uint64_t id)
@@ -449,7 +555,7 @@ static int process_record(uint64_t time, const void *rec, size_t size,
 
 		if (is_munmap_id(r, u[0]))
 			return handle_munmap(r, u, end);
-		return handle_sample(r, u, end);
+		return handle_sample(r, h);
 	}
 	case PERF_RECORD_MMAP2:
 		return handle_mmap2(r, rec);
@@ -512,6 +618,15 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	time = record_time(r, h);
 	if (time > r->this_round_max)
 		r->this_round_max = time;
+	if (r->compact && h->type == PERF_RECORD_SAMPLE &&
+	    !is_munmap_id(r, ((const uint64_t *)(h + 1))[0])) {
+		/* the window holds the stack bytes the kernel filled only */
+		size_t size = dcp_sample_compact(h, &r->layout, r->compact);
+
+		if (size)
+			return dcp_reorder_push(r->queue, time, r->compact,
+						size);
+	}
 	return dcp_reorder_push(r->queue, time, h, h->size);
 }
 
@@ -665,6 +780,70 @@ static int intern_specials(struct dcp_recorder *r)
 	return 0;
 }
 
+/*
+ * The unwinder's files: the pinned handle when there is one, else the
+ * process's own mapping, which is what it executes even when the path
+ * now names another file.
+ */
+static int open_map_for_unwind(void *ctx, const struct dcp_process *p,
+			       const struct dcp_map *map)
+{
+	struct dcp_recorder *r = ctx;
+	int fd = dcp_cookie_table_pinned_fd(r->cookies, map->cookie);
+	char path[96];
+
+	if (fd >= 0)
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 p->pid, map->start, map->end);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int setup_call_graph(struct dcp_recorder *r,
+			    const struct dcp_recorder_opts *opts)
+{
+	struct dcp_unwind_opts uo;
+
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, call_graph) +
+				sizeof(opts->call_graph))
+		r->call_graph = opts->call_graph;
+	if (r->call_graph == DCP_CALL_GRAPH_NONE && opts->callchain)
+		r->call_graph = DCP_CALL_GRAPH_FP;
+	if (r->call_graph > DCP_CALL_GRAPH_DWARF)
+		return dcp_error(EINVAL, "unknown call graph mode %u",
+				 (unsigned)r->call_graph);
+	r->callchain = r->call_graph != DCP_CALL_GRAPH_NONE;
+	r->layout.callchain = r->callchain;
+	if (r->call_graph != DCP_CALL_GRAPH_DWARF)
+		return 0;
+	r->layout.regs_mask = DCP_UNWIND_REGS_MASK;
+	r->layout.stack_user = true;
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, stack_user_bytes) +
+				sizeof(opts->stack_user_bytes) &&
+	    opts->stack_user_bytes)
+		r->stack_user = opts->stack_user_bytes;
+	else
+		r->stack_user = DCP_UNWIND_STACK_DEFAULT;
+	if (r->stack_user > DCP_UNWIND_STACK_MAX)
+		return dcp_error(
+			EINVAL,
+			"a user stack copy of %u bytes is too large (at most %u)",
+			r->stack_user, DCP_UNWIND_STACK_MAX);
+	/* the kernel wants a multiple of 8 */
+	r->stack_user = (r->stack_user + 7) & ~7u;
+	memset(&uo, 0, sizeof(uo));
+	uo.open_map = open_map_for_unwind;
+	uo.ctx = r;
+	uo.vdso_cookie = r->cookie_vdso;
+	uo.anon_cookie = r->cookie_anon;
+	uo.vsyscall_cookie = r->cookie_vsyscall;
+	r->unwinder = dcp_unwinder_new(&uo);
+	r->compact = malloc(1u << 16);
+	if (!r->unwinder || !r->compact)
+		return dcp_error(ENOMEM, "out of memory");
+	return 0;
+}
+
 struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 {
 	struct dcp_ring_opts ring_opts;
@@ -681,7 +860,6 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	r->event_name = strdup(opts->event ? opts->event : "cpu-clock");
 	r->cmdline = strdup(opts->cmdline ? opts->cmdline : "");
 	r->sample_freq = opts->sample_freq ? opts->sample_freq : 999;
-	r->callchain = opts->callchain;
 	r->flush_interval_ms =
 		opts->flush_interval_ms ? opts->flush_interval_ms : 2000;
 	if (!r->output || !r->event_name || !r->cmdline) {
@@ -707,6 +885,8 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		goto fail;
 	}
 	ret = intern_specials(r);
+	if (!ret)
+		ret = setup_call_graph(r, opts);
 	if (ret)
 		goto fail;
 	for (size_t i = 0; i < opts->nr_only; i++) {
@@ -737,8 +917,15 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	memset(&ring_opts, 0, sizeof(ring_opts));
 	ring_opts.event = &r->event;
 	ring_opts.sample_freq = r->sample_freq;
-	ring_opts.callchain = r->callchain;
-	ring_opts.mmap_pages = opts->mmap_pages ? opts->mmap_pages : 128;
+	ring_opts.callchain = r->call_graph == DCP_CALL_GRAPH_FP;
+	ring_opts.dwarf = r->call_graph == DCP_CALL_GRAPH_DWARF;
+	ring_opts.regs_user_mask = r->layout.regs_mask;
+	ring_opts.stack_user = r->stack_user;
+	/* a dwarf sample carries its stack copy: 8 KiB where fp needs 100
+	 * bytes, so the ring must be larger to hold the same time */
+	ring_opts.mmap_pages = opts->mmap_pages ? opts->mmap_pages :
+			       ring_opts.dwarf	? 1024 :
+						  128;
 	ring_opts.munmap = &r->munmap;
 	ret = dcp_rings_open(&ring_opts, &r->rings, &r->nr_rings);
 	if (ret)
@@ -951,6 +1138,8 @@ void dcp_recorder_free(struct dcp_recorder *r)
 	dcp_process_table_free(r->procs);
 	dcp_kernel_layout_free(&r->kernel);
 	dcp_cookie_table_free(r->cookies);
+	dcp_unwinder_free(r->unwinder);
+	free(r->compact);
 	free(r->roots);
 	free(r->output);
 	free(r->event_name);

@@ -236,6 +236,15 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 			   PERF_SAMPLE_PERIOD;
 	if (opts->callchain)
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (opts->dwarf) {
+		/* user frames come from unwinding the stack copy */
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN |
+				    PERF_SAMPLE_REGS_USER |
+				    PERF_SAMPLE_STACK_USER;
+		attr.exclude_callchain_user = 1;
+		attr.sample_regs_user = opts->regs_user_mask;
+		attr.sample_stack_user = opts->stack_user;
+	}
 	attr.mmap = 1;
 	attr.mmap2 = 1;
 	attr.comm = 1;

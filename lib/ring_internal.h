@@ -48,6 +48,11 @@ struct dcp_ring_opts {
 	const struct dcp_event_spec *event;
 	uint32_t sample_freq;
 	bool callchain;
+	/* --call-graph dwarf: kernel chains only, plus the user registers
+	 * (regs_user_mask) and stack_user bytes of user stack per sample */
+	bool dwarf;
+	uint64_t regs_user_mask;
+	uint32_t stack_user;
 	uint32_t mmap_pages;
 	const struct dcp_munmap_tracepoint *munmap; /* NULL: none */
 };

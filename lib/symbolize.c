@@ -9,6 +9,8 @@
  * address, so each object's symbols are enumerated once through libdwfl
  * and searched in a sorted copy instead.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 
 #include "buildid_internal.h"
 #include "log_internal.h"
+#include "perfmap_internal.h"
 #include "symbolize_internal.h"
 
 /* One kernel text symbol from /proc/kallsyms. */
@@ -361,6 +364,16 @@ static int resolve_kernel(struct dcp_symbolizer *s,
 		err = dcp_symtab_add(out, info->cookie, offsets[i],
 				     s->knames + s->ksyms[j].name, sym - base,
 				     size);
+		if (err == 0 && s->knames[s->ksyms[j].name] == '_') {
+			/* Rust in the kernel */
+			char *d = dcp_demangle(s->knames + s->ksyms[j].name);
+
+			if (d)
+				err = dcp_symtab_set_detail(out, info->cookie,
+							    offsets[i], d, NULL,
+							    0, NULL, 0);
+			free(d);
+		}
 		if (err < 0)
 			return err;
 		resolved++;
@@ -566,7 +579,116 @@ static ssize_t ftable_find(const struct ftable *t, uint64_t q, uint64_t *size)
 	return (ssize_t)(lo - 1);
 }
 
-static int resolve_module(struct ftable *t, uint32_t cookie,
+/* The name of a function DIE, through its abstract origin: the linkage
+ * name when it has one (the demangler makes it readable). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name;
+
+	name = dwarf_formstring(
+		dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(
+			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return name ? name : dwarf_diename(die);
+}
+
+#define MAX_INLINE 64
+
+/*
+ * What DWARF knows of module address q: its line, and the inlined calls
+ * around it, walked as eu-addr2line -i does: the concrete scopes from the
+ * innermost out to the function, each DW_TAG_inlined_subroutine being
+ * one inlined call whose own call site is where the next one out is.
+ */
+static int add_detail(Dwfl_Module *mod, uint64_t q, uint32_t cookie,
+		      uint64_t off, const char *name, struct dcp_symtab *out)
+{
+	struct dcp_inline_frame inl[MAX_INLINE];
+	char *demangled[MAX_INLINE];
+	char *fn_demangled = dcp_demangle(name);
+	char *joined = NULL;
+	const char *file = NULL;
+	uint32_t line = 0, nr = 0;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	Dwfl_Line *l;
+	int ns, ret;
+
+	l = dwfl_module_getsrc(mod, q);
+	if (l) {
+		const char *dir = dwfl_line_comp_dir(l);
+		int ln = 0;
+
+		file = dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL);
+		line = file && ln > 0 ? (uint32_t)ln : 0;
+		/* A name relative to the compilation directory is no use
+		 * to a reader elsewhere. */
+		if (file && file[0] != '/' && dir && dir[0] == '/' &&
+		    asprintf(&joined, "%s/%s", dir, file) > 0)
+			file = joined;
+	}
+	cu = dwfl_module_addrdie(mod, q, &bias);
+	ns = cu ? dwarf_getscopes(cu, q - bias, &scopes) : 0;
+	if (ns > 0) {
+		Dwarf_Die inner;
+		Dwarf_Files *files = NULL;
+		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+
+		/* The scopes of the concrete tree, from the innermost. */
+		if (dw &&
+		    dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)) {
+			free(scopes);
+			scopes = NULL;
+			ns = dwarf_getscopes_die(&inner, &scopes);
+		} else {
+			ns = 0;
+		}
+		if (ns > 0 && dwarf_getsrcfiles(cu, &files, NULL) != 0)
+			files = NULL;
+		for (int i = 0; i < ns && nr < MAX_INLINE; i++) {
+			Dwarf_Die *die = &scopes[i];
+			int tag = dwarf_tag(die);
+			Dwarf_Attribute a;
+			Dwarf_Word v;
+
+			if (tag == DW_TAG_subprogram)
+				break;
+			if (tag != DW_TAG_inlined_subroutine)
+				continue;
+			inl[nr].name = die_name(die);
+			inl[nr].demangled = demangled[nr] =
+				dcp_demangle(inl[nr].name);
+			inl[nr].file = file;
+			inl[nr].line = line;
+			nr++;
+			file = NULL;
+			line = 0;
+			if (files &&
+			    dwarf_formudata(
+				    dwarf_attr(die, DW_AT_call_file, &a), &v) ==
+				    0)
+				file = dwarf_filesrc(files, v, NULL, NULL);
+			if (dwarf_formudata(
+				    dwarf_attr(die, DW_AT_call_line, &a), &v) ==
+			    0)
+				line = (uint32_t)v;
+		}
+	}
+	free(scopes);
+	ret = 0;
+	if (fn_demangled || file || nr)
+		ret = dcp_symtab_set_detail(out, cookie, off, fn_demangled,
+					    file, line, inl, nr);
+	free(fn_demangled);
+	free(joined);
+	for (uint32_t i = 0; i < nr; i++)
+		free(demangled[i]);
+	return ret;
+}
+
+static int resolve_module(struct ftable *t, Dwfl_Module *mod, uint32_t cookie,
 			  const uint64_t *offsets, size_t n,
 			  struct dcp_symtab *out)
 {
@@ -575,7 +697,7 @@ static int resolve_module(struct ftable *t, uint32_t cookie,
 	for (size_t i = 0; i < n; i++) {
 		const struct segment *seg = NULL;
 		const char *name = NULL;
-		uint64_t off = offsets[i], start = 0, size = 0;
+		uint64_t off = offsets[i], start = 0, size = 0, q = 0;
 
 		for (size_t j = 0; j < t->nr_segs; j++)
 			if (off >= t->segs[j].offset &&
@@ -584,9 +706,10 @@ static int resolve_module(struct ftable *t, uint32_t cookie,
 				break;
 			}
 		if (seg) {
-			uint64_t q = off - seg->offset + seg->vaddr + t->bias;
-			ssize_t k = ftable_find(t, q, &size);
+			ssize_t k;
 
+			q = off - seg->offset + seg->vaddr + t->bias;
+			k = ftable_find(t, q, &size);
 			if (k >= 0) {
 				name = t->syms[k].name;
 				/* Back to file offsets, through the same
@@ -599,6 +722,8 @@ static int resolve_module(struct ftable *t, uint32_t cookie,
 			}
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
+		if (err == 0 && name)
+			err = add_detail(mod, q, cookie, off, name, out);
 		if (err < 0)
 			return err;
 	}
@@ -627,7 +752,7 @@ static int resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 		err = dcp_error(ENOMEM, "cannot read symbols of '%s': %s",
 				info->name, strerror(ENOMEM));
 	if (err == 0) {
-		err = resolve_module(&t, info->cookie, offsets, n, out);
+		err = resolve_module(&t, mod, info->cookie, offsets, n, out);
 	} else {
 		err2 = add_unresolved(out, info->cookie, offsets, n);
 		if (err2 < 0)
@@ -826,6 +951,74 @@ unresolved : {
 }
 }
 
+/* ---- JIT code: perf maps ----------------------------------------------- */
+
+/*
+ * The map was opened (ownership checked) and pinned when the process was
+ * sampled in JIT code; read now, it names code that may since have been
+ * freed, but a JIT only appends, and the latest line for an address wins.
+ */
+static int resolve_jit(const struct dcp_cookie_info *info, int fd,
+		       const uint64_t *offsets, size_t n,
+		       struct dcp_symtab *out)
+{
+	struct dcp_perfmap *m;
+	int err, resolved = 0;
+
+	/* No map was kept (the process wrote none, or another user's was
+	 * refused): nothing names this code, which is no error. */
+	if (fd < 0) {
+		err = add_unresolved(out, info->cookie, offsets, n);
+		return err < 0 ? err : 0;
+	}
+	m = dcp_perfmap_read_fd(fd);
+	if (!m) {
+		err = -errno;
+		goto unresolved;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_perfmap_entry *e =
+			dcp_perfmap_lookup(m, offsets[i]);
+
+		err = dcp_symtab_add(out, info->cookie, offsets[i],
+				     e ? e->name : NULL, e ? e->start : 0,
+				     e ? e->size : 0);
+		if (err == 0 && e) {
+			char *d = dcp_demangle(e->name);
+
+			if (d)
+				err = dcp_symtab_set_detail(out, info->cookie,
+							    offsets[i], d, NULL,
+							    0, NULL, 0);
+			free(d);
+			resolved++;
+		}
+		if (err < 0) {
+			dcp_perfmap_free(m);
+			return err;
+		}
+	}
+	dcp_perfmap_free(m);
+	return resolved;
+
+unresolved : {
+	int err2 = add_unresolved(out, info->cookie, offsets, n);
+
+	return err2 < 0 ? err2 : err;
+}
+}
+
+int dcp_symbolizer_open_object(const struct dcp_cookie_info *info,
+			       const char **path)
+{
+	const char *used = NULL;
+	int fd = open_matching_path(info, &used);
+
+	if (path)
+		*path = used;
+	return fd;
+}
+
 int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
 			   const struct dcp_cookie_info *info, int fd,
 			   const uint64_t *offsets, size_t n,
@@ -843,6 +1036,8 @@ int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
 		return resolve_kernel(s, info, offsets, n, out);
 	case DCP_COOKIE_KIND_VDSO:
 		return resolve_vdso(s, info, offsets, n, out);
+	case DCP_COOKIE_KIND_JIT:
+		return resolve_jit(info, fd, offsets, n, out);
 	default:
 		err = add_unresolved(out, info->cookie, offsets, n);
 		return err < 0 ? err : 0;

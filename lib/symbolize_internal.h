@@ -57,15 +57,34 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
 
 /*
  * Resolve n offsets of one cookie into out (one entry per offset; a name
- * of NULL when nothing covers it). Files are read through fd when it is
- * not -1 (the pinned handle), else through the cookie's paths, accepted
- * only when their identity still matches. Returns the number resolved, or
- * a negative errno when the object could not be read at all; every offset
- * gets its entry in out even then (with a NULL name).
+ * of NULL when nothing covers it), with the details DWARF has (source
+ * position, inlined calls) and demangled names. Files are read through
+ * fd when it is not -1 (the pinned handle), else through the cookie's
+ * paths, accepted only when their identity still matches, else, for a
+ * file with a build id, through its separate debug file found by build id.
+ * JIT cookies are read from their pinned perf map (fd), whose addresses
+ * are the offsets. Returns the number resolved, or a negative errno when
+ * the object could not be read at all (-ESTALE: a path holds another
+ * file; -ENOENT: none is left); every offset gets its entry in out even
+ * then (with a NULL name).
  */
 int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
 			   const struct dcp_cookie_info *info, int fd,
 			   const uint64_t *offsets, size_t n,
 			   struct dcp_symtab *out);
+
+/*
+ * Open the first of a file cookie's paths that still holds its file
+ * (build id, else device and inode); *path (may be NULL) the path used.
+ * -ESTALE when paths exist but hold other files, -ENOENT when none does.
+ */
+int dcp_symbolizer_open_object(const struct dcp_cookie_info *info,
+			       const char **path);
+
+/*
+ * The demangled form of a C++ or Rust (legacy and v0) symbol name, as a
+ * malloc'd string; NULL when name is not mangled (demangle.c).
+ */
+char *dcp_demangle(const char *name);
 
 #endif

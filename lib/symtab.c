@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log_internal.h"
 #include "symtab_internal.h"
+
+struct inl_entry {
+	char *name, *demangled, *file; /* owned */
+	uint32_t line;
+};
 
 struct sym_entry {
 	uint64_t hash;
@@ -12,6 +18,10 @@ struct sym_entry {
 	uint64_t start, size;
 	char *name; /* owned; NULL: unresolved */
 	uint32_t cookie;
+	uint32_t line;
+	char *demangled, *file; /* owned, may be NULL */
+	struct inl_entry *inl; /* innermost first */
+	uint32_t nr_inline;
 };
 
 /* Entries in insertion order; an open-addressing index (entry + 1 per
@@ -49,14 +59,32 @@ struct dcp_symtab *dcp_symtab_new(void)
 	return s;
 }
 
+static void detail_clear(struct sym_entry *e)
+{
+	for (uint32_t j = 0; j < e->nr_inline; j++) {
+		free(e->inl[j].name);
+		free(e->inl[j].demangled);
+		free(e->inl[j].file);
+	}
+	free(e->inl);
+	free(e->demangled);
+	free(e->file);
+	e->inl = NULL;
+	e->nr_inline = 0;
+	e->demangled = e->file = NULL;
+	e->line = 0;
+}
+
 void dcp_symtab_free(struct dcp_symtab *s)
 {
 	size_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		free(s->e[i].name);
+		detail_clear(&s->e[i]);
+	}
 	free(s->e);
 	free(s->slots);
 	free(s);
@@ -69,6 +97,25 @@ static void slot_put(uint32_t *slots, size_t mask, uint64_t hash, size_t i)
 	while (slots[k])
 		k = (k + 1) & mask;
 	slots[k] = (uint32_t)i + 1;
+}
+
+static void fill_symbol(const struct sym_entry *e, struct dcp_symbol *sym)
+{
+	sym->name = e->name;
+	sym->start = e->start;
+	sym->size = e->size;
+	sym->demangled = e->demangled;
+	sym->file = e->file;
+	sym->line = e->line;
+	sym->nr_inline = e->nr_inline;
+}
+
+static void fill_inline(const struct inl_entry *e, struct dcp_inline_frame *out)
+{
+	out->name = e->name;
+	out->demangled = e->demangled;
+	out->file = e->file;
+	out->line = e->line;
 }
 
 static long find(const struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
@@ -132,6 +179,7 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 	if (i >= 0) {
 		e = &s->e[i];
 		free(e->name);
+		detail_clear(e);
 		e->name = copy;
 		e->start = start;
 		e->size = size;
@@ -150,6 +198,10 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 	e->name = copy;
 	e->start = start;
 	e->size = size;
+	e->line = 0;
+	e->demangled = e->file = NULL;
+	e->inl = NULL;
+	e->nr_inline = 0;
 	slot_put(s->slots, s->mask, hash, s->n);
 	s->n++;
 	return 0;
@@ -163,13 +215,10 @@ int dcp_symtab_lookup(const struct dcp_symtab *s, uint32_t cookie,
 	/* Report code asks for every frame: a miss is expected and cheap,
 	 * so it leaves no message. */
 	if (i < 0) {
-		sym->name = NULL;
-		sym->start = sym->size = 0;
+		memset(sym, 0, sizeof(*sym));
 		return -ENOENT;
 	}
-	sym->name = s->e[i].name;
-	sym->start = s->e[i].start;
-	sym->size = s->e[i].size;
+	fill_symbol(&s->e[i], sym);
 	return 0;
 }
 
@@ -187,9 +236,100 @@ void dcp_symtab_entry(const struct dcp_symtab *s, size_t i, uint32_t *cookie,
 		*cookie = e->cookie;
 	if (offset)
 		*offset = e->offset;
-	if (sym) {
-		sym->name = e->name;
-		sym->start = e->start;
-		sym->size = e->size;
+	if (sym)
+		fill_symbol(e, sym);
+}
+
+void dcp_symtab_entry_inline(const struct dcp_symtab *s, size_t i, uint32_t j,
+			     struct dcp_inline_frame *out)
+{
+	fill_inline(&s->e[i].inl[j], out);
+}
+
+int dcp_symtab_inline(const struct dcp_symtab *s, uint32_t cookie,
+		      uint64_t offset, uint32_t i, struct dcp_inline_frame *out)
+{
+	long k = find(s, cookie, offset, hash_key(cookie, offset));
+
+	if (k < 0 || i >= s->e[k].nr_inline) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
 	}
+	fill_inline(&s->e[k].inl[i], out);
+	return 0;
+}
+
+static bool dup_opt(char **dst, const char *src)
+{
+	*dst = NULL;
+	return !src || (*dst = strdup(src)) != NULL;
+}
+
+int dcp_symtab_set_detail(struct dcp_symtab *s, uint32_t cookie,
+			  uint64_t offset, const char *demangled,
+			  const char *file, uint32_t line,
+			  const struct dcp_inline_frame *inl,
+			  uint32_t nr_inline)
+{
+	long i = find(s, cookie, offset, hash_key(cookie, offset));
+	struct sym_entry *e, tmp;
+	bool ok;
+
+	if (i < 0)
+		return -ENOENT;
+	e = &s->e[i];
+	memset(&tmp, 0, sizeof(tmp));
+	ok = dup_opt(&tmp.demangled, demangled) && dup_opt(&tmp.file, file);
+	if (ok && nr_inline) {
+		tmp.inl = calloc(nr_inline, sizeof(*tmp.inl));
+		ok = tmp.inl != NULL;
+	}
+	for (uint32_t j = 0; ok && j < nr_inline; j++) {
+		tmp.nr_inline = j + 1;
+		tmp.inl[j].line = inl[j].line;
+		ok = dup_opt(&tmp.inl[j].name, inl[j].name) &&
+		     dup_opt(&tmp.inl[j].demangled, inl[j].demangled) &&
+		     dup_opt(&tmp.inl[j].file, inl[j].file);
+	}
+	if (!ok) {
+		detail_clear(&tmp);
+		return dcp_error(ENOMEM, "out of memory");
+	}
+	detail_clear(e);
+	e->demangled = tmp.demangled;
+	e->file = tmp.file;
+	e->line = line;
+	e->inl = tmp.inl;
+	e->nr_inline = nr_inline;
+	return 0;
+}
+
+int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
+		    uint32_t cookie, uint64_t offset)
+{
+	long i = find(src, cookie, offset, hash_key(cookie, offset));
+	struct dcp_inline_frame stack_inl[16] = { { 0 } }, *inl = stack_inl;
+	const struct sym_entry *e;
+	int ret;
+
+	if (i < 0)
+		return -ENOENT;
+	e = &src->e[i];
+	ret = dcp_symtab_add(dst, cookie, offset, e->name, e->start, e->size);
+	if (ret < 0)
+		return ret;
+	if (!e->demangled && !e->file && !e->nr_inline)
+		return 0;
+	if (e->nr_inline > 16) {
+		inl = calloc(e->nr_inline, sizeof(*inl));
+		if (!inl)
+			return dcp_error(ENOMEM, "out of memory");
+	}
+	for (uint32_t j = 0; j < e->nr_inline; j++)
+		fill_inline(&e->inl[j], &inl[j]);
+	ret = dcp_symtab_set_detail(dst, cookie, offset, e->demangled, e->file,
+				    e->line, inl, e->nr_inline);
+	if (inl != stack_inl)
+		free(inl);
+	return ret;
 }

@@ -2,7 +2,11 @@
 # Install the Debian packages dcprof builds and tests with. The Makefile runs
 # this only when pkg-config cannot find one of the libraries.
 set -e
-PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler"
+PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev"
+# The flame graph's browser test: Debian's chromium, driven from node.
+PACKAGES="$PACKAGES chromium"
+command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
 
 missing=""
 for p in $PACKAGES; do

@@ -11,30 +11,57 @@
 static const struct cmd commands[] = {
 	{ "record", cmd_record, CMD_NEEDS_PERF,
 	  "sample the whole system, some processes, or a command",
-	  "[-a] [-p PID[,PID...]] [-F HZ] [-e EVENT] [-g] [-o FILE]\n"
-	  "              [--duration SECONDS] [--only FILE]... [--flush-interval SECONDS]\n"
+	  "[-a] [-p PID[,PID...]] [-F HZ] [-e EVENT] [-g | --call-graph MODE]\n"
+	  "              [-o FILE] [--duration SECONDS] [--only FILE]... [--flush-interval SECONDS]\n"
 	  "              [--mmap-pages N] [-v] [-- COMMAND [ARGS...]]\n"
 	  "\n"
 	  "  -a, --all-cpus         record the whole system (default without -p or COMMAND)\n"
 	  "  -p, --pid PID,...      record these processes and the children they fork\n"
 	  "  -F, --freq HZ          sampling frequency (default 999)\n"
 	  "  -e, --event EVENT      cpu-clock (default), task-clock, or cycles where a PMU exists\n"
-	  "  -g, --call-graph       record kernel and user frame-pointer call chains\n"
+	  "  -g                     record kernel and user frame-pointer call chains\n"
+	  "      --call-graph MODE  fp: the same as -g; dwarf[,STACK_BYTES]: kernel chains,\n"
+	  "                         and user stacks unwound at once from a copy of\n"
+	  "                         STACK_BYTES (default 8192, at most 65528) with the\n"
+	  "                         files' CFI, for code built without frame pointers\n"
 	  "  -o, --output FILE      profile to write (default dcprof.data; an old one becomes FILE.old)\n"
 	  "      --duration SECONDS stop after this long\n"
 	  "      --only FILE        keep only samples whose leaf frame is in FILE (a path or a\n"
 	  "                         build id); repeatable; the rest is counted as filtered\n"
 	  "      --flush-interval S write the profile to disk every S seconds (default 2)\n"
-	  "      --mmap-pages N     ring buffer pages per CPU (default 128)\n"
+	  "      --mmap-pages N     ring buffer pages per CPU (default 128; 1024 with dwarf)\n"
 	  "  -v, --verbose          say more about what the recorder does\n" },
-	{ "report", cmd_report, 0, "print the flat profile of a recording",
+	{ "report", cmd_report, 0,
+	  "print the flat profile, inclusive time or call trees",
 	  "[-i FILE] [--sort KEYS] [--format text|json] [--limit N]\n"
+	  "              [--children | --tree caller|callee] [--percent-limit P] [--max-stack N]\n"
+	  "              [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
+	  "              [--no-demangle] [--no-inline] [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
 	  "\n"
 	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
 	  "  -s, --sort KEYS        group by comm, pid, file, symbol, comma-separated\n"
 	  "                         (default comm,file,symbol)\n"
 	  "      --format FORMAT    text (default) or json\n"
-	  "      --limit N          print at most N rows (default: all)\n" },
+	  "      --limit N          print at most N rows (tree: N top-level entries)\n"
+	  "      --children         inclusive time (the function anywhere on the stack) and\n"
+	  "                         self time, sorted by inclusive\n"
+	  "      --tree ORDER       call tree: caller (from the outermost caller down) or\n"
+	  "                         callee (from the sampled function up); inlined calls\n"
+	  "                         are frames of their own\n"
+	  "      --percent-limit P  hide rows and tree entries below P percent\n"
+	  "      --max-stack N      use only the N frames nearest the sampled one\n"
+	  "      --comm C,...       only these process names (repeatable)\n"
+	  "      --pid P,...        only these processes (repeatable)\n"
+	  "      --file F,...       only samples in these files (path or base name)\n"
+	  "      --symbol S,...     only samples in these functions\n"
+	  "      --no-demangle      C++ and Rust names as the binaries spell them\n"
+	  "      --no-inline        trees: no frames for inlined calls\n"
+	  "      --resymbolize      name the sampled addresses again from the files and\n"
+	  "                         their debug files (matched by build id)\n"
+	  "      --debuginfo-dir DIR\n"
+	  "                         look for debug files in DIR too (DIR/.build-id/..);\n"
+	  "                         repeatable\n"
+	  "      --write            store the new names in the profile\n" },
 	{ "cookies", cmd_cookies, 0, "list the files a recording saw",
 	  "[-i FILE] [--format text|json]\n"
 	  "\n"
@@ -56,6 +83,13 @@ static const struct cmd commands[] = {
 	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
 	  "      --diff BEFORE AFTER\n"
 	  "                         colour each frame of AFTER by how much its share changed\n" },
+	{ "annotate", cmd_annotate, 0,
+	  "show where in a function the samples fell, per instruction",
+	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle]\n"
+	  "\n"
+	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  "      --format FORMAT    text (default; hot lines coloured on a terminal) or json\n"
+	  "      --no-demangle      match and show names as the binaries spell them\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
 	  "[--kind tasks|maps] [-p PID,...] [--buffer BYTES] [--format text|json]\n"

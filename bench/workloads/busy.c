@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,13 +27,13 @@ static volatile double fsink;
 static volatile sig_atomic_t stop;
 
 /* Each leaf does a different amount of work, so the profile is not flat. */
-#define LEAF(n)                                                        \
-	static NOINLINE void leaf_##n(uint64_t seed)                   \
-	{                                                              \
-		uint64_t x = seed ^ (n * 0x9e3779b97f4a7c15ull);       \
-		for (int i = 0; i < 2000 * ((n % 4) + 1); i++)         \
+#define LEAF(n)                                                         \
+	static NOINLINE void leaf_##n(uint64_t seed)                    \
+	{                                                               \
+		uint64_t x = seed ^ (n * 0x9e3779b97f4a7c15ull);        \
+		for (int i = 0; i < 2000 * ((n % 4) + 1); i++)          \
 			x = x * 6364136223846793005ull + n + (x >> 17); \
-		sink += x;                                             \
+		sink += x;                                              \
 	}
 
 LEAF(0)
@@ -116,11 +117,11 @@ static NOINLINE void use_snprintf(uint64_t seed)
 typedef void (*work_fn)(uint64_t);
 
 static const work_fn works[] = {
-	leaf_0,	    leaf_1,	leaf_2,	    leaf_3,	 leaf_4,  leaf_5,
-	leaf_6,	    leaf_7,	leaf_8,	    leaf_9,	 leaf_10, leaf_11,
-	leaf_12,    leaf_13,	leaf_14,    leaf_15,	 leaf_16, leaf_17,
-	leaf_18,    leaf_19,	leaf_20,    leaf_21,	 leaf_22, leaf_23,
-	leaf_24,    leaf_25,	leaf_26,    leaf_27,	 use_libm, use_qsort,
+	leaf_0,	    leaf_1,	  leaf_2,  leaf_3,  leaf_4,   leaf_5,
+	leaf_6,	    leaf_7,	  leaf_8,  leaf_9,  leaf_10,  leaf_11,
+	leaf_12,    leaf_13,	  leaf_14, leaf_15, leaf_16,  leaf_17,
+	leaf_18,    leaf_19,	  leaf_20, leaf_21, leaf_22,  leaf_23,
+	leaf_24,    leaf_25,	  leaf_26, leaf_27, use_libm, use_qsort,
 	use_memcpy, use_snprintf,
 };
 
@@ -190,7 +191,10 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	struct timespec gap;
-	int burners;
+	char self[4096];
+	ssize_t len;
+	pid_t pids[64];
+	int burners, churn;
 	long churn_ms;
 
 	if (argc == 2 && !strcmp(argv[1], "--child")) {
@@ -199,6 +203,18 @@ int main(int argc, char **argv)
 	}
 	burners = argc > 1 ? atoi(argv[1]) : 2;
 	churn_ms = argc > 2 ? atol(argv[2]) : 50;
+	if (burners < 0 || burners > 64 || churn_ms < 0) {
+		fprintf(stderr, "usage: busy [BURNERS (0-64) [CHURN_MS]]\n");
+		return 2;
+	}
+
+	/* exec by the real path, so that the children are named like us */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0) {
+		perror("busy: readlink /proc/self/exe");
+		return 1;
+	}
+	self[len] = '\0';
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -212,6 +228,7 @@ int main(int argc, char **argv)
 			perror("busy: fork");
 			return 1;
 		}
+		pids[i] = pid;
 		if (pid == 0) {
 			/* Burners must not outlive the bench, even on kill -9. */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -222,16 +239,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Without churn, only wait for the signal. */
+	churn = churn_ms > 0;
+	if (!churn)
+		churn_ms = 100;
 	gap.tv_sec = churn_ms / 1000;
 	gap.tv_nsec = (churn_ms % 1000) * 1000000L;
 	while (!stop) {
 		pid_t pid;
 
-		if (churn_ms > 0) {
+		if (churn) {
 			pid = fork();
 			if (pid == 0) {
-				execl("/proc/self/exe", argv[0], "--child",
-				      (char *)NULL);
+				execl(self, argv[0], "--child", (char *)NULL);
 				_exit(127);
 			}
 		}
@@ -239,7 +259,8 @@ int main(int argc, char **argv)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
-	kill(0, SIGTERM);
+	for (int i = 0; i < burners; i++)
+		kill(pids[i], SIGTERM);
 	while (wait(NULL) > 0)
 		;
 	return 0;

@@ -132,6 +132,15 @@ struct dcp_symbol {
 	const char *name; /* NULL: not resolved (counted, see stats) */
 	uint64_t start; /* symbol start, same space as the offset */
 	uint64_t size;
+	/* The rest is filled from DWARF and the demangler where they had
+	 * something to say (docs/SYMBOLS.md). */
+	const char *demangled; /* NULL: the name is not mangled */
+	/* Where in the function the address is: its own source line, or,
+	 * when it lies in inlined code, the call site of the outermost
+	 * inlined call. NULL/0 when DWARF has no line for it. */
+	const char *file;
+	uint32_t line;
+	uint32_t nr_inline; /* inlined calls at the address */
 };
 
 struct dcp_profile_meta {
@@ -169,6 +178,11 @@ struct dcp_profile_stats {
 	uint64_t processes_seen;
 	uint64_t files_pinned; /* cookies held open by the recorder */
 	uint64_t files_unpinned; /* cookies whose file could not be held */
+	/* --call-graph dwarf: user stacks that stop before their outermost
+	 * frame, by reason (a truncated stack keeps every frame it has) */
+	uint64_t unwind_truncated_stack_end; /* past the stack copy */
+	uint64_t unwind_truncated_no_cfi; /* vdso/anon/JIT, no CFI */
+	uint64_t unwind_truncated_other; /* CFI failure, depth limit */
 };
 
 struct dcp_profile;
@@ -198,6 +212,94 @@ DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p,
 				  uint32_t cookie, uint64_t offset,
 				  struct dcp_symbol *sym);
 
+/* One inlined call at a sampled address (docs/SYMBOLS.md). */
+struct dcp_inline_frame {
+	const char *name; /* the inlined function (linkage name if any) */
+	const char *demangled; /* NULL: the name is not mangled */
+	/* Where in this inlined function the address is: the address's
+	 * own line for the innermost, else the call site of the next
+	 * inner one. NULL/0 when unknown. */
+	const char *file;
+	uint32_t line;
+};
+
+/*
+ * Inlined call i (0: the innermost) at (cookie, offset), for i below
+ * dcp_symbol.nr_inline. Returns -ENOENT when there is no such frame.
+ */
+DCPROF_API int dcp_profile_symbol_inline(const struct dcp_profile *p,
+					 uint32_t cookie, uint64_t offset,
+					 uint32_t i,
+					 struct dcp_inline_frame *out);
+
+/* One frame of a stack as people read it: a function or an inlined call. */
+struct dcp_expanded_frame {
+	const char *name; /* demangled when it was mangled; NULL: unresolved */
+	const char *raw_name; /* the name as the binary or DWARF spells it */
+	const char *file; /* source position in this function, NULL: none */
+	uint32_t line;
+	bool is_inline; /* an inlined call, not a real frame */
+};
+
+/*
+ * Expand a stored frame into the functions it stands for, outermost
+ * first: the real function, then each inlined call down to the innermost
+ * (the last entry holds the address's own source line). Writes at most
+ * max entries and returns how many there are (at least 1; a frame without
+ * a symbol gives one entry with a NULL name), so a return above max means
+ * out was too small. The strings live as long as the profile.
+ */
+DCPROF_API int dcp_profile_frame_expand(const struct dcp_profile *p,
+					const struct dcp_frame *f,
+					struct dcp_expanded_frame *out,
+					size_t max);
+
+/*
+ * Open the file a cookie stands for through one of its paths, only when
+ * that path still holds the same file (build id, else device and inode).
+ * Returns a read-only descriptor (the caller closes it) and, when path is
+ * not NULL, the path used; -ENOENT/-ESTALE with a message otherwise.
+ */
+DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
+				       uint32_t cookie, const char **path);
+
+struct dcp_resymbolize_opts {
+	size_t sz;
+	/* Searched before /usr/lib/debug for separate debug files, by
+	 * build id (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink. */
+	const char *const *debuginfo_dirs;
+	size_t nr_debuginfo_dirs;
+};
+
+struct dcp_resymbolize_stats {
+	uint64_t objects; /* files whose addresses were looked up again */
+	uint64_t objects_missing; /* no path holds the file any more */
+	uint64_t objects_mismatched; /* a path holds another build of it */
+	uint64_t resolved_before; /* sampled addresses named before */
+	uint64_t resolved_after; /* and after */
+};
+
+/*
+ * Resolve every sampled address of the profile's files again, from the
+ * files at their recorded paths (accepted only when their build id, else
+ * device and inode, still match) and separate debug files matched by build
+ * id; debuginfod is asked only when DEBUGINFOD_URLS is set. A new name
+ * replaces the stored one; an address named before and not now keeps its
+ * name. Objects that cannot be read are warned about (dcp_set_log) and
+ * keep their names. The kernel, modules, vdso and JIT code keep theirs.
+ * stats may be NULL.
+ */
+DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
+				       const struct dcp_resymbolize_opts *opts,
+				       struct dcp_resymbolize_stats *stats);
+
+/*
+ * Write the profile as a compact file at path: to a temporary file beside
+ * it, then renamed over it (a profile that was opened from path may be
+ * rewritten in place this way).
+ */
+DCPROF_API int dcp_profile_save(const struct dcp_profile *p, const char *path);
+
 /* ---- recording ------------------------------------------------------------ */
 
 struct dcp_recorder_opts {
@@ -216,6 +318,19 @@ struct dcp_recorder_opts {
 	uint32_t flush_interval_ms; /* default 2000 */
 	const char *cmdline; /* stored in the profile */
 	uint32_t mmap_pages; /* per-CPU ring size in pages, default 128 */
+	/* DCP_CALL_GRAPH_*; DCP_CALL_GRAPH_NONE defers to callchain */
+	uint32_t call_graph;
+	/* dwarf: user stack bytes copied per sample, default 8192, at most
+	 * 65528 */
+	uint32_t stack_user_bytes;
+};
+
+enum dcp_call_graph {
+	DCP_CALL_GRAPH_NONE = 0,
+	DCP_CALL_GRAPH_FP = 1, /* the kernel's frame-pointer chains (-g) */
+	/* kernel chains plus user registers and stack copies, unwound with
+	 * the files' CFI by the recorder as samples arrive */
+	DCP_CALL_GRAPH_DWARF = 2,
 };
 
 struct dcp_recorder;

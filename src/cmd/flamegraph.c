@@ -1,9 +1,284 @@
 // SPDX-License-Identifier: MIT
+/* dcprof flamegraph: a recording as an HTML or SVG flame graph, or a diff. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../export/flamegraph.h"
 #include "cmd.h"
+#include "profile_view.h"
+
+#define NOTE_MAX 512
+
+/*
+ * The output file, written beside its final name and renamed over it once
+ * complete, so that a reader never sees half a page and a failure leaves
+ * what was there. O_EXCL|O_NOFOLLOW: a planted file or link is never used.
+ */
+struct out_file {
+	const char *path;
+	char *tmp;
+	FILE *f;
+};
+
+static int out_open(struct out_file *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) + 1 : 0;
+	int fd = -1;
+
+	o->path = path;
+	o->tmp = NULL;
+	o->f = NULL;
+	if (!strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	for (int tries = 0; tries < 100 && fd < 0; tries++) {
+		uint32_t r;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)time(NULL) ^
+			    (uint32_t)getpid() * 2654435761u ^ (uint32_t)tries;
+		free(o->tmp);
+		if (asprintf(&o->tmp, "%.*s.%s.%08" PRIx32 ".tmp", dirlen, path,
+			     slash ? slash + 1 : path, r) < 0) {
+			o->tmp = NULL;
+			return cmd_error("out of memory");
+		}
+		fd = open(o->tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		int err = errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		return cmd_error("cannot create '%s': %s", path, strerror(err));
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		int err = errno;
+
+		close(fd);
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		return cmd_error("cannot write '%s': %s", path, strerror(err));
+	}
+	return 0;
+}
+
+static void out_abort(struct out_file *o)
+{
+	if (!o->tmp)
+		return;
+	fclose(o->f);
+	unlink(o->tmp);
+	free(o->tmp);
+	o->tmp = NULL;
+}
+
+static int out_commit(struct out_file *o)
+{
+	mode_t mask;
+	int err = 0;
+
+	if (!o->tmp)
+		return cmd_finish_stdout(0);
+	if (fflush(o->f) || ferror(o->f))
+		err = errno ? errno : EIO;
+	/* The page is meant to be shared like any file the user writes. */
+	mask = umask(0);
+	umask(mask);
+	if (!err && fchmod(fileno(o->f), 0666 & ~mask))
+		err = errno;
+	if (!err && fsync(fileno(o->f)))
+		err = errno;
+	if (fclose(o->f) && !err)
+		err = errno ? errno : EIO;
+	o->f = NULL;
+	if (!err && rename(o->tmp, o->path))
+		err = errno;
+	if (err) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		return cmd_error("cannot write '%s': %s", o->path,
+				 strerror(err));
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	return 0;
+}
+
+static void note_profile(char *buf, const char *label,
+			 const struct profile_view *v, uint64_t samples)
+{
+	const struct dcp_profile_meta *m = dcp_profile_meta(v->profile);
+	char when[32] = "?";
+	time_t t = (time_t)(m->start_realtime_ns / 1000000000ull);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, NOTE_MAX,
+		 "%s%s: %" PRIu64 " samples, %s on %s, %.1f s, %s at %u Hz%s",
+		 label, v->path, samples, when, m->hostname ? m->hostname : "?",
+		 (double)m->duration_ns / 1e9, m->event ? m->event : "?",
+		 m->sample_freq,
+		 m->complete ? "" :
+			       " (incomplete: the recorder did not finish)");
+}
+
+static uint64_t profile_samples(const struct profile_view *v)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < dcp_profile_nr_rows(v->profile); i++) {
+		struct dcp_sample_row row;
+
+		if (!dcp_profile_row(v->profile, i, &row) && row.nr_frames)
+			n += row.count;
+	}
+	return n;
+}
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cmd_error("'flamegraph' is not implemented yet");
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "diff", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *input = NULL, *output = NULL, *before = NULL, *after = NULL;
+	struct profile_view views[2];
+	size_t nr_views = 0;
+	char notes[2][NOTE_MAX];
+	const char *note_ptrs[2] = { notes[0], notes[1] };
+	struct fg_output_opts fo = { 0 };
+	struct fg_tree *tree = NULL;
+	struct out_file out;
+	bool svg = false;
+	int c, ret = 0;
+
+	opterr = 0;
+	/* '+': no reordering, so that --diff can take the operand after it. */
+	while ((c = getopt_long(argc, argv, "+:i:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "svg"))
+				svg = true;
+			else if (!strcmp(optarg, "html"))
+				svg = false;
+			else
+				return cmd_usage_error(
+					"flamegraph",
+					"unknown format '%s' (html, svg)",
+					optarg);
+			break;
+		case 'd':
+			if (optind >= argc)
+				return cmd_usage_error(
+					"flamegraph",
+					"--diff needs two profiles, BEFORE and AFTER");
+			before = optarg;
+			after = argv[optind++];
+			break;
+		case 'h':
+			cmd_usage(cmd_find("flamegraph"), stdout);
+			return cmd_finish_stdout(0);
+		case ':':
+			return cmd_usage_error("flamegraph",
+					       "option '%s' needs an argument",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error("flamegraph",
+					       "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("flamegraph", "unexpected argument '%s'",
+				       argv[optind]);
+	if (before && input)
+		return cmd_usage_error(
+			"flamegraph",
+			"--diff takes its two profiles instead of -i");
+	if (!output)
+		output = svg ? "flamegraph.svg" : "flamegraph.html";
+	cmd_setup_log(0);
+
+	if (before) {
+		ret = profile_view_open(&views[nr_views], before);
+		if (!ret)
+			nr_views++;
+	}
+	if (!ret) {
+		ret = profile_view_open(&views[nr_views],
+					before ? after :
+					input  ? input :
+						 "dcprof.data");
+		if (!ret)
+			nr_views++;
+	}
+	if (!ret) {
+		tree = fg_tree_new();
+		if (!tree)
+			ret = cmd_error("out of memory");
+	}
+	if (!ret && before && fg_tree_add_profile(tree, &views[0], FG_BEFORE))
+		ret = cmd_error("out of memory");
+	if (!ret && fg_tree_add_profile(tree, &views[nr_views - 1], FG_AFTER))
+		ret = cmd_error("out of memory");
+	if (!ret) {
+		if (before) {
+			note_profile(notes[0], "before ", &views[0],
+				     profile_samples(&views[0]));
+			note_profile(notes[1], "after ", &views[1],
+				     profile_samples(&views[1]));
+			fo.nr_notes = 2;
+			fo.title = "dcprof differential flame graph";
+			fo.diff = true;
+		} else {
+			note_profile(notes[0], "", &views[0],
+				     profile_samples(&views[0]));
+			fo.nr_notes = 1;
+			fo.title = "dcprof flame graph";
+		}
+		fo.notes = note_ptrs;
+		ret = out_open(&out, output);
+	}
+	if (!ret) {
+		if (svg ? fg_write_svg(tree, &fo, out.f) :
+			  fg_write_html(tree, &fo, out.f)) {
+			out_abort(&out);
+			ret = cmd_error("out of memory");
+		} else {
+			ret = out_commit(&out);
+		}
+	}
+	fg_tree_free(tree);
+	while (nr_views)
+		profile_view_close(&views[--nr_views]);
+	return ret;
 }

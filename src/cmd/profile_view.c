@@ -7,6 +7,7 @@
 int profile_view_open(struct profile_view *v, const char *path)
 {
 	v->path = path;
+	v->raw_names = false;
 	v->profile = dcp_profile_open(path);
 	if (!v->profile)
 		return cmd_error("%s", dcp_last_error());
@@ -38,7 +39,8 @@ const char *profile_view_symbol(const struct profile_view *v,
 
 	if (dcp_profile_symbol(v->profile, f->cookie, f->offset, &sym) == 0 &&
 	    sym.name)
-		return sym.name;
+		return sym.demangled && !v->raw_names ? sym.demangled :
+							sym.name;
 	if (dcp_cookie_table_lookup(v->cookies, f->cookie, &info))
 		return "[unknown]";
 	switch (info.kind) {
@@ -51,4 +53,18 @@ const char *profile_view_symbol(const struct profile_view *v,
 	default:
 		return "[unresolved]";
 	}
+}
+
+int profile_view_expand(const struct profile_view *v, const struct dcp_frame *f,
+			struct dcp_expanded_frame *out, size_t max)
+{
+	int n = dcp_profile_frame_expand(v->profile, f, out, max);
+
+	for (int i = 0; i < n && (size_t)i < max; i++) {
+		if (!out[i].name)
+			out[i].name = profile_view_symbol(v, f);
+		else if (v->raw_names && out[i].raw_name)
+			out[i].name = out[i].raw_name;
+	}
+	return n;
 }

@@ -9,6 +9,7 @@ struct profile_view {
 	const char *path;
 	struct dcp_profile *profile;
 	const struct dcp_cookie_table *cookies;
+	bool raw_names; /* names as the binaries spell them (--no-demangle) */
 };
 
 /* Open path; on failure print one error line and return the exit code. */
@@ -24,5 +25,16 @@ const char *profile_view_file_name(const struct profile_view *v,
  */
 const char *profile_view_symbol(const struct profile_view *v,
 				const struct dcp_frame *f);
+
+/*
+ * A frame as the functions it stands for, outermost first: the function,
+ * then its inlined calls (is_inline), as dcp_profile_frame_expand(), with
+ * the names profile_view_symbol() would give (demangled unless raw_names,
+ * a placeholder when unresolved). Returns the count (at least 1), which
+ * may exceed max; PROFILE_VIEW_EXPAND_MAX always suffices in practice.
+ */
+#define PROFILE_VIEW_EXPAND_MAX 64
+int profile_view_expand(const struct profile_view *v, const struct dcp_frame *f,
+			struct dcp_expanded_frame *out, size_t max);
 
 #endif

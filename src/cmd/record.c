@@ -99,6 +99,33 @@ static int parse_pids(struct record_args *a, const char *arg)
 	return ret;
 }
 
+/* "fp", "dwarf" or "dwarf,STACK_BYTES", as perf spells them */
+static int parse_call_graph(struct record_args *a, const char *arg)
+{
+	unsigned long v;
+	int ret;
+
+	if (!strcmp(arg, "fp")) {
+		a->opts.callchain = true;
+		a->opts.call_graph = DCP_CALL_GRAPH_FP;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
+		return cmd_usage_error(
+			"record",
+			"invalid call graph mode '%s': expected fp or dwarf[,STACK_BYTES]",
+			arg);
+	a->opts.callchain = false;
+	a->opts.call_graph = DCP_CALL_GRAPH_DWARF;
+	if (arg[5] == ',') {
+		ret = parse_uint("user stack size", arg + 6, 65528, &v);
+		if (ret)
+			return ret;
+		a->opts.stack_user_bytes = (uint32_t)v;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
@@ -106,7 +133,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", required_argument, NULL, 'G' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "only", required_argument, NULL, 'O' },
@@ -143,6 +170,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'g':
 			a->opts.callchain = true;
+			a->opts.call_graph = DCP_CALL_GRAPH_FP;
+			break;
+		case 'G':
+			ret = parse_call_graph(a, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'o':
 			a->opts.output = optarg;

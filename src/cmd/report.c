@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* dcprof report: the flat profile, grouped by the --sort keys. */
+/*
+ * dcprof report: the flat profile grouped by the --sort keys, inclusive
+ * and self time (--children), and call trees (--tree), with filters.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,7 +24,17 @@ struct report_line {
 	uint32_t cookie;
 	const char *file;
 	const char *symbol;
-	uint64_t count;
+	bool kernel;
+	uint64_t count; /* self: the frame was the leaf */
+	uint64_t children; /* inclusive: the frame was anywhere */
+};
+
+enum tree_order { TREE_NONE, TREE_CALLER, TREE_CALLEE };
+
+/* A comma-separated, repeatable option: every value it was given. */
+struct str_list {
+	char **v;
+	size_t n;
 };
 
 struct report_args {
@@ -30,7 +43,54 @@ struct report_args {
 	size_t nr_keys;
 	bool json;
 	long limit;
+	bool children;
+	enum tree_order tree;
+	double percent_limit;
+	long max_stack; /* frames nearest the leaf; -1: all */
+	bool no_inline;
+	struct str_list comms, pids, files, symbols;
+	bool resymbolize;
+	bool write;
+	struct str_list debuginfo_dirs;
 };
+
+static int list_add(struct str_list *l, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+
+	if (!copy)
+		return cmd_error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+		if (!v || !(v[l->n] = strdup(tok))) {
+			if (v)
+				l->v = v;
+			free(copy);
+			return cmd_error("out of memory");
+		}
+		l->v = v;
+		l->n++;
+	}
+	free(copy);
+	return 0;
+}
+
+static void list_free(struct str_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+static bool list_has(const struct str_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return true;
+	return false;
+}
 
 static int parse_sort(struct report_args *a, const char *arg)
 {
@@ -48,9 +108,10 @@ static int parse_sort(struct report_args *a, const char *arg)
 			if (!strcmp(tok, key_names[k]))
 				break;
 		if (k == NR_KEYS) {
-			ret = cmd_usage_error("report",
-					      "unknown sort key '%s' (comm, pid, file, symbol)",
-					      tok);
+			ret = cmd_usage_error(
+				"report",
+				"unknown sort key '%s' (comm, pid, file, symbol)",
+				tok);
 			break;
 		}
 		for (size_t i = 0; i < a->nr_keys; i++)
@@ -61,7 +122,8 @@ static int parse_sort(struct report_args *a, const char *arg)
 	}
 	free(copy);
 	if (!ret && !a->nr_keys)
-		ret = cmd_usage_error("report", "--sort needs at least one key");
+		ret = cmd_usage_error("report",
+				      "--sort needs at least one key");
 	return ret;
 }
 
@@ -104,6 +166,8 @@ static int compare_count(const void *a, const void *b)
 {
 	const struct report_line *x = a, *y = b;
 
+	if (sort_args->children && x->children != y->children)
+		return x->children > y->children ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return compare_keys(x, y);
@@ -133,13 +197,20 @@ static void print_header_text(const struct profile_view *v)
 	printf("# samples: %" PRIu64 " read, %" PRIu64 " kept (%" PRIu64
 	       " idle), %" PRIu64 " filtered by --only, %" PRIu64
 	       " of other tasks\n",
-	       s->samples, s->samples_kept, s->samples_idle, s->samples_filtered,
-	       s->samples_other_tasks);
+	       s->samples, s->samples_kept, s->samples_idle,
+	       s->samples_filtered, s->samples_other_tasks);
 	printf("# lost: %" PRIu64 " records, %" PRIu64
 	       " samples; unattributed: %" PRIu64 " samples, %" PRIu64
 	       " frames; unresolved symbols: %" PRIu64 "\n",
 	       s->lost_records, s->lost_samples, s->samples_unattributed,
 	       s->frames_unattributed, s->symbols_unresolved);
+	if (s->unwind_truncated_stack_end || s->unwind_truncated_no_cfi ||
+	    s->unwind_truncated_other)
+		printf("# truncated stacks: %" PRIu64
+		       " at the end of the stack copy, %" PRIu64
+		       " at frames without CFI, %" PRIu64 " other\n",
+		       s->unwind_truncated_stack_end,
+		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
 	if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
 	printf("#\n");
@@ -172,12 +243,17 @@ static void print_json_meta(const struct profile_view *v)
 	       ",\"frames_unattributed\":%" PRIu64 ",\"lost_records\":%" PRIu64
 	       ",\"lost_samples\":%" PRIu64 ",\"throttle_events\":%" PRIu64
 	       ",\"symbols_unresolved\":%" PRIu64 ",\"tasks_injected\":%" PRIu64
-	       ",\"tasks_vanished\":%" PRIu64 "}",
-	       s->samples, s->samples_kept, s->samples_idle, s->samples_filtered,
-	       s->samples_other_tasks, s->samples_unattributed,
-	       s->frames_unattributed, s->lost_records, s->lost_samples,
-	       s->throttle_events, s->symbols_unresolved, s->tasks_injected,
-	       s->tasks_vanished);
+	       ",\"tasks_vanished\":%" PRIu64
+	       ",\"unwind_truncated_stack_end\":%" PRIu64
+	       ",\"unwind_truncated_no_cfi\":%" PRIu64
+	       ",\"unwind_truncated_other\":%" PRIu64 "}",
+	       s->samples, s->samples_kept, s->samples_idle,
+	       s->samples_filtered, s->samples_other_tasks,
+	       s->samples_unattributed, s->frames_unattributed, s->lost_records,
+	       s->lost_samples, s->throttle_events, s->symbols_unresolved,
+	       s->tasks_injected, s->tasks_vanished,
+	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
+	       s->unwind_truncated_other);
 }
 
 static bool has_key(const struct report_args *a, enum sort_key k)
@@ -188,32 +264,52 @@ static bool has_key(const struct report_args *a, enum sort_key k)
 	return false;
 }
 
+static double percent(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0;
+}
+
 static void print_lines(const struct report_args *a,
 			const struct report_line *lines, size_t n,
 			uint64_t total)
 {
-	size_t shown = a->limit >= 0 && (size_t)a->limit < n ? (size_t)a->limit :
-							       n;
+	size_t shown = 0, hidden = 0;
 
 	if (a->json) {
 		printf(",\"total\":%" PRIu64 ",\"sort\":[", total);
 		for (size_t i = 0; i < a->nr_keys; i++)
 			printf("%s\"%s\"", i ? "," : "", key_names[a->keys[i]]);
-		printf("],\"rows\":[");
+		printf("],\"children\":%s,\"rows\":[",
+		       a->children ? "true" : "false");
 	} else {
-		printf("%10s %7s", "Samples", "Percent");
+		if (a->children)
+			printf("%10s %8s %7s", "Children", "Self", "Samples");
+		else
+			printf("%10s %7s", "Samples", "Percent");
 		for (size_t i = 0; i < a->nr_keys; i++)
 			printf("  %s", key_names[a->keys[i]]);
 		printf("\n");
 	}
-	for (size_t i = 0; i < shown; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct report_line *l = &lines[i];
-		double pct = total ? 100.0 * (double)l->count / (double)total :
-				     0;
+		double pct = percent(l->count, total);
+		double cpct = percent(l->children, total);
 
+		if ((a->children ? cpct : pct) < a->percent_limit) {
+			hidden++;
+			continue;
+		}
+		if (a->limit >= 0 && shown >= (size_t)a->limit) {
+			hidden++;
+			continue;
+		}
 		if (a->json) {
 			printf("%s{\"samples\":%" PRIu64 ",\"percent\":%.4f",
-			       i ? "," : "", l->count, pct);
+			       shown ? "," : "", l->count, pct);
+			if (a->children)
+				printf(",\"children\":%" PRIu64
+				       ",\"children_percent\":%.4f",
+				       l->children, cpct);
 			if (has_key(a, KEY_COMM)) {
 				printf(",\"comm\":");
 				json_print_string(stdout, l->comm);
@@ -227,11 +323,19 @@ static void print_lines(const struct report_args *a,
 			if (has_key(a, KEY_SYMBOL)) {
 				printf(",\"symbol\":");
 				json_print_string(stdout, l->symbol);
+				printf(",\"kernel\":%s",
+				       l->kernel ? "true" : "false");
 			}
 			printf("}");
+			shown++;
 			continue;
 		}
-		printf("%10" PRIu64 " %6.2f%%", l->count, pct);
+		shown++;
+		if (a->children)
+			printf("%9.2f%% %7.2f%% %7" PRIu64, cpct, pct,
+			       l->children);
+		else
+			printf("%10" PRIu64 " %6.2f%%", l->count, pct);
 		for (size_t k = 0; k < a->nr_keys; k++) {
 			bool last = k + 1 == a->nr_keys;
 
@@ -247,6 +351,8 @@ static void print_lines(const struct report_args *a,
 				text_print_safe(stdout, l->file, last ? 0 : 28);
 				break;
 			case KEY_SYMBOL:
+				/* perf's marks: kernel or user code */
+				printf("%s", l->kernel ? "[k] " : "[.] ");
 				text_print_safe(stdout, l->symbol, 0);
 				break;
 			default:
@@ -257,8 +363,543 @@ static void print_lines(const struct report_args *a,
 	}
 	if (a->json)
 		printf("]}\n");
-	else if (shown < n)
-		printf("# %zu more rows (--limit)\n", n - shown);
+	else if (hidden)
+		printf("# %zu more rows (--limit, --percent-limit)\n", hidden);
+}
+
+/* ---- filters ------------------------------------------------------------ */
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* --comm and --pid select processes; --file and --symbol select samples
+ * by their leaf frame, as perf's --dsos and --symbols do. */
+static bool row_selected(const struct report_args *a,
+			 const struct profile_view *v,
+			 const struct dcp_sample_row *row)
+{
+	const struct dcp_frame *leaf;
+
+	if (a->comms.n && !list_has(&a->comms, row->comm ? row->comm : ""))
+		return false;
+	if (a->pids.n) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%u", row->pid);
+		if (!list_has(&a->pids, pid))
+			return false;
+	}
+	if (!a->files.n && !a->symbols.n)
+		return true;
+	if (!row->nr_frames)
+		return false;
+	leaf = &row->frames[0];
+	if (a->files.n) {
+		const char *f = profile_view_file_name(v, leaf->cookie);
+
+		if (!list_has(&a->files, f) &&
+		    !list_has(&a->files, base_name(f)))
+			return false;
+	}
+	if (a->symbols.n) {
+		struct dcp_symbol sym;
+
+		if (!list_has(&a->symbols, profile_view_symbol(v, leaf)) &&
+		    (dcp_profile_symbol(v->profile, leaf->cookie, leaf->offset,
+					&sym) ||
+		     !sym.name || !list_has(&a->symbols, sym.name)))
+			return false;
+	}
+	return true;
+}
+
+static uint32_t stack_depth(const struct report_args *a,
+			    const struct dcp_sample_row *row)
+{
+	if (a->max_stack >= 0 && (uint64_t)a->max_stack < row->nr_frames)
+		return (uint32_t)a->max_stack;
+	return row->nr_frames;
+}
+
+/* ---- call trees ------------------------------------------------------------ */
+
+struct tnode {
+	const char *name;
+	uint32_t cookie; /* of the real frame the node came from */
+	bool is_inline, kernel;
+	uint64_t total, self;
+	uint32_t parent, first_child, next_sibling; /* 0: none */
+	uint64_t hash;
+};
+
+/* Nodes, node 0 the root; children found by (parent, name, flags) in an
+ * open-addressing index (node + 1 per slot, at most half full). */
+struct tree {
+	struct tnode *n;
+	size_t nr, cap;
+	uint32_t *slots;
+	size_t mask;
+};
+
+struct path_item {
+	const char *name;
+	uint32_t cookie;
+	bool is_inline, kernel;
+};
+
+static uint64_t node_hash(uint32_t parent, const char *name, bool inl,
+			  bool kernel)
+{
+	uint64_t h = 1469598103934665603ull ^ parent ^ ((uint64_t)inl << 40) ^
+		     ((uint64_t)kernel << 41);
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static int tree_grow(struct tree *t)
+{
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		struct tnode *n = realloc(t->n, cap * sizeof(*n));
+
+		if (!n || cap >= UINT32_MAX)
+			return -ENOMEM;
+		t->n = n;
+		t->cap = cap;
+	}
+	if ((t->nr + 1) * 2 > t->mask + 1) {
+		size_t nr = (t->mask + 1) * 2;
+		uint32_t *slots = calloc(nr, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 1; i < t->nr; i++) {
+			size_t k = t->n[i].hash & (nr - 1);
+
+			while (slots[k])
+				k = (k + 1) & (nr - 1);
+			slots[k] = (uint32_t)i + 1;
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->mask = nr - 1;
+	}
+	return 0;
+}
+
+static int tree_init(struct tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->mask = 63;
+	t->slots = calloc(64, sizeof(*t->slots));
+	if (!t->slots || tree_grow(t) < 0)
+		return -ENOMEM;
+	memset(&t->n[0], 0, sizeof(t->n[0]));
+	t->n[0].name = "";
+	t->nr = 1;
+	return 0;
+}
+
+static void tree_free(struct tree *t)
+{
+	free(t->n);
+	free(t->slots);
+}
+
+/* The child of parent for it, created on first use; 0 when out of memory
+ * (the root is never a child). */
+static uint32_t tree_child(struct tree *t, uint32_t parent,
+			   const struct path_item *it)
+{
+	uint64_t h = node_hash(parent, it->name, it->is_inline, it->kernel);
+	size_t k;
+	uint32_t slot, id;
+	struct tnode *n;
+
+	for (k = h & t->mask; (slot = t->slots[k]) != 0;
+	     k = (k + 1) & t->mask) {
+		n = &t->n[slot - 1];
+		if (n->hash == h && n->parent == parent &&
+		    n->is_inline == it->is_inline && n->kernel == it->kernel &&
+		    !strcmp(n->name, it->name))
+			return slot - 1;
+	}
+	if (tree_grow(t) < 0)
+		return 0;
+	id = (uint32_t)t->nr++;
+	n = &t->n[id];
+	memset(n, 0, sizeof(*n));
+	n->name = it->name;
+	n->cookie = it->cookie;
+	n->is_inline = it->is_inline;
+	n->kernel = it->kernel;
+	n->parent = parent;
+	n->hash = h;
+	n->next_sibling = t->n[parent].first_child;
+	t->n[parent].first_child = id;
+	for (k = h & t->mask; t->slots[k]; k = (k + 1) & t->mask)
+		;
+	t->slots[k] = id + 1;
+	return id;
+}
+
+static int tree_add(struct tree *t, const struct path_item *path, size_t n,
+		    uint64_t count)
+{
+	uint32_t node = 0;
+
+	t->n[0].total += count;
+	for (size_t i = 0; i < n; i++) {
+		node = tree_child(t, node, &path[i]);
+		if (!node)
+			return -ENOMEM;
+		t->n[node].total += count;
+	}
+	t->n[node].self += count;
+	return 0;
+}
+
+/* The frames of a row in the tree's order, inline calls expanded. */
+static int build_path(const struct report_args *a, const struct profile_view *v,
+		      const struct dcp_sample_row *row, struct path_item **path,
+		      size_t *cap)
+{
+	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
+	uint32_t depth = stack_depth(a, row);
+	size_t n = 0;
+
+	for (uint32_t j = 0; j < depth; j++) {
+		/* caller order: the outermost frame first */
+		const struct dcp_frame *f =
+			&row->frames[a->tree == TREE_CALLER ? depth - 1 - j :
+							      j];
+		int k = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+
+		if (k > PROFILE_VIEW_EXPAND_MAX)
+			k = PROFILE_VIEW_EXPAND_MAX;
+		if (a->no_inline)
+			k = 1;
+		if (n + (size_t)k > *cap) {
+			size_t c = (*cap ? *cap * 2 : 256) + (size_t)k;
+			struct path_item *p = realloc(*path, c * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			*path = p;
+			*cap = c;
+		}
+		for (int i = 0; i < k; i++) {
+			/* expansions are outermost first: callee order
+			 * walks them from the innermost */
+			const struct dcp_expanded_frame *e =
+				&ex[a->tree == TREE_CALLER ? i : k - 1 - i];
+			struct path_item *it = &(*path)[n++];
+
+			it->name = e->name;
+			it->cookie = f->cookie;
+			it->is_inline = e->is_inline;
+			it->kernel = f->flags & DCP_FRAME_KERNEL;
+		}
+	}
+	return (int)n;
+}
+
+static const struct tree *sort_tree;
+
+static int compare_nodes(const void *a, const void *b)
+{
+	const struct tnode *x = &sort_tree->n[*(const uint32_t *)a];
+	const struct tnode *y = &sort_tree->n[*(const uint32_t *)b];
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The children of node worth showing, largest first, into *out. */
+static size_t tree_children(const struct tree *t, uint32_t node,
+			    const struct report_args *a, uint32_t **out)
+{
+	size_t n = 0, i = 0;
+
+	for (uint32_t c = t->n[node].first_child; c; c = t->n[c].next_sibling)
+		n++;
+	*out = malloc((n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return 0;
+	for (uint32_t c = t->n[node].first_child; c; c = t->n[c].next_sibling)
+		if (percent(t->n[c].total, t->n[0].total) >= a->percent_limit)
+			(*out)[i++] = c;
+	sort_tree = t;
+	qsort(*out, i, sizeof(**out), compare_nodes);
+	if (node == 0 && a->limit >= 0 && i > (size_t)a->limit)
+		i = (size_t)a->limit;
+	return i;
+}
+
+static void print_tree_node(const struct tree *t, const struct profile_view *v,
+			    const struct report_args *a, uint32_t node,
+			    unsigned int depth)
+{
+	const struct tnode *n = &t->n[node];
+	uint64_t total = t->n[0].total;
+	uint32_t *kids;
+	size_t nr;
+
+	if (a->json) {
+		printf("{\"name\":");
+		json_print_string(stdout, n->name);
+		printf(",\"file\":");
+		json_print_string(stdout, profile_view_file_name(v, n->cookie));
+		printf(",\"inline\":%s,\"kernel\":%s,\"samples\":%" PRIu64
+		       ",\"self\":%" PRIu64 ",\"percent\":%.4f,\"children\":[",
+		       n->is_inline ? "true" : "false",
+		       n->kernel ? "true" : "false", n->total, n->self,
+		       percent(n->total, total));
+	} else {
+		printf("%9.2f%% %7.2f%%  %*s%s", percent(n->total, total),
+		       percent(n->self, total), (int)(2 * depth), "",
+		       n->kernel ? "[k] " : "");
+		text_print_safe(stdout, n->name, 0);
+		printf("%s\n", n->is_inline ? " (inlined)" : "");
+	}
+	nr = tree_children(t, node, a, &kids);
+	for (size_t i = 0; i < nr; i++) {
+		if (a->json && i)
+			printf(",");
+		print_tree_node(t, v, a, kids[i], depth + 1);
+	}
+	free(kids);
+	if (a->json)
+		printf("]}");
+}
+
+static void print_tree(const struct tree *t, const struct profile_view *v,
+		       const struct report_args *a)
+{
+	const char *order = a->tree == TREE_CALLER ? "caller" : "callee";
+	uint32_t *roots;
+	size_t nr = tree_children(t, 0, a, &roots);
+
+	if (a->json) {
+		printf(",\"total\":%" PRIu64 ",\"tree\":{\"order\":\"%s\","
+		       "\"roots\":[",
+		       t->n[0].total, order);
+	} else {
+		printf("# call tree, %s: percent of all %" PRIu64
+		       " samples with the function on the stack, and as "
+		       "the leaf\n",
+		       a->tree == TREE_CALLER ? "callers first (top-down)" :
+						"callees first (bottom-up)",
+		       t->n[0].total);
+		printf("%10s %8s  %s\n", "Total", "Self", "Function");
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (a->json && i)
+			printf(",");
+		print_tree_node(t, v, a, roots[i], 0);
+	}
+	free(roots);
+	if (a->json)
+		printf("]}}\n");
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static int add_line(struct report_line **lines, size_t *n, size_t *cap,
+		    const struct report_line *l)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		struct report_line *p = realloc(*lines, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*lines = p;
+		*cap = c;
+	}
+	(*lines)[(*n)++] = *l;
+	return 0;
+}
+
+/* One line per distinct key of a row's frames: the leaf's carries the
+ * self count; every one the inclusive count, once per sample even when
+ * the function recurses. */
+static int row_lines(const struct report_args *a, const struct profile_view *v,
+		     const struct dcp_sample_row *row,
+		     struct report_line **lines, size_t *n, size_t *cap)
+{
+	uint32_t depth = a->children ? stack_depth(a, row) : 1;
+	size_t first = *n;
+
+	if (!depth)
+		depth = 1;
+	for (uint32_t i = 0; i < depth && i < row->nr_frames; i++) {
+		const struct dcp_frame *f = &row->frames[i];
+		struct report_line l = {
+			.comm = row->comm ? row->comm : "",
+			.pid = row->pid,
+			.cookie = f->cookie,
+			.kernel = f->flags & DCP_FRAME_KERNEL,
+			.count = i == 0 ? row->count : 0,
+			.children = row->count,
+		};
+		bool seen = false;
+
+		l.file = profile_view_file_name(v, f->cookie);
+		l.symbol = profile_view_symbol(v, f);
+		for (size_t j = first; j < *n && !seen; j++)
+			seen = !compare_keys(&(*lines)[j], &l);
+		if (!seen && add_line(lines, n, cap, &l) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_number(const char *opt, const char *arg, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(arg, &end);
+	if (errno || *end || end == arg || *out < 0)
+		return cmd_usage_error("report", "invalid %s '%s'", opt, arg);
+	return 0;
+}
+
+static void print_resymbolize(const struct report_args *a,
+			      const struct dcp_resymbolize_stats *st)
+{
+	if (a->json) {
+		printf(",\"resymbolize\":{\"objects\":%" PRIu64
+		       ",\"objects_missing\":%" PRIu64
+		       ",\"objects_mismatched\":%" PRIu64
+		       ",\"resolved_before\":%" PRIu64
+		       ",\"resolved_after\":%" PRIu64 "}",
+		       st->objects, st->objects_missing, st->objects_mismatched,
+		       st->resolved_before, st->resolved_after);
+		return;
+	}
+	printf("# resymbolized %" PRIu64 " files (%" PRIu64 " missing, %" PRIu64
+	       " replaced by other builds): %" PRIu64
+	       " named addresses, %" PRIu64 " before\n",
+	       st->objects, st->objects_missing, st->objects_mismatched,
+	       st->resolved_after, st->resolved_before);
+}
+
+enum {
+	OPT_CHILDREN = 256,
+	OPT_TREE,
+	OPT_PERCENT_LIMIT,
+	OPT_MAX_STACK,
+	OPT_COMM,
+	OPT_PID,
+	OPT_FILE,
+	OPT_SYMBOL,
+	OPT_NO_DEMANGLE,
+	OPT_NO_INLINE,
+	OPT_RESYMBOLIZE,
+	OPT_DEBUGINFO_DIR,
+	OPT_WRITE,
+};
+
+static int report_run(struct report_args *a, bool no_demangle)
+{
+	struct dcp_resymbolize_stats rst;
+	struct report_line *lines = NULL;
+	struct path_item *path = NULL;
+	size_t n = 0, cap = 0, path_cap = 0, groups = 0;
+	struct profile_view v;
+	struct tree t = { 0 };
+	uint64_t total = 0;
+	int ret;
+
+	cmd_setup_log(0);
+	ret = profile_view_open(&v, a->input);
+	if (ret)
+		return ret;
+	v.raw_names = no_demangle;
+	if (a->resymbolize) {
+		struct dcp_resymbolize_opts o = {
+			.sz = sizeof(o),
+			.debuginfo_dirs =
+				(const char *const *)a->debuginfo_dirs.v,
+			.nr_debuginfo_dirs = a->debuginfo_dirs.n,
+		};
+
+		if (dcp_profile_resymbolize(v.profile, &o, &rst) < 0) {
+			ret = cmd_error("%s", dcp_last_error());
+			goto out;
+		}
+		if (a->write && dcp_profile_save(v.profile, a->input) < 0) {
+			ret = cmd_error("%s", dcp_last_error());
+			goto out;
+		}
+	}
+	if (a->tree && tree_init(&t) < 0) {
+		ret = cmd_error("out of memory");
+		goto out;
+	}
+	sort_args = a;
+	for (size_t i = 0; i < dcp_profile_nr_rows(v.profile); i++) {
+		struct dcp_sample_row row;
+
+		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames ||
+		    !row_selected(a, &v, &row))
+			continue;
+		total += row.count;
+		if (a->tree) {
+			int k = build_path(a, &v, &row, &path, &path_cap);
+
+			if (k < 0 ||
+			    tree_add(&t, path, (size_t)k, row.count) < 0)
+				ret = -ENOMEM;
+		} else if (row_lines(a, &v, &row, &lines, &n, &cap) < 0) {
+			ret = -ENOMEM;
+		}
+		if (ret) {
+			ret = cmd_error("out of memory");
+			goto out;
+		}
+	}
+	if (!a->tree) {
+		qsort(lines, n, sizeof(*lines), compare_group);
+		for (size_t i = 0; i < n; i++) {
+			if (groups &&
+			    !compare_keys(&lines[groups - 1], &lines[i])) {
+				lines[groups - 1].count += lines[i].count;
+				lines[groups - 1].children += lines[i].children;
+			} else {
+				lines[groups++] = lines[i];
+			}
+		}
+		qsort(lines, groups, sizeof(*lines), compare_count);
+	}
+
+	if (a->json)
+		print_json_meta(&v);
+	else
+		print_header_text(&v);
+	if (a->resymbolize)
+		print_resymbolize(a, &rst);
+	if (a->tree)
+		print_tree(&t, &v, a);
+	else
+		print_lines(a, lines, groups, total);
+	ret = cmd_finish_stdout(0);
+out:
+	free(lines);
+	free(path);
+	if (a->tree)
+		tree_free(&t);
+	profile_view_close(&v);
+	return ret;
 }
 
 int cmd_report(int argc, char **argv)
@@ -268,6 +909,19 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "tree", required_argument, NULL, OPT_TREE },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "file", required_argument, NULL, OPT_FILE },
+		{ "symbol", required_argument, NULL, OPT_SYMBOL },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "resymbolize", no_argument, NULL, OPT_RESYMBOLIZE },
+		{ "debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR },
+		{ "write", no_argument, NULL, OPT_WRITE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -276,95 +930,119 @@ int cmd_report(int argc, char **argv)
 		.keys = { KEY_COMM, KEY_FILE, KEY_SYMBOL },
 		.nr_keys = 3,
 		.limit = -1,
+		.max_stack = -1,
 	};
-	struct profile_view v;
-	struct report_line *lines;
-	size_t n = 0, groups = 0;
-	uint64_t total = 0;
-	int c, ret;
+	bool no_demangle = false;
+	double d;
+	int c, ret = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+	while (!ret &&
+	       (c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			a.input = optarg;
 			break;
 		case 's':
 			ret = parse_sort(&a, optarg);
-			if (ret)
-				return ret;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "json"))
 				a.json = true;
 			else if (strcmp(optarg, "text"))
-				return cmd_usage_error("report",
-						       "unknown format '%s' (text, json)",
-						       optarg);
+				ret = cmd_usage_error(
+					"report",
+					"unknown format '%s' (text, json)",
+					optarg);
 			break;
-		case 'l': {
-			char *end;
-
-			errno = 0;
-			a.limit = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || a.limit < 0)
-				return cmd_usage_error("report",
-						       "invalid limit '%s'",
-						       optarg);
+		case 'l':
+		case OPT_MAX_STACK:
+			ret = parse_number(c == 'l' ? "limit" : "stack depth",
+					   optarg, &d);
+			if (!ret && (d != (long)d || (c != 'l' && d < 1)))
+				ret = cmd_usage_error(
+					"report", "invalid %s '%s'",
+					c == 'l' ? "limit" : "stack depth",
+					optarg);
+			if (!ret && c == 'l')
+				a.limit = (long)d;
+			else if (!ret)
+				a.max_stack = (long)d;
 			break;
-		}
+		case OPT_PERCENT_LIMIT:
+			ret = parse_number("percent limit", optarg,
+					   &a.percent_limit);
+			break;
+		case OPT_CHILDREN:
+			a.children = true;
+			break;
+		case OPT_TREE:
+			if (!strcmp(optarg, "caller"))
+				a.tree = TREE_CALLER;
+			else if (!strcmp(optarg, "callee"))
+				a.tree = TREE_CALLEE;
+			else
+				ret = cmd_usage_error(
+					"report",
+					"unknown tree order '%s' (caller, callee)",
+					optarg);
+			break;
+		case OPT_COMM:
+			ret = list_add(&a.comms, optarg);
+			break;
+		case OPT_PID:
+			ret = list_add(&a.pids, optarg);
+			break;
+		case OPT_FILE:
+			ret = list_add(&a.files, optarg);
+			break;
+		case OPT_SYMBOL:
+			ret = list_add(&a.symbols, optarg);
+			break;
+		case OPT_NO_DEMANGLE:
+			no_demangle = true;
+			break;
+		case OPT_NO_INLINE:
+			a.no_inline = true;
+			break;
+		case OPT_RESYMBOLIZE:
+			a.resymbolize = true;
+			break;
+		case OPT_DEBUGINFO_DIR:
+			ret = list_add(&a.debuginfo_dirs, optarg);
+			break;
+		case OPT_WRITE:
+			a.write = true;
+			break;
 		case 'h':
 			cmd_usage(cmd_find("report"), stdout);
-			return cmd_finish_stdout(0);
+			ret = cmd_finish_stdout(0);
+			goto out;
 		default:
-			return cmd_usage_error("report", "unknown option '%s'",
-					       argv[optind - 1]);
+			ret = cmd_usage_error("report", "unknown option '%s'",
+					      argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return cmd_usage_error("report", "unexpected argument '%s'",
-				       argv[optind]);
-	cmd_setup_log(0);
-	ret = profile_view_open(&v, a.input);
 	if (ret)
-		return ret;
-
-	lines = calloc(dcp_profile_nr_rows(v.profile) + 1, sizeof(*lines));
-	if (!lines) {
-		profile_view_close(&v);
-		return cmd_error("out of memory");
-	}
-	for (size_t i = 0; i < dcp_profile_nr_rows(v.profile); i++) {
-		struct dcp_sample_row row;
-		struct report_line *l = &lines[n];
-
-		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames)
-			continue;
-		l->comm = row.comm ? row.comm : "";
-		l->pid = row.pid;
-		l->cookie = row.frames[0].cookie;
-		l->file = profile_view_file_name(&v, l->cookie);
-		l->symbol = profile_view_symbol(&v, &row.frames[0]);
-		l->count = row.count;
-		total += row.count;
-		n++;
-	}
-	sort_args = &a;
-	qsort(lines, n, sizeof(*lines), compare_group);
-	for (size_t i = 0; i < n; i++) {
-		if (groups && !compare_keys(&lines[groups - 1], &lines[i]))
-			lines[groups - 1].count += lines[i].count;
-		else
-			lines[groups++] = lines[i];
-	}
-	qsort(lines, groups, sizeof(*lines), compare_count);
-
-	if (a.json)
-		print_json_meta(&v);
+		goto out;
+	if (optind < argc)
+		ret = cmd_usage_error("report", "unexpected argument '%s'",
+				      argv[optind]);
+	else if (a.children && a.tree)
+		ret = cmd_usage_error(
+			"report", "--children and --tree are different views: "
+				  "choose one");
+	else if ((a.debuginfo_dirs.n || a.write) && !a.resymbolize)
+		ret = cmd_usage_error("report",
+				      "--debuginfo-dir and --write go with "
+				      "--resymbolize");
 	else
-		print_header_text(&v);
-	print_lines(&a, lines, groups, total);
-	free(lines);
-	profile_view_close(&v);
-	return cmd_finish_stdout(0);
+		ret = report_run(&a, no_demangle);
+out:
+	list_free(&a.comms);
+	list_free(&a.pids);
+	list_free(&a.files);
+	list_free(&a.symbols);
+	list_free(&a.debuginfo_dirs);
+	return ret;
 }

@@ -658,6 +658,163 @@ static void test_no_symbols(void **state)
 	dcp_symbolizer_free(s);
 }
 
+static const char inline_src[] =
+	"volatile int sink;\n"
+	"static inline __attribute__((always_inline)) int inner(int x)\n"
+	"{\n"
+	"	for (int i = 0; i < x; i++)\n"
+	"		sink += i * x;\n"
+	"	return sink;\n"
+	"}\n"
+	"__attribute__((noinline)) int outer(int x)\n"
+	"{\n"
+	"	return inner(x) + 1;\n"
+	"}\n"
+	"__attribute__((noinline)) int rs(int x)\n"
+	"	__asm__(\"_ZN7mycrate4spin17h0123456789abcdefE\");\n"
+	"__attribute__((noinline)) int rs(int x) { return x * sink; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	(void)argv;\n"
+	"	return outer(argc) + rs(argc);\n"
+	"}\n";
+
+/*
+ * DWARF details: some address of outer() lies in the inlined loop of
+ * inner(): one inlined call, inner at lines 4-5, called from line 10.
+ * The Rust-named function is demangled; the symbol name stays raw.
+ */
+static void test_inline_and_demangle(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	uint64_t start, size, rstart, rsize, *offs;
+	struct dcp_inline_frame inl;
+	struct file_info fi;
+	struct dcp_symbol sym;
+	char path[256];
+	size_t inlined = 0;
+
+	build("inl", inline_src, "-O1 -g");
+	tmp_path(path, sizeof(path), "inl");
+	file_info_init(&fi, path);
+	file_sym_offset(path, "outer", &start, &size);
+	file_sym_offset(path, "_ZN7mycrate4spin17h0123456789abcdefE", &rstart,
+			&rsize);
+	offs = calloc(size + 1, sizeof(*offs));
+	assert_non_null(offs);
+	for (uint64_t i = 0; i < size; i++)
+		offs[i] = start + i;
+	offs[size] = rstart;
+	assert_int_equal(
+		dcp_symbolizer_resolve(s, &fi.info, -1, offs, size + 1, t),
+		(int)size + 1);
+	for (uint64_t i = 0; i < size; i++) {
+		assert_int_equal(dcp_symtab_lookup(t, 7, offs[i], &sym), 0);
+		assert_string_equal(sym.name, "outer");
+		assert_null(sym.demangled);
+		assert_non_null(sym.file);
+		assert_non_null(strstr(sym.file, "inl.c"));
+		assert_true(sym.file[0] == '/');
+		if (!sym.nr_inline) {
+			assert_true(sym.line >= 9 && sym.line <= 11);
+			continue;
+		}
+		inlined++;
+		assert_int_equal(sym.nr_inline, 1);
+		/* the function's position is the call site */
+		assert_int_equal(sym.line, 10);
+		assert_int_equal(dcp_symtab_inline(t, 7, offs[i], 0, &inl), 0);
+		assert_string_equal(inl.name, "inner");
+		assert_null(inl.demangled);
+		assert_non_null(strstr(inl.file, "inl.c"));
+		assert_true(inl.line >= 3 && inl.line <= 6);
+		assert_int_equal(dcp_symtab_inline(t, 7, offs[i], 1, &inl),
+				 -ENOENT);
+	}
+	assert_true(inlined > 0);
+	assert_int_equal(dcp_symtab_lookup(t, 7, rstart, &sym), 0);
+	assert_string_equal(sym.name, "_ZN7mycrate4spin17h0123456789abcdefE");
+	assert_string_equal(sym.demangled, "mycrate::spin");
+	free(offs);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+static void test_demangle(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "_ZN6shapes3BoxIiE4spinEm",
+		  "shapes::Box<int>::spin(unsigned long)" },
+		{ "_Z3maxIiET_S0_S0_", "int max<int>(int, int)" },
+		{ "_ZN4core3fmt5write17h0123456789abcdefE",
+		  "core::fmt::write" },
+		{ "_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example" },
+		{ "_Z3foov.cold", "foo() [clone .cold]" },
+		{ "main", NULL },
+		{ "_start", NULL },
+		{ "_Zgarbage", NULL },
+		{ "", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = dcp_demangle(cases[i].in);
+
+		if (cases[i].out) {
+			assert_non_null(d);
+			assert_string_equal(d, cases[i].out);
+		} else {
+			assert_null(d);
+		}
+		free(d);
+	}
+	assert_null(dcp_demangle(NULL));
+}
+
+/* Details attach to an added address, go with a replacing add, and copy. */
+static void test_symtab_detail(void **state)
+{
+	struct dcp_symtab *t = dcp_symtab_new(), *u = dcp_symtab_new();
+	struct dcp_inline_frame in[2] = {
+		{ "inner", NULL, "/src/a.h", 12 },
+		{ "_ZN1a3midEv", "a::mid()", "/src/b.h", 30 },
+	}, out;
+	struct dcp_symbol sym;
+
+	assert_int_equal(
+		dcp_symtab_set_detail(t, 1, 0x10, NULL, NULL, 0, NULL, 0),
+		-ENOENT);
+	assert_int_equal(dcp_symtab_add(t, 1, 0x10, "outer", 0x8, 0x40), 0);
+	assert_int_equal(
+		dcp_symtab_set_detail(t, 1, 0x10, "dm", "/src/c.c", 77, in, 2),
+		0);
+	assert_int_equal(dcp_symtab_copy(u, t, 1, 0x10), 0);
+	assert_int_equal(dcp_symtab_copy(u, t, 1, 0x11), -ENOENT);
+	assert_int_equal(dcp_symtab_lookup(u, 1, 0x10, &sym), 0);
+	assert_string_equal(sym.name, "outer");
+	assert_string_equal(sym.demangled, "dm");
+	assert_string_equal(sym.file, "/src/c.c");
+	assert_int_equal(sym.line, 77);
+	assert_int_equal(sym.nr_inline, 2);
+	assert_int_equal(dcp_symtab_inline(u, 1, 0x10, 1, &out), 0);
+	assert_string_equal(out.name, "_ZN1a3midEv");
+	assert_string_equal(out.demangled, "a::mid()");
+	assert_string_equal(out.file, "/src/b.h");
+	assert_int_equal(out.line, 30);
+	/* a new answer for the address drops the old details */
+	assert_int_equal(dcp_symtab_add(t, 1, 0x10, "other", 0, 4), 0);
+	assert_int_equal(dcp_symtab_lookup(t, 1, 0x10, &sym), 0);
+	assert_string_equal(sym.name, "other");
+	assert_null(sym.demangled);
+	assert_null(sym.file);
+	assert_int_equal(sym.nr_inline, 0);
+	assert_int_equal(dcp_symtab_inline(t, 1, 0x10, 0, &out), -ENOENT);
+	dcp_symtab_free(t);
+	dcp_symtab_free(u);
+}
+
 static int setup(void **state)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcp-symbolize-XXXXXX");
@@ -688,6 +845,9 @@ int main(void)
 		cmocka_unit_test(test_libc_malloc),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_no_symbols),
+		cmocka_unit_test(test_inline_and_demangle),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_symtab_detail),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

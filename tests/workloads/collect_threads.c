@@ -26,6 +26,7 @@ int main(void)
 	static const char *names[] = { "collect-w1", "collect-w2" };
 	pthread_t t[2];
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
 	prctl(PR_SET_NAME, "collect-main");
 	pthread_barrier_init(&ready, NULL, 3);
 	for (int i = 0; i < 2; i++)

@@ -1,0 +1,105 @@
+#!/bin/bash
+# Flame graph bench: a profile with many distinct stacks (aim: 100,000) from
+# bench/workloads/stacks.c recorded with call chains at a high rate, then
+# the time `dcprof flamegraph` takes to write the HTML and the SVG (best of
+# RUNS), and the page's load-to-first-paint in headless chromium (median of
+# RUNS fresh loads; performance.now() at the first draw, counted from
+# navigation start, and at the paint after it). Prints markdown tables.
+# Environment: SECONDS_REC (8), FREQ (20000), THREADS (2), DEPTH (5), RUNS (5).
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+DCPROF=$BUILD/dcprof
+SECONDS_REC=${SECONDS_REC:-8}
+FREQ=${FREQ:-20000}
+THREADS=${THREADS:-2}
+DEPTH=${DEPTH:-5}
+RUNS=${RUNS:-5}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+die() {
+	echo "flamegraph.sh: $*" >&2
+	exit 1
+}
+
+[ -x "$DCPROF" ] || die "no dcprof at '$DCPROF' (run make first)"
+gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
+	-o "$TMP/stacks" "$TOP/bench/workloads/stacks.c" -lpthread ||
+	die "cannot build the workload"
+"$DCPROF" record -g -F "$FREQ" -o "$TMP/stacks.data" -- \
+	"$TMP/stacks" "$SECONDS_REC" "$THREADS" "$DEPTH" >/dev/null 2>"$TMP/rec.err" ||
+	die "recording failed: $(tail -3 "$TMP/rec.err")"
+
+ms_of() { # best wall time in ms of RUNS runs of a command
+	local best=0 t0 t1 ms i
+	for ((i = 0; i < RUNS; i++)); do
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>"$TMP/cmd.err" || die "'$*' failed: $(cat "$TMP/cmd.err")"
+		t1=$(date +%s%N)
+		ms=$(( (t1 - t0) / 1000000 ))
+		if [ "$best" -eq 0 ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+	done
+	echo "$best"
+}
+
+html_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" -o "$TMP/fg.html")
+svg_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" --format svg -o "$TMP/fg.svg")
+
+# Distinct stacks: the rows of the profile as (comm, stack) with the
+# process name as root, which is what the tree merges; its leaves and nodes.
+read -r stacks nodes leaves samples < <(python3 - "$TMP/fg.html" <<'PY'
+import json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'<script type="application/json" id="fg-data">(.*?)</script>', html, re.S).group(1))
+K, v = d["stride"], d["nodes"]
+n = len(v) // K
+# a stack ends at every node with samples of its own (more than its children)
+kids = [0] * n
+stack = []
+for i in range(n):
+    dep = v[i * K + 3]
+    del stack[dep:]
+    if stack:
+        kids[stack[-1]] += v[i * K + 4]
+    stack.append(i)
+own = sum(1 for i in range(n) if v[i * K + 4] > kids[i])
+leaves = sum(1 for i in range(n) if i + 1 == n or v[(i + 1) * K + 3] <= v[i * K + 3])
+print(own, n, leaves, d["total"])
+PY
+)
+
+html_size=$(stat -c %s "$TMP/fg.html")
+svg_size=$(stat -c %s "$TMP/fg.svg")
+
+echo "### dcprof flamegraph"
+echo
+echo "Profile: $samples samples, $stacks distinct stacks ($leaves leaves, $nodes tree nodes); recorded -g -F $FREQ for $SECONDS_REC s, $THREADS threads, depth $DEPTH."
+echo
+echo "| output | time (best of $RUNS) | size |"
+echo "|---|---:|---:|"
+echo "| HTML | $html_ms ms | $((html_size / 1024)) KiB |"
+echo "| SVG | $svg_ms ms | $((svg_size / 1024)) KiB |"
+echo
+
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] || ! command -v node >/dev/null ||
+	! { [ -d "$TOP/tests/browser/node_modules/playwright-core" ] ||
+		(cd "$TOP/tests/browser" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); }; then
+	echo "(no chromium, node or playwright-core: page load not measured)"
+	exit 0
+fi
+node "$TOP/tests/browser/flame.js" bench "$TMP/fg.html" --runs "$RUNS" >"$TMP/load.json" ||
+	die "the browser bench failed"
+python3 - "$TMP/load.json" <<'PY'
+import json, statistics, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+med = lambda k: statistics.median(r[k] for r in runs)
+print("| page load in headless chromium (median of %d) | ms |" % len(runs))
+print("|---|---:|")
+print("| data parsed (JSON.parse done) | %.0f |" % med("parsedMs"))
+print("| first draw done | %.0f |" % med("firstDrawMs"))
+print("| first paint | %.0f |" % med("firstPaintMs"))
+print("| search + redraw | %.0f |" % med("searchMs"))
+print()
+print("Frames drawn at first paint: %d of %d nodes." % (runs[0]["framesDrawn"], runs[0]["nodes"]))
+PY

@@ -1,0 +1,19 @@
+#!/bin/bash
+# `make bench`: the benches one after the other, each printing its markdown
+# tables on stdout. bench/record.sh compares dcprof record with perf record;
+# bench/collect.sh (when present) measures the collection iterator.
+# Exits non-zero if any bench failed, after running them all.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+fail=0
+for b in bench/record.sh bench/collect.sh; do
+	[ -e "$b" ] || continue
+	echo "## $(basename "$b" .sh)"
+	echo
+	if ! bash "$b"; then
+		echo "run.sh: $b failed" >&2
+		fail=1
+	fi
+	echo
+done
+exit $fail

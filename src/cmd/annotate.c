@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcprof annotate: where inside one function the samples fell, per
+ * instruction, disassembled with capstone, with the source lines DWARF
+ * gives interleaved. The code is read from the sampled file itself,
+ * accepted only when its build id (else device and inode) still matches.
+ */
+#include <capstone/capstone.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "profile_view.h"
+
+/* One function of one object that matched the name. */
+struct target {
+	uint32_t cookie;
+	uint64_t start, size; /* file offsets */
+	const char *name;
+	uint64_t samples;
+	uint64_t *offsets, *counts; /* leaf offsets in it, samples at each */
+	size_t n, cap;
+};
+
+struct annotate_args {
+	const char *input;
+	const char *symbol;
+	bool json;
+};
+
+/* The source file last shown, read whole, to print lines from. */
+struct source {
+	char *path;
+	char **lines;
+	size_t nr;
+};
+
+static void source_free(struct source *s)
+{
+	free(s->path);
+	if (s->lines)
+		free(s->lines[0]);
+	free(s->lines);
+	memset(s, 0, sizeof(*s));
+}
+
+static const char *source_line(struct source *s, const char *path,
+			       uint32_t line)
+{
+	if (!s->path || strcmp(s->path, path)) {
+		FILE *f;
+		char *text = NULL;
+		size_t len = 0, cap = 0;
+
+		source_free(s);
+		s->path = strdup(path);
+		f = fopen(path, "re");
+		if (f) {
+			char buf[65536];
+			size_t r;
+
+			while ((r = fread(buf, 1, sizeof(buf), f)) > 0) {
+				char *t;
+
+				if (len + r + 1 > cap) {
+					cap = (len + r + 1) * 2;
+					t = realloc(text, cap);
+					if (!t)
+						break;
+					text = t;
+				}
+				memcpy(text + len, buf, r);
+				len += r;
+			}
+			fclose(f);
+		}
+		if (text) {
+			size_t n = 1;
+
+			text[len] = '\0';
+			for (size_t i = 0; i < len; i++)
+				n += text[i] == '\n';
+			s->lines = calloc(n + 1, sizeof(*s->lines));
+			if (!s->lines) {
+				free(text);
+				return NULL;
+			}
+			s->lines[s->nr++] = text;
+			for (char *p = text; (p = strchr(p, '\n'));) {
+				*p++ = '\0';
+				s->lines[s->nr++] = p;
+			}
+		}
+	}
+	if (!line || line > s->nr)
+		return NULL;
+	return s->lines[line - 1];
+}
+
+/* A line's file, joined to its compilation directory when relative. */
+static const char *full_path(Dwfl_Line *l, const char *file, char *buf,
+			     size_t size)
+{
+	const char *dir = dwfl_line_comp_dir(l);
+
+	if (file[0] == '/' || !dir || dir[0] != '/')
+		return file;
+	snprintf(buf, size, "%s/%s", dir, file);
+	return buf;
+}
+
+/* Source text with tabs expanded (to 8 columns), other controls escaped. */
+static void print_source_text(const char *text)
+{
+	char buf[1024];
+	size_t col = 0;
+
+	for (const char *p = text; *p && col + 8 < sizeof(buf); p++) {
+		if (*p == '\t') {
+			do
+				buf[col++] = ' ';
+			while (col % 8);
+		} else {
+			buf[col++] = *p;
+		}
+	}
+	buf[col] = '\0';
+	text_print_safe(stdout, buf, 0);
+}
+
+static int target_add(struct target *t, uint64_t offset, uint64_t count)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->offsets[i] == offset) {
+			t->counts[i] += count;
+			t->samples += count;
+			return 0;
+		}
+	if (t->n == t->cap) {
+		size_t c = t->cap ? 2 * t->cap : 64;
+		uint64_t *o = realloc(t->offsets, c * sizeof(*o));
+		uint64_t *k;
+
+		if (!o)
+			return -ENOMEM;
+		t->offsets = o;
+		k = realloc(t->counts, c * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		t->counts = k;
+		t->cap = c;
+	}
+	t->offsets[t->n] = offset;
+	t->counts[t->n++] = count;
+	t->samples += count;
+	return 0;
+}
+
+/* Every (object, function start) whose name is the one asked for. */
+static int find_targets(const struct profile_view *v, const char *name,
+			struct target **out, size_t *nr)
+{
+	struct target *ts = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < dcp_profile_nr_rows(v->profile); i++) {
+		struct dcp_sample_row row;
+		struct dcp_symbol sym;
+		const struct dcp_frame *f;
+		struct target *t = NULL;
+
+		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames)
+			continue;
+		f = &row.frames[0];
+		if (dcp_profile_symbol(v->profile, f->cookie, f->offset,
+				       &sym) ||
+		    !sym.name ||
+		    (strcmp(sym.name, name) &&
+		     (!sym.demangled || strcmp(sym.demangled, name))))
+			continue;
+		for (size_t j = 0; j < n && !t; j++)
+			if (ts[j].cookie == f->cookie &&
+			    ts[j].start == sym.start)
+				t = &ts[j];
+		if (!t) {
+			struct target *g = realloc(ts, (n + 1) * sizeof(*g));
+
+			if (!g)
+				goto nomem;
+			ts = g;
+			t = &ts[n++];
+			memset(t, 0, sizeof(*t));
+			t->cookie = f->cookie;
+			t->start = sym.start;
+			t->size = sym.size;
+			t->name = sym.demangled && !v->raw_names ?
+					  sym.demangled :
+					  sym.name;
+		}
+		if (target_add(t, f->offset, row.count) < 0)
+			goto nomem;
+	}
+	*out = ts;
+	*nr = n;
+	return 0;
+nomem:
+	for (size_t j = 0; j < n; j++) {
+		free(ts[j].offsets);
+		free(ts[j].counts);
+	}
+	free(ts);
+	return cmd_error("out of memory");
+}
+
+static bool capstone_arch(unsigned int machine, cs_arch *arch, cs_mode *mode)
+{
+	switch (machine) {
+	case EM_X86_64:
+		*arch = CS_ARCH_X86;
+		*mode = CS_MODE_64;
+		return true;
+	case EM_386:
+		*arch = CS_ARCH_X86;
+		*mode = CS_MODE_32;
+		return true;
+	case EM_AARCH64:
+		*arch = CS_ARCH_ARM64;
+		*mode = CS_MODE_ARM;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The vaddr of a file offset, through the PT_LOAD segment holding it. */
+static bool offset_vaddr(Elf *e, uint64_t off, uint64_t *vaddr)
+{
+	size_t n = 0;
+
+	if (elf_getphdrnum(e, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(e, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && off >= ph->p_offset &&
+		    off - ph->p_offset < ph->p_filesz) {
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* libdwfl on the file, its default debuginfo path: lines come from the
+ * file or its separate debug file. */
+static Dwfl_Module *open_dwfl(int fd, const char *path, Dwfl **dwfl_out,
+			      Dwfl_Callbacks *cb)
+{
+	Dwfl_Module *mod;
+	Dwfl *dwfl;
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	*dwfl_out = NULL;
+	if (own < 0)
+		return NULL;
+	memset(cb, 0, sizeof(*cb));
+	cb->find_elf = dwfl_build_id_find_elf;
+	cb->find_debuginfo = dwfl_standard_find_debuginfo;
+	cb->section_address = dwfl_offline_section_address;
+	dwfl = dwfl_begin(cb);
+	if (!dwfl) {
+		close(own);
+		return NULL;
+	}
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_elf(dwfl, "annotated", path, own, 0, true);
+	if (!mod)
+		close(own);
+	dwfl_report_end(dwfl, NULL, NULL);
+	*dwfl_out = dwfl;
+	return mod;
+}
+
+static const char *heat_colour(double pct)
+{
+	/* perf annotate's thresholds */
+	if (pct >= 5)
+		return "\033[1;31m";
+	if (pct >= 0.5)
+		return "\033[32m";
+	return NULL;
+}
+
+static int annotate_one(const struct annotate_args *a,
+			const struct profile_view *v, const struct target *t,
+			bool first, bool colour)
+{
+	struct dcp_cookie_info ci;
+	char bid[2 * DCP_BUILD_ID_MAX + 1] = "";
+	const char *path = NULL;
+	Dwfl_Callbacks cb;
+	Dwfl_Module *mod = NULL;
+	Dwfl *dwfl = NULL;
+	struct source src = { 0 };
+	char last_file[4096] = "";
+	uint32_t last_line = 0;
+	uint64_t size = t->size, vaddr;
+	uint8_t *code = NULL;
+	cs_insn *insn = NULL;
+	size_t count = 0;
+	csh cs = 0;
+	cs_arch arch;
+	cs_mode mode;
+	GElf_Ehdr eh;
+	Elf *e = NULL;
+	ssize_t got;
+	int fd, ret = 0;
+
+	dcp_cookie_table_lookup(v->cookies, t->cookie, &ci);
+	if (ci.build_id_size)
+		dcp_build_id_hex(ci.build_id, ci.build_id_size, bid);
+	fd = dcp_profile_object_open(v->profile, t->cookie, &path);
+	if (fd < 0)
+		return cmd_error("cannot annotate '%s': %s", t->name,
+				 dcp_last_error());
+	/* No size (a label): up to the last sampled instruction. */
+	if (!size)
+		for (size_t i = 0; i < t->n; i++)
+			if (t->offsets[i] - t->start + 16 > size)
+				size = t->offsets[i] - t->start + 16;
+	if (size > (64u << 20)) {
+		ret = cmd_error("cannot annotate '%s': %" PRIu64 " bytes",
+				t->name, size);
+		goto out;
+	}
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || !gelf_getehdr(e, &eh) || !offset_vaddr(e, t->start, &vaddr)) {
+		ret = cmd_error("cannot annotate '%s': '%s' is not an ELF file "
+				"holding offset 0x%" PRIx64,
+				t->name, path, t->start);
+		goto out;
+	}
+	if (!capstone_arch(eh.e_machine, &arch, &mode) ||
+	    cs_open(arch, mode, &cs) != CS_ERR_OK) {
+		ret = cmd_error("cannot annotate '%s': no disassembler for "
+				"machine %u",
+				t->name, eh.e_machine);
+		goto out;
+	}
+	code = malloc(size ? size : 1);
+	if (!code) {
+		ret = cmd_error("out of memory");
+		goto out;
+	}
+	got = pread(fd, code, size, (off_t)t->start);
+	if (got <= 0) {
+		ret = cmd_error("cannot read '%s': %s", path,
+				got < 0 ? strerror(errno) : "short file");
+		goto out;
+	}
+	count = cs_disasm(cs, code, (size_t)got, vaddr, 0, &insn);
+	mod = open_dwfl(fd, path, &dwfl, &cb);
+
+	if (a->json) {
+		printf("%s{\"symbol\":", first ? "" : ",");
+		json_print_string(stdout, t->name);
+		printf(",\"file\":");
+		json_print_string(stdout, path);
+		printf(",\"build_id\":");
+		json_print_string(stdout, bid);
+		printf(",\"start\":%" PRIu64 ",\"size\":%" PRIu64
+		       ",\"address\":%" PRIu64 ",\"samples\":%" PRIu64
+		       ",\"instructions\":[",
+		       t->start, size, vaddr, t->samples);
+	} else {
+		printf("%s# %s in %s%s%s%s: %" PRIu64 " samples\n",
+		       first ? "" : "\n", t->name, path, bid[0] ? " (" : "",
+		       bid, bid[0] ? ")" : "", t->samples);
+		printf("# %7s %7s  %-12s  %s\n", "Percent", "Samples",
+		       "Address", "Instruction");
+	}
+	for (size_t i = 0; i < count; i++) {
+		const cs_insn *in = &insn[i];
+		uint64_t off = in->address - vaddr + t->start, n = 0;
+		char fullbuf[4096];
+		const char *file = NULL;
+		int line = 0;
+		double pct;
+
+		for (size_t j = 0; j < t->n; j++)
+			if (t->offsets[j] >= off &&
+			    t->offsets[j] < off + in->size)
+				n += t->counts[j];
+		pct = t->samples ? 100.0 * (double)n / (double)t->samples : 0;
+		if (mod) {
+			Dwfl_Line *l = dwfl_module_getsrc(mod, in->address);
+
+			if (l)
+				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL,
+						     NULL);
+			if (file)
+				file = full_path(l, file, fullbuf,
+						 sizeof(fullbuf));
+		}
+		if (a->json) {
+			printf("%s{\"address\":%" PRIu64 ",\"offset\":%" PRIu64
+			       ",\"samples\":%" PRIu64 ",\"percent\":%.4f,"
+			       "\"text\":",
+			       i ? "," : "", in->address, off, n, pct);
+			printf("\"%s%s%s\"", in->mnemonic,
+			       in->op_str[0] ? " " : "", in->op_str);
+			printf(",\"source_file\":");
+			if (file)
+				json_print_string(stdout, file);
+			else
+				printf("null");
+			printf(",\"line\":%d}", file ? line : 0);
+			continue;
+		}
+		if (file && line > 0 &&
+		    (strcmp(file, last_file) || (uint32_t)line != last_line)) {
+			const char *text =
+				source_line(&src, file, (uint32_t)line);
+
+			printf("%17s  %s:%d", "", file, line);
+			if (text) {
+				printf(":  ");
+				print_source_text(text);
+			}
+			printf("\n");
+			snprintf(last_file, sizeof(last_file), "%s", file);
+			last_line = (uint32_t)line;
+		}
+		{
+			const char *c = colour ? heat_colour(pct) : NULL;
+
+			if (c)
+				fputs(c, stdout);
+			if (n)
+				printf("  %7.2f%% %7" PRIu64, pct, n);
+			else
+				printf("  %7s  %7s", "", "");
+			printf("  %12" PRIx64 ":  %s %s", in->address,
+			       in->mnemonic, in->op_str);
+			if (c)
+				fputs("\033[0m", stdout);
+			printf("\n");
+		}
+	}
+	if (a->json)
+		printf("]}");
+out:
+	source_free(&src);
+	if (insn)
+		cs_free(insn, count);
+	if (cs)
+		cs_close(&cs);
+	if (dwfl)
+		dwfl_end(dwfl);
+	if (e)
+		elf_end(e);
+	free(code);
+	close(fd);
+	return ret;
+}
+
+static int compare_targets(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+
+	return x->samples > y->samples ? -1 : x->samples < y->samples;
+}
+
+int cmd_annotate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-demangle", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct annotate_args a = { .input = "dcprof.data" };
+	struct target *ts = NULL;
+	struct profile_view v;
+	bool no_demangle = false;
+	size_t n = 0;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			a.input = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				a.json = true;
+			else if (strcmp(optarg, "text"))
+				return cmd_usage_error(
+					"annotate",
+					"unknown format '%s' (text, json)",
+					optarg);
+			break;
+		case 'N':
+			no_demangle = true;
+			break;
+		case 'h':
+			cmd_usage(cmd_find("annotate"), stdout);
+			return cmd_finish_stdout(0);
+		default:
+			return cmd_usage_error("annotate",
+					       "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cmd_usage_error("annotate", "which symbol? (SYMBOL)");
+	a.symbol = argv[optind++];
+	if (optind < argc)
+		return cmd_usage_error("annotate", "unexpected argument '%s'",
+				       argv[optind]);
+	cmd_setup_log(0);
+	ret = profile_view_open(&v, a.input);
+	if (ret)
+		return ret;
+	v.raw_names = no_demangle;
+	ret = find_targets(&v, a.symbol, &ts, &n);
+	if (ret)
+		goto out;
+	if (!n) {
+		ret = cmd_error("no samples in '%s' in '%s'", a.symbol,
+				a.input);
+		goto out;
+	}
+	qsort(ts, n, sizeof(*ts), compare_targets);
+	if (a.json)
+		printf("{\"functions\":[");
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = annotate_one(&a, &v, &ts[i], i == 0,
+				   !a.json && isatty(STDOUT_FILENO));
+	if (a.json && !ret)
+		printf("]}\n");
+	if (!ret)
+		ret = cmd_finish_stdout(0);
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(ts[i].offsets);
+		free(ts[i].counts);
+	}
+	free(ts);
+	profile_view_close(&v);
+	return ret;
+}

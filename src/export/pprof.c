@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof export: the profile as perftools.profiles.Profile (proto/
+ * profile.proto), encoded by protobuf-c and gzipped by zlib on the way out.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+
+#include "../cmd/cmd.h"
+#include "export.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+/*
+ * Open addressing over indices into the caller's arrays: a slot holds
+ * index + 1 (0 is empty) and the hash, so that growing needs no keys.
+ */
+struct htab {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t cap, n;
+};
+
+typedef bool (*htab_eq_fn)(const void *ctx, uint32_t index, const void *key);
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	if (!h)
+		h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int htab_grow(struct htab *h)
+{
+	size_t cap = h->cap ? 2 * h->cap : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+	uint64_t *hash = calloc(cap, sizeof(*hash));
+
+	if (!slot || !hash) {
+		free(slot);
+		free(hash);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->cap; i++) {
+		size_t j;
+
+		if (!h->slot[i])
+			continue;
+		for (j = h->hash[i] & (cap - 1); slot[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		slot[j] = h->slot[i];
+		hash[j] = h->hash[i];
+	}
+	free(h->slot);
+	free(h->hash);
+	h->slot = slot;
+	h->hash = hash;
+	h->cap = cap;
+	return 0;
+}
+
+/*
+ * The slot of key: *found tells whether it holds the key or is the empty
+ * slot where the key goes (filled with htab_set). -ENOMEM.
+ */
+static int64_t htab_probe(struct htab *h, uint64_t hash, htab_eq_fn eq,
+			  const void *ctx, const void *key, bool *found)
+{
+	size_t j;
+
+	if (2 * (h->n + 1) > h->cap && htab_grow(h))
+		return -ENOMEM;
+	for (j = hash & (h->cap - 1); h->slot[j]; j = (j + 1) & (h->cap - 1)) {
+		if (h->hash[j] == hash && eq(ctx, h->slot[j] - 1, key)) {
+			*found = true;
+			return (int64_t)j;
+		}
+	}
+	*found = false;
+	return (int64_t)j;
+}
+
+static void htab_set(struct htab *h, int64_t slot, uint64_t hash,
+		     uint32_t index)
+{
+	h->slot[slot] = index + 1;
+	h->hash[slot] = hash;
+	h->n++;
+}
+
+/* The index the slot found by htab_probe holds. */
+static uint32_t htab_index(const struct htab *h, int64_t slot)
+{
+	return h->slot[slot] - 1;
+}
+
+static void htab_free(struct htab *h)
+{
+	free(h->slot);
+	free(h->hash);
+}
+
+/* Grow the array *p of *cap elements of size sz to hold n + 1. */
+static int vec_reserve(void *p, size_t *cap, size_t n, size_t sz)
+{
+	void **pp = p;
+	size_t ncap = *cap ? 2 * *cap : 64;
+	void *np;
+
+	if (n < *cap)
+		return 0;
+	np = realloc(*pp, ncap * sz);
+	if (!np)
+		return -ENOMEM;
+	*pp = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* One (cookie, offset): its lines are lines[first_line, + nr_lines). */
+struct loc {
+	uint32_t cookie;
+	uint64_t offset;
+	uint64_t mapping_id;
+	size_t first_line;
+	uint32_t nr_lines;
+};
+
+struct pprof {
+	const struct profile_view *v;
+
+	char **strings;
+	size_t nr_strings, cap_strings;
+	struct htab string_index;
+
+	/* cookie -> mapping id (0: none yet) */
+	uint64_t *mapping_of;
+	size_t nr_cookies;
+	pb_mapping *mappings;
+	size_t nr_mappings, cap_mappings;
+	unsigned int mapping_shift;
+
+	pb_function *functions;
+	size_t nr_functions, cap_functions;
+	struct htab function_index;
+
+	struct loc *locs;
+	size_t nr_locs, cap_locs;
+	struct htab loc_index;
+	pb_line *lines;
+	size_t nr_lines, cap_lines;
+};
+
+static bool string_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct pprof *pp = ctx;
+
+	return !strcmp(pp->strings[i], key);
+}
+
+/*
+ * s with every byte that is not part of valid UTF-8 written as \xNN, or
+ * NULL when s is valid as it is (or memory ran out: *oom).
+ */
+static char *utf8_escape(const char *s, bool *oom)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), bad = 0, len;
+	char *out, *o;
+
+	for (size_t i = 0; i < n; i += len ? len : 1)
+		if (!(len = export_utf8_len(p + i, n - i)))
+			bad++;
+	if (!bad)
+		return NULL;
+	out = o = malloc(n + 3 * bad + 1);
+	if (!out) {
+		*oom = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i += len ? len : 1) {
+		len = export_utf8_len(p + i, n - i);
+		if (len) {
+			memcpy(o, p + i, len);
+			o += len;
+		} else {
+			o += sprintf(o, "\\x%02x", p[i]);
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* The string table index of s, adding it on first use; -ENOMEM. */
+static int64_t intern(struct pprof *pp, const char *s)
+{
+	uint64_t h = hash_bytes(0, s, strlen(s));
+	bool found, oom = false;
+	char *copy, *escaped;
+	int64_t slot;
+
+	/* profile.proto's strings are UTF-8: decoders reject anything else */
+	escaped = utf8_escape(s, &oom);
+	if (oom)
+		return -ENOMEM;
+	if (escaped) {
+		slot = intern(pp, escaped);
+		free(escaped);
+		return slot;
+	}
+	slot = htab_probe(&pp->string_index, h, string_eq, pp, s, &found);
+	if (slot < 0)
+		return slot;
+	if (found)
+		return htab_index(&pp->string_index, slot);
+	if (vec_reserve(&pp->strings, &pp->cap_strings, pp->nr_strings,
+			sizeof(*pp->strings)))
+		return -ENOMEM;
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	pp->strings[pp->nr_strings] = copy;
+	htab_set(&pp->string_index, slot, h, (uint32_t)pp->nr_strings);
+	return (int64_t)pp->nr_strings++;
+}
+
+/*
+ * The name a mapping and its functions carry. Module names are bare
+ * ("ext4"): bracketed like perf shows them, so that pprof does not look
+ * for a file of that name in the current directory.
+ */
+static const char *object_name(const struct pprof *pp, uint32_t cookie,
+			       char *buf, size_t size)
+{
+	struct dcp_cookie_info info;
+	const char *name = profile_view_file_name(pp->v, cookie);
+
+	if (!dcp_cookie_table_lookup(pp->v->cookies, cookie, &info) &&
+	    info.kind == DCP_COOKIE_KIND_MODULE && name[0] != '[') {
+		snprintf(buf, size, "[%s]", name);
+		return buf;
+	}
+	return name;
+}
+
+/* The mapping id of a cookie, creating its Mapping on first use. */
+static int64_t mapping_of(struct pprof *pp, uint32_t cookie)
+{
+	struct dcp_cookie_info info;
+	char hex[2 * DCP_BUILD_ID_MAX + 1], buf[256];
+	pb_mapping *m;
+	int64_t name, build_id = 0;
+	uint64_t id;
+
+	if (cookie < pp->nr_cookies && pp->mapping_of[cookie])
+		return (int64_t)pp->mapping_of[cookie];
+	if (cookie >= pp->nr_cookies) {
+		/* cookie_table_size covers every cookie a frame can name */
+		return -EINVAL;
+	}
+	if (vec_reserve(&pp->mappings, &pp->cap_mappings, pp->nr_mappings,
+			sizeof(*pp->mappings)))
+		return -ENOMEM;
+	name = intern(pp, object_name(pp, cookie, buf, sizeof(buf)));
+	if (name < 0)
+		return name;
+	if (!dcp_cookie_table_lookup(pp->v->cookies, cookie, &info) &&
+	    info.build_id_size) {
+		build_id =
+			intern(pp, dcp_build_id_hex(info.build_id,
+						    info.build_id_size, hex));
+		if (build_id < 0)
+			return build_id;
+	}
+	id = pp->nr_mappings + 1;
+	m = &pp->mappings[pp->nr_mappings++];
+	perftools__profiles__mapping__init(m);
+	m->id = id;
+	/* No addresses survive recording: each object gets a range of its
+	 * own, in which an address is the start plus the file offset. */
+	m->memory_start = id << pp->mapping_shift;
+	m->memory_limit = (id + 1) << pp->mapping_shift;
+	m->file_offset = 0;
+	m->filename = name;
+	m->build_id = build_id;
+	pp->mapping_of[cookie] = id;
+	return (int64_t)id;
+}
+
+struct function_key {
+	int64_t name, system_name, file;
+};
+
+static bool function_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct pprof *pp = ctx;
+	const struct function_key *k = key;
+
+	return pp->functions[i].name == k->name &&
+	       pp->functions[i].system_name == k->system_name &&
+	       pp->functions[i].filename == k->file;
+}
+
+/* The Function of one (name, spelling in the binary, file). */
+static int64_t function_of(struct pprof *pp, const char *name,
+			   const char *system_name, int64_t file)
+{
+	struct function_key k = { .file = file };
+	pb_function *f;
+	int64_t slot;
+	uint64_t h;
+	bool found;
+
+	k.name = intern(pp, name);
+	if (k.name < 0)
+		return k.name;
+	k.system_name = system_name ? intern(pp, system_name) : k.name;
+	if (k.system_name < 0)
+		return k.system_name;
+	h = hash_bytes(0, &k, sizeof(k));
+	slot = htab_probe(&pp->function_index, h, function_eq, pp, &k, &found);
+	if (slot < 0)
+		return slot;
+	if (found)
+		return (int64_t)pp
+			->functions[htab_index(&pp->function_index, slot)]
+			.id;
+	if (vec_reserve(&pp->functions, &pp->cap_functions, pp->nr_functions,
+			sizeof(*pp->functions)))
+		return -ENOMEM;
+	htab_set(&pp->function_index, slot, h, (uint32_t)pp->nr_functions);
+	f = &pp->functions[pp->nr_functions++];
+	perftools__profiles__function__init(f);
+	f->id = pp->nr_functions;
+	f->name = k.name;
+	f->system_name = k.system_name;
+	f->filename = k.file;
+	return (int64_t)f->id;
+}
+
+/*
+ * The lines of a location: the function and the calls inlined into it at
+ * this address, innermost first as pprof wants them.
+ */
+static int add_lines(struct pprof *pp, struct loc *l, const struct dcp_frame *f)
+{
+	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
+	pb_mapping *m = &pp->mappings[l->mapping_id - 1];
+	int n = profile_view_expand(pp->v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+
+	if (n < 1) {
+		/* cannot happen: an unresolved frame is one entry */
+		ex[0] = (struct dcp_expanded_frame){
+			.name = profile_view_symbol(pp->v, f)
+		};
+		n = 1;
+	}
+	/* deeper inlining is cut: the function and outer calls stay */
+	if (n > PROFILE_VIEW_EXPAND_MAX)
+		n = PROFILE_VIEW_EXPAND_MAX;
+	l->first_line = pp->nr_lines;
+	for (int k = n; k-- > 0;) {
+		const struct dcp_expanded_frame *e = &ex[k];
+		/* Without DWARF the object is the best "file" there is. */
+		int64_t file = e->file ? intern(pp, e->file) : m->filename;
+		int64_t fn;
+		pb_line *line;
+
+		if (file < 0)
+			return (int)file;
+		fn = function_of(pp, e->name, e->raw_name, file);
+		if (fn < 0)
+			return (int)fn;
+		if (vec_reserve(&pp->lines, &pp->cap_lines, pp->nr_lines,
+				sizeof(*pp->lines)))
+			return -ENOMEM;
+		line = &pp->lines[pp->nr_lines++];
+		perftools__profiles__line__init(line);
+		line->function_id = (uint64_t)fn;
+		line->line = e->line;
+		if (e->file)
+			m->has_filenames = true;
+		if (e->line)
+			m->has_line_numbers = true;
+		if (e->is_inline)
+			m->has_inline_frames = true;
+	}
+	l->nr_lines = (uint32_t)n;
+	return 0;
+}
+
+static bool loc_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct pprof *pp = ctx;
+	const struct dcp_frame *f = key;
+
+	return pp->locs[i].cookie == f->cookie &&
+	       pp->locs[i].offset == f->offset;
+}
+
+/* The location id of a frame, creating it (and its lines) on first use. */
+static int64_t location_of(struct pprof *pp, const struct dcp_frame *f)
+{
+	struct dcp_symbol sym;
+	struct loc *l;
+	int64_t slot, mid;
+	uint64_t h;
+	bool found;
+	int ret;
+
+	h = hash_bytes(hash_bytes(0, &f->cookie, sizeof(f->cookie)), &f->offset,
+		       sizeof(f->offset));
+	slot = htab_probe(&pp->loc_index, h, loc_eq, pp, f, &found);
+	if (slot < 0)
+		return slot;
+	if (found)
+		return (int64_t)htab_index(&pp->loc_index, slot) + 1;
+	if (vec_reserve(&pp->locs, &pp->cap_locs, pp->nr_locs,
+			sizeof(*pp->locs)))
+		return -ENOMEM;
+	mid = mapping_of(pp, f->cookie);
+	if (mid < 0)
+		return mid;
+	l = &pp->locs[pp->nr_locs];
+	memset(l, 0, sizeof(*l));
+	l->cookie = f->cookie;
+	l->offset = f->offset;
+	l->mapping_id = (uint64_t)mid;
+	ret = add_lines(pp, l, f);
+	if (ret)
+		return ret;
+	htab_set(&pp->loc_index, slot, h, (uint32_t)pp->nr_locs);
+	if (!dcp_profile_symbol(pp->v->profile, f->cookie, f->offset, &sym) &&
+	    sym.name)
+		pp->mappings[mid - 1].has_functions = true;
+	return (int64_t)++pp->nr_locs;
+}
+
+/* zlib behind protobuf-c's output buffer: the encoding is never whole. */
+struct gz_buffer {
+	ProtobufCBuffer base;
+	z_stream z;
+	FILE *out;
+	int err; /* errno of the first failure */
+	unsigned char chunk[65536];
+};
+
+static void gz_run(struct gz_buffer *g, int flush)
+{
+	int zret;
+
+	do {
+		g->z.next_out = g->chunk;
+		g->z.avail_out = sizeof(g->chunk);
+		zret = deflate(&g->z, flush);
+		if (zret == Z_STREAM_ERROR) {
+			g->err = EIO;
+			return;
+		}
+		size_t have = sizeof(g->chunk) - g->z.avail_out;
+		if (have && fwrite(g->chunk, 1, have, g->out) != have) {
+			g->err = errno ? errno : EIO;
+			return;
+		}
+	} while (g->z.avail_out == 0 ||
+		 (flush == Z_FINISH && zret != Z_STREAM_END));
+}
+
+static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct gz_buffer *g = (struct gz_buffer *)b;
+
+	while (len && !g->err) {
+		/* avail_in is 32 bits wide */
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		g->z.next_in = (Bytef *)(uintptr_t)data;
+		g->z.avail_in = n;
+		gz_run(g, Z_NO_FLUSH);
+		data += n;
+		len -= n;
+	}
+}
+
+static int write_gzipped(const pb_profile *prof, FILE *out)
+{
+	struct gz_buffer *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return ENOMEM;
+	g->base.append = gz_append;
+	g->out = out;
+	/* 15 + 16: a gzip header and trailer, which pprof expects */
+	if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		return ENOMEM;
+	}
+	perftools__profiles__profile__pack_to_buffer(prof, &g->base);
+	if (!g->err)
+		gz_run(g, Z_FINISH);
+	deflateEnd(&g->z);
+	err = g->err;
+	free(g);
+	return err;
+}
+
+/* The sampling period in nanoseconds, what cpu/nanoseconds counts. */
+static int64_t period_ns(const struct dcp_profile_meta *m)
+{
+	if (m->sample_freq)
+		return (int64_t)(1000000000ull / m->sample_freq);
+	return (int64_t)m->sample_period;
+}
+
+static void pprof_free(struct pprof *pp)
+{
+	for (size_t i = 0; i < pp->nr_strings; i++)
+		free(pp->strings[i]);
+	free(pp->strings);
+	htab_free(&pp->string_index);
+	free(pp->mapping_of);
+	free(pp->mappings);
+	free(pp->functions);
+	htab_free(&pp->function_index);
+	free(pp->locs);
+	htab_free(&pp->loc_index);
+	free(pp->lines);
+}
+
+/* Everything pprof_build allocates for the message, freed at once. */
+struct pb_arrays {
+	pb_value_type types[3];
+	pb_value_type *type_ptrs[2];
+	pb_sample *samples;
+	pb_sample **sample_ptrs;
+	pb_label *labels;
+	pb_label **label_ptrs;
+	uint64_t *location_ids;
+	int64_t *values;
+	pb_mapping **mapping_ptrs;
+	pb_function **function_ptrs;
+	pb_location *locations;
+	pb_location **location_ptrs;
+	pb_line **line_ptrs;
+	int64_t comments[4];
+};
+
+static void pb_arrays_free(struct pb_arrays *a)
+{
+	free(a->samples);
+	free(a->sample_ptrs);
+	free(a->labels);
+	free(a->label_ptrs);
+	free(a->location_ids);
+	free(a->values);
+	free(a->mapping_ptrs);
+	free(a->function_ptrs);
+	free(a->locations);
+	free(a->location_ptrs);
+	free(a->line_ptrs);
+}
+
+static int add_comment(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
+		       const char *key, const char *value)
+{
+	char *s;
+	int64_t i;
+
+	if (!value || !*value)
+		return 0;
+	if (asprintf(&s, "%s: %s", key, value) < 0)
+		return -ENOMEM;
+	i = intern(pp, s);
+	free(s);
+	if (i < 0)
+		return (int)i;
+	a->comments[prof->n_comment++] = i;
+	return 0;
+}
+
+/*
+ * pprof takes the first mapping for the main binary (its "File:" line).
+ * A system-wide profile has none: the file with the most samples of its
+ * own stands in, which for a profiled command is usually the command.
+ */
+static int main_mapping_first(struct pprof *pp)
+{
+	uint64_t best = 0;
+	uint32_t cookie = 0;
+	int64_t id;
+
+	for (size_t c = 0; c < pp->nr_cookies; c++) {
+		struct dcp_cookie_info info;
+
+		if (!dcp_cookie_table_lookup(pp->v->cookies, (uint32_t)c,
+					     &info) &&
+		    info.kind == DCP_COOKIE_KIND_FILE && info.samples > best) {
+			best = info.samples;
+			cookie = (uint32_t)c;
+		}
+	}
+	if (!best)
+		return 0;
+	id = mapping_of(pp, cookie);
+	return id < 0 ? (int)id : 0;
+}
+
+static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
+{
+	const struct dcp_profile_meta *meta = dcp_profile_meta(pp->v->profile);
+	size_t nr_rows = dcp_profile_nr_rows(pp->v->profile), nr_frames = 0,
+	       ns = 0;
+	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, period;
+	int ret;
+
+	if (intern(pp, "") != 0)
+		return -ENOMEM;
+	ret = main_mapping_first(pp);
+	if (ret)
+		return ret;
+	s_samples = intern(pp, "samples");
+	s_count = intern(pp, "count");
+	s_cpu = intern(pp, "cpu");
+	s_ns = intern(pp, "nanoseconds");
+	s_comm = intern(pp, "comm");
+	s_pid = intern(pp, "pid");
+	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 ||
+	    s_comm < 0 || s_pid < 0)
+		return -ENOMEM;
+	period = period_ns(meta);
+
+	for (size_t i = 0; i < nr_rows; i++) {
+		struct dcp_sample_row row;
+
+		if (!dcp_profile_row(pp->v->profile, i, &row))
+			nr_frames += row.nr_frames;
+	}
+	a->samples = calloc(nr_rows + 1, sizeof(*a->samples));
+	a->sample_ptrs = calloc(nr_rows + 1, sizeof(*a->sample_ptrs));
+	a->labels = calloc(2 * nr_rows + 1, sizeof(*a->labels));
+	a->label_ptrs = calloc(2 * nr_rows + 1, sizeof(*a->label_ptrs));
+	a->values = calloc(2 * nr_rows + 1, sizeof(*a->values));
+	a->location_ids = calloc(nr_frames + 1, sizeof(*a->location_ids));
+	if (!a->samples || !a->sample_ptrs || !a->labels || !a->label_ptrs ||
+	    !a->values || !a->location_ids)
+		return -ENOMEM;
+
+	nr_frames = 0;
+	for (size_t i = 0; i < nr_rows; i++) {
+		struct dcp_sample_row row;
+		pb_sample *s = &a->samples[ns];
+		pb_label *l = &a->labels[2 * ns];
+		int64_t comm;
+
+		/* rows without frames are not in the report's total either */
+		if (dcp_profile_row(pp->v->profile, i, &row) ||
+		    !row.nr_frames || !row.count)
+			continue;
+		perftools__profiles__sample__init(s);
+		s->location_id = &a->location_ids[nr_frames];
+		for (uint32_t k = 0; k < row.nr_frames; k++) {
+			int64_t id = location_of(pp, &row.frames[k]);
+
+			if (id < 0)
+				return (int)id;
+			s->location_id[k] = (uint64_t)id;
+		}
+		s->n_location_id = row.nr_frames;
+		nr_frames += row.nr_frames;
+		s->value = &a->values[2 * ns];
+		s->n_value = 2;
+		s->value[0] = (int64_t)row.count;
+		s->value[1] = (int64_t)row.count * period;
+		comm = intern(pp, row.comm ? row.comm : "");
+		if (comm < 0)
+			return (int)comm;
+		perftools__profiles__label__init(&l[0]);
+		l[0].key = s_comm;
+		l[0].str = comm;
+		perftools__profiles__label__init(&l[1]);
+		l[1].key = s_pid;
+		l[1].num = row.pid;
+		a->label_ptrs[2 * ns] = &l[0];
+		a->label_ptrs[2 * ns + 1] = &l[1];
+		s->label = &a->label_ptrs[2 * ns];
+		s->n_label = 2;
+		a->sample_ptrs[ns++] = s;
+	}
+
+	/* The arrays of structs are final now: point at them. */
+	a->mapping_ptrs = calloc(pp->nr_mappings + 1, sizeof(*a->mapping_ptrs));
+	a->function_ptrs =
+		calloc(pp->nr_functions + 1, sizeof(*a->function_ptrs));
+	a->locations = calloc(pp->nr_locs + 1, sizeof(*a->locations));
+	a->location_ptrs = calloc(pp->nr_locs + 1, sizeof(*a->location_ptrs));
+	a->line_ptrs = calloc(pp->nr_lines + 1, sizeof(*a->line_ptrs));
+	if (!a->mapping_ptrs || !a->function_ptrs || !a->locations ||
+	    !a->location_ptrs || !a->line_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < pp->nr_mappings; i++)
+		a->mapping_ptrs[i] = &pp->mappings[i];
+	for (size_t i = 0; i < pp->nr_functions; i++)
+		a->function_ptrs[i] = &pp->functions[i];
+	for (size_t i = 0; i < pp->nr_lines; i++)
+		a->line_ptrs[i] = &pp->lines[i];
+	for (size_t i = 0; i < pp->nr_locs; i++) {
+		const struct loc *l = &pp->locs[i];
+		const pb_mapping *m = &pp->mappings[l->mapping_id - 1];
+		uint64_t span = m->memory_limit - m->memory_start;
+		pb_location *loc = &a->locations[i];
+
+		perftools__profiles__location__init(loc);
+		loc->id = i + 1;
+		loc->mapping_id = l->mapping_id;
+		/* Offsets beyond the range (a kernel address below _text,
+		 * an ip in no mapping) wrap, to stay inside the mapping. */
+		loc->address = m->memory_start + (l->offset & (span - 1));
+		loc->line = &a->line_ptrs[l->first_line];
+		loc->n_line = l->nr_lines;
+		a->location_ptrs[i] = loc;
+	}
+
+	a->types[0] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	a->types[0].type = s_samples;
+	a->types[0].unit = s_count;
+	a->types[1] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	a->types[1].type = s_cpu;
+	a->types[1].unit = s_ns;
+	a->types[2] = a->types[1];
+	a->type_ptrs[0] = &a->types[0];
+	a->type_ptrs[1] = &a->types[1];
+
+	prof->comment = a->comments;
+	if ((ret = add_comment(pp, a, prof, "event", meta->event)) ||
+	    (ret = add_comment(pp, a, prof, "host", meta->hostname)) ||
+	    (ret = add_comment(pp, a, prof, "kernel", meta->kernel_release)) ||
+	    (ret = add_comment(pp, a, prof, "command", meta->cmdline)))
+		return ret;
+
+	prof->sample_type = a->type_ptrs;
+	prof->n_sample_type = 2;
+	prof->sample = a->sample_ptrs;
+	prof->n_sample = ns;
+	prof->mapping = a->mapping_ptrs;
+	prof->n_mapping = pp->nr_mappings;
+	prof->location = a->location_ptrs;
+	prof->n_location = pp->nr_locs;
+	prof->function = a->function_ptrs;
+	prof->n_function = pp->nr_functions;
+	prof->string_table = pp->strings;
+	prof->n_string_table = pp->nr_strings;
+	prof->time_nanos = (int64_t)meta->start_realtime_ns;
+	prof->duration_nanos = (int64_t)meta->duration_ns;
+	prof->period_type = &a->types[2];
+	prof->period = period;
+	return 0;
+}
+
+int export_pprof(const struct profile_view *v, FILE *out)
+{
+	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct pprof pp = { .v = v, .mapping_shift = 40 };
+	struct pb_arrays a = { 0 };
+	int ret;
+
+	pp.nr_cookies = dcp_cookie_table_size(v->cookies);
+	/* The synthetic ranges must not wrap: narrower ones for the
+	 * (unheard of) profile with millions of objects. */
+	while (pp.mapping_shift > 20 &&
+	       (uint64_t)(pp.nr_cookies + 2) >
+		       (1ull << (63 - pp.mapping_shift)))
+		pp.mapping_shift--;
+	pp.mapping_of = calloc(pp.nr_cookies + 1, sizeof(*pp.mapping_of));
+	ret = pp.mapping_of ? pprof_build(&pp, &a, &prof) : -ENOMEM;
+	if (ret == -EINVAL)
+		ret = cmd_error("'%s' names an object its cookie table lacks",
+				v->path);
+	else if (ret)
+		ret = cmd_error("cannot build the pprof profile: %s",
+				strerror(-ret));
+	else if ((ret = write_gzipped(&prof, out)))
+		ret = cmd_error("cannot write the pprof profile: %s",
+				strerror(ret));
+	pb_arrays_free(&a);
+	pprof_free(&pp);
+	return ret;
+}

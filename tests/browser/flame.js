@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: MIT
+/*
+ * Drives Debian's chromium (headless, through playwright-core) over a page
+ * written by `dcprof flamegraph` and prints what it saw as one JSON object;
+ * the shell tests judge the numbers.
+ *
+ *   node flame.js check PAGE.html --click NAME --search TEXT --screenshot PNG
+ *   node flame.js diff PAGE.html --frame NAME... [--screenshot PNG]
+ *   node flame.js bench PAGE.html [--runs N]
+ *
+ * Interactions go through real input events (mouse clicks on the canvas at
+ * the frame's coordinates, clicks on the buttons, typing in the search box);
+ * the page's test hook, window.dcprofFlame, only reports state and where a
+ * frame is drawn.
+ */
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function parseArgs(argv) {
+  const a = { mode: argv[0], page: argv[1], frames: [], runs: 5 };
+  for (let i = 2; i < argv.length; i++) {
+    const k = argv[i];
+    const v = argv[++i];
+    if (k === '--click') a.click = v;
+    else if (k === '--search') a.search = v;
+    else if (k === '--screenshot') a.screenshot = v;
+    else if (k === '--frame') a.frames.push(v);
+    else if (k === '--runs') a.runs = Number(v);
+    else throw new Error(`unknown argument '${k}'`);
+  }
+  if (!a.mode || !a.page)
+    throw new Error('usage: flame.js check|diff|bench PAGE.html [options]');
+  return a;
+}
+
+/* The tree as the page has it, read from the file itself. */
+function pageData(file) {
+  const html = fs.readFileSync(file, 'utf8');
+  const m = /<script type="application\/json" id="fg-data">([\s\S]*?)<\/script>/.exec(html);
+  if (!m)
+    throw new Error(`no flame graph data in '${file}'`);
+  return JSON.parse(m[1]);
+}
+
+/* Frames wide enough to draw at this width, by the page's rule, counted independently. */
+function expectedFrames(data, width, minWidth) {
+  const K = data.stride;
+  const n = data.nodes.length / K;
+  const total = data.nodes[4];
+  const scale = width / total;
+  let count = 0;
+  for (let i = 0; i < n; i++)
+    if (data.nodes[i * K + 4] * scale >= minWidth)
+      count++;
+  return count;
+}
+
+async function launch() {
+  const { chromium } = require('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'dcprof-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+           '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+  const close = async () => {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+async function openPage(context, file, requests) {
+  const page = context.pages()[0] || await context.newPage();
+  const errors = [];
+  page.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto('file://' + path.resolve(file));
+  await page.waitForFunction(() => window.dcprofFlame && window.dcprofFlame.firstPaintMs > 0,
+                             null, { timeout: 60000 });
+  return { page, errors };
+}
+
+async function centre(page, name) {
+  const r = await page.evaluate((nm) => window.dcprofFlame.frameRect(nm), name);
+  if (!r)
+    throw new Error(`frame '${name}' is not drawn`);
+  return { x: r.x + r.width / 2, y: r.y + r.height / 2, rect: r };
+}
+
+async function check(a) {
+  const out = { requests: [] };
+  const data = pageData(a.page);
+  const { context, close } = await launch();
+  try {
+    const { page, errors } = await openPage(context, a.page, out.requests);
+    const hook = (f, arg) => page.evaluate(f, arg);
+
+    out.nodes = await hook(() => window.dcprofFlame.nodeCount());
+    out.dataNodes = data.nodes.length / data.stride;
+    out.framesDrawn = await hook(() => window.dcprofFlame.framesDrawn());
+    out.canvasWidth = await hook(() => window.dcprofFlame.canvasWidth());
+    out.expectedFrames = expectedFrames(data, out.canvasWidth,
+                                        await hook(() => window.dcprofFlame.minFrameWidth));
+    out.firstPaintMs = await hook(() => window.dcprofFlame.firstPaintMs);
+
+    if (a.click) {
+      /* Hover first: the tooltip must name the frame and its samples. */
+      let c = await centre(page, a.click);
+      await page.mouse.move(c.x, c.y);
+      await page.waitForFunction(() => window.dcprofFlame.tooltip() !== '');
+      out.tooltip = await hook(() => window.dcprofFlame.tooltip());
+      await page.mouse.click(c.x, c.y);
+      out.zoomRoot = await hook(() => window.dcprofFlame.zoomRoot());
+      c = await centre(page, a.click);
+      out.zoomedWidth = c.rect.width;
+      out.framesDrawnZoomed = await hook(() => window.dcprofFlame.framesDrawn());
+      /* Back out with the reset button, a real click too. */
+      await page.click('#fg-reset');
+      out.zoomRootAfterReset = await hook(() => window.dcprofFlame.zoomRoot());
+    }
+    if (a.search) {
+      await page.fill('#fg-search', a.search);
+      await page.press('#fg-search', 'Enter');
+      out.searchLabel = await page.textContent('#fg-match');
+      out.searchPercent = await hook((t) => window.dcprofFlame.search(t), a.search);
+    }
+    await page.click('#fg-flip');
+    out.icicle = await hook(() => window.dcprofFlame.icicle());
+    if (a.click) {
+      const c = await centre(page, a.click);
+      await page.mouse.move(c.x, c.y);
+    }
+    if (a.screenshot) {
+      fs.mkdirSync(path.dirname(a.screenshot), { recursive: true });
+      await page.screenshot({ path: a.screenshot, fullPage: true });
+    }
+    out.errors = errors;
+  } finally {
+    await close();
+  }
+  return out;
+}
+
+async function diff(a) {
+  const out = { requests: [], frames: {} };
+  const data = pageData(a.page);
+  const { context, close } = await launch();
+  try {
+    const { page, errors } = await openPage(context, a.page, out.requests);
+    out.onlyBefore = data.onlyBefore;
+    out.framesDrawn = await page.evaluate(() => window.dcprofFlame.framesDrawn());
+    for (const name of a.frames) {
+      out.frames[name] = await page.evaluate((nm) => window.dcprofFlame.frameInfo(nm), name);
+      /* The tooltip, through a real hover, carries the numbers too. */
+      const c = await centre(page, name);
+      await page.mouse.move(c.x, c.y);
+      await page.waitForFunction(() => window.dcprofFlame.tooltip() !== '');
+      out.frames[name].tooltip = await page.evaluate(() => window.dcprofFlame.tooltip());
+    }
+    out.notes = await page.textContent('#fg-notes');
+    if (a.screenshot) {
+      fs.mkdirSync(path.dirname(a.screenshot), { recursive: true });
+      await page.screenshot({ path: a.screenshot, fullPage: true });
+    }
+    out.errors = errors;
+  } finally {
+    await close();
+  }
+  return out;
+}
+
+/* Load-to-first-paint over fresh loads: performance.now() is measured from navigation start. */
+async function bench(a) {
+  const out = { runs: [] };
+  const { context, close } = await launch();
+  try {
+    for (let i = 0; i < a.runs; i++) {
+      const page = await context.newPage();
+      await page.goto('file://' + path.resolve(a.page));
+      await page.waitForFunction(() => window.dcprofFlame && window.dcprofFlame.firstPaintMs > 0,
+                                 null, { timeout: 120000 });
+      out.runs.push(await page.evaluate(() => ({
+        parsedMs: window.dcprofFlame.parsedMs,
+        firstDrawMs: window.dcprofFlame.firstDrawMs,
+        firstPaintMs: window.dcprofFlame.firstPaintMs,
+        framesDrawn: window.dcprofFlame.framesDrawn(),
+        nodes: window.dcprofFlame.nodeCount(),
+      })));
+      /* A redraw after a search: what interaction costs on this tree. */
+      out.runs[i].searchMs = await page.evaluate(() => {
+        const t = performance.now();
+        window.dcprofFlame.search('f3');
+        return performance.now() - t;
+      });
+      await page.close();
+    }
+  } finally {
+    await close();
+  }
+  return out;
+}
+
+(async () => {
+  let a;
+  try {
+    a = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(String(e.message || e));
+    process.exit(2);
+  }
+  const run = { check, diff, bench }[a.mode];
+  if (!run) {
+    console.error(`unknown mode '${a.mode}'`);
+    process.exit(2);
+  }
+  try {
+    console.log(JSON.stringify(await run(a), null, 1));
+  } catch (e) {
+    console.error(`flame.js: ${e.stack || e}`);
+    process.exit(1);
+  }
+})();

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Sourced by the tests/t scripts after test-lib.sh: need_browser makes sure
+# Debian's chromium, node and playwright-core (installed on demand into
+# tests/browser/node_modules with npm) are there. Without them the test
+# fails under CI (CI set, which must run it) and skips loudly otherwise.
+BROWSER_DIR=$TOP/tests/browser
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export CHROMIUM
+
+_browser_missing() {
+	if [ -n "${CI:-}" ]; then
+		die "browser test cannot run under CI: $*"
+	fi
+	echo "$TEST_NAME: SKIPPING THE BROWSER TEST: $* (CI would fail here)" >&2
+	skip "$*"
+}
+
+need_browser() {
+	local v
+	[ -x "$CHROMIUM" ] ||
+		_browser_missing "no chromium at '$CHROMIUM' (run scripts/install-deps.sh)"
+	v=$("$CHROMIUM" --headless --no-sandbox --disable-gpu --version 2>&1) ||
+		_browser_missing "'$CHROMIUM --version' failed: $(echo "$v" | head -c 300)"
+	command -v node >/dev/null 2>&1 || _browser_missing "node is not installed"
+	if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
+		command -v npm >/dev/null 2>&1 || _browser_missing "npm is not installed"
+		(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
+			>"$TMP/npm.log" 2>&1 ||
+			_browser_missing "npm could not install playwright-core: $(tail -c 500 "$TMP/npm.log")"
+	fi
+}
+
+# flame MODE PAGE [ARGS...]: run tests/browser/flame.js, its JSON on stdout
+flame() {
+	node "$BROWSER_DIR/flame.js" "$@"
+}

@@ -1,0 +1,103 @@
+#!/bin/bash
+# Bad input: corrupt, truncated, foreign, empty and missing files given to
+# report and cookies; unknown options; a dead pid; a refused
+# perf_event_open; an unwritable output path. Each is a non-zero exit
+# without a crash (< 128), one error line naming its subject, and a failed
+# recording never touches an earlier profile at its output path.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+# a finished profile to damage
+GOOD=$TMP/good.data
+expect_exit 0 "$DCPROF" record -o "$GOOD" -- sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'
+size=$(stat -c %s "$GOOD")
+[ "$size" -gt 200 ] || die "the profile is only $size bytes"
+
+# corrupt: flip 16 bytes in the middle
+cp "$GOOD" "$TMP/corrupt.data"
+python3 - "$TMP/corrupt.data" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+mid = len(b) // 2
+for i in range(mid, mid + 16):
+    b[i] ^= 0xff
+open(p, "wb").write(b)
+PY
+head -c $((size / 2)) "$GOOD" >"$TMP/truncated.data"
+: >"$TMP/empty.data"
+cp /bin/ls "$TMP/foreign.data"
+
+for f in corrupt truncated foreign empty missing; do
+	for cmd in report cookies; do
+		"$DCPROF" $cmd -i "$TMP/$f.data" >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -ne 0 ] || die "$cmd of a $f file exited 0"
+		[ "$rc" -lt 128 ] || die "$cmd of a $f file crashed ($rc)"
+		one_line_error
+		grep -qF "$TMP/$f.data" "$TMP/err" ||
+			die "$cmd: the error does not name the $f file: $(cat "$TMP/err")"
+	done
+done
+
+# unknown options are usage errors
+expect_exit 2 "$DCPROF" record --no-such-option
+expect_exit 2 "$DCPROF" report --no-such-option
+expect_exit 2 "$DCPROF" cookies --no-such-option
+expect_exit 2 "$DCPROF" report --sort nonsense
+expect_exit 2 "$DCPROF" report --format xml
+expect_exit 2 "$DCPROF" record -F lots -- true
+
+# failing recordings: exit 1, one line, and the earlier profile kept as is
+T=$TMP/target.data
+cp "$GOOD" "$T"
+failing_record() { # WHAT ARGS...
+	local what=$1
+	shift
+	expect_exit 1 "$DCPROF" record -o "$T" "$@"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] ||
+		die "$what: expected one line: $(cat "$TMP/err")"
+	cmp -s "$T" "$GOOD" || die "$what: the earlier profile changed"
+	[ -e "$T.old" ] && die "$what: the earlier profile was moved to .old"
+	ls "$T".tmp.* >/dev/null 2>&1 && die "$what: a temporary file is left"
+	return 0
+}
+true &
+DEAD=$!
+wait $DEAD
+failing_record "dead pid" -p "$DEAD"
+grep -q "$DEAD" "$TMP/err" || die "dead pid: not named: $(cat "$TMP/err")"
+failing_record "pid 999999" -p 999999
+# perf_event_open refused: cycles has no PMU on these machines; where it
+# does, a frequency beyond the kernel's maximum is refused everywhere
+if "$DCPROF" record -e cycles -o "$TMP/probe.data" -- true \
+	>/dev/null 2>&1; then
+	echo "note: this machine has a PMU; -e cycles not tried"
+else
+	failing_record "-e cycles" -e cycles -- true
+fi
+failing_record "-F 1000000" -F 1000000 -- true
+failing_record "-F 1000000 -a" -F 1000000 -a --duration 1
+failing_record "--only /nonexistent" --only "$TMP/nonexistent" -- true
+
+# an unwritable output path
+expect_exit 1 "$DCPROF" record -o /proc/nonexistent/x -- true
+one_line_error
+grep -q "/proc/nonexistent/x" "$TMP/err" || die "unwritable: $(cat "$TMP/err")"
+mkdir "$TMP/ro" && chmod 0500 "$TMP/ro"
+cp "$GOOD" "$TMP/ro/p.data"
+if [ "$(id -u)" -ne 0 ]; then
+	expect_exit 1 "$DCPROF" record -o "$TMP/ro/p.data" -- true
+	one_line_error
+	cmp -s "$TMP/ro/p.data" "$GOOD" || die "read-only dir: profile changed"
+fi
+
+# a command that cannot run leaves the earlier profile at its path
+"$DCPROF" record -o "$T" -- "$TMP/no-such-command" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || die "missing command: exit $rc"
+one_line_error
+cmp -s "$T" "$GOOD" || die "missing command: the earlier profile at '$T' changed"
+
+pass

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Separate debug files: a stripped binary's samples are [unresolved]; with
+# its debug file in a --debuginfo-dir (found by build id),
+# report --resymbolize names them, and --write stores the names. A path
+# that now holds another build of the binary is reported as a mismatch.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3 objcopy strip readelf
+need_perf_events
+
+SPLIT=$(build_workload split)
+BID=$(readelf -n "$SPLIT" | awk '/Build ID/ { print $3 }')
+[ -n "$BID" ] || die "workload has no build id"
+DBG=$TMP/debug
+mkdir -p "$DBG/.build-id/${BID:0:2}"
+objcopy --only-keep-debug "$SPLIT" "$DBG/.build-id/${BID:0:2}/${BID:2}.debug" ||
+	die "objcopy failed"
+strip --strip-all "$SPLIT" || die "strip failed"
+F=$TMP/strip.data
+
+expect_exit 0 "$DCPROF" record -o "$F" -- "$SPLIT" 2
+shares() { # JSON FILE -> "fifty thirty twenty unresolved"
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {}
+for r in d["rows"]:
+    if r["comm"] == "split":
+        rows[r["symbol"]] = rows.get(r["symbol"], 0) + r["samples"]
+print(rows.get("work_fifty", 0), rows.get("work_thirty", 0),
+      rows.get("work_twenty", 0), rows.get("[unresolved]", 0))
+PY
+}
+
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol
+read -r a b c u <<<"$(shares "$TMP/out")"
+[ "$a$b$c" = 000 ] || die "the stripped binary was named at record time ($a $b $c)"
+[ "$u" -ge 1000 ] || die "only $u [unresolved] samples in the stripped binary"
+
+# without the directory, nothing changes
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol \
+	--resymbolize
+read -r a b c u <<<"$(shares "$TMP/out")"
+[ "$a$b$c" = 000 ] || die "names appeared without the debug file"
+
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol \
+	--resymbolize --debuginfo-dir "$DBG"
+cp "$TMP/out" "$TMP/resym.json"
+read -r a b c u <<<"$(shares "$TMP/resym.json")"
+echo "resymbolized: fifty $a thirty $b twenty $c unresolved $u"
+[ "$a" -gt "$b" ] && [ "$b" -gt "$c" ] && [ "$c" -gt 100 ] ||
+	die "resymbolized names are missing or off: $a $b $c"
+[ "$u" -lt "$c" ] || die "$u samples are still unresolved"
+[ "$(json_get "$TMP/resym.json" 'd["resymbolize"]["objects_mismatched"]')" = 0 ] ||
+	die "a mismatch was reported for the right binary"
+
+# the names are not stored unless asked for; --write stores them
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol
+read -r a b c u <<<"$(shares "$TMP/out")"
+[ "$a" = 0 ] || die "a report without --write changed the profile"
+expect_exit 0 "$DCPROF" report -i "$F" --resymbolize --debuginfo-dir "$DBG" --write
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol
+read -r a b c u <<<"$(shares "$TMP/out")"
+[ "$a" -gt 100 ] || die "--write did not store the names"
+
+# another build at the same path: a mismatch, and the names stay
+build_workload split -O2 >/dev/null
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,symbol \
+	--resymbolize --debuginfo-dir "$DBG"
+grep -q "replaced" "$TMP/err" || die "no mismatch warning: $(cat "$TMP/err")"
+[ "$(json_get "$TMP/out" 'd["resymbolize"]["objects_mismatched"]')" -ge 1 ] ||
+	die "the mismatch is not counted"
+read -r a b c u <<<"$(shares "$TMP/out")"
+[ "$a" -gt 100 ] || die "names were lost on a mismatch"
+
+pass

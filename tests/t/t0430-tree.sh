@@ -1,0 +1,102 @@
+#!/bin/bash
+# Call trees on a known split: main -> middle -> {leaf_sixty 60%,
+# leaf_forty 40%}. The caller tree puts both leaves under middle with
+# 60/40 of its samples within 3 points; the callee tree puts middle under
+# each leaf; --children gives middle the inclusive time of both; the
+# filters, --percent-limit and --max-stack do what they say.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+W=$(build_workload sym_chain)
+F=$TMP/chain.data
+
+expect_exit 0 "$DCPROF" record -g -o "$F" -- "$W" 3
+for order in caller callee; do
+	expect_exit 0 "$DCPROF" report -i "$F" --format json --tree $order \
+		--comm sym_chain
+	cp "$TMP/out" "$TMP/$order.json"
+done
+expect_exit 0 "$DCPROF" report -i "$F" --format json --children \
+	--sort symbol --comm sym_chain
+cp "$TMP/out" "$TMP/children.json"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol \
+	--comm sym_chain --symbol leaf_forty
+cp "$TMP/out" "$TMP/filtered.json"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol \
+	--percent-limit 30
+cp "$TMP/out" "$TMP/limited.json"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --tree caller \
+	--comm sym_chain --max-stack 1
+cp "$TMP/out" "$TMP/depth1.json"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm \
+	--pid 1
+cp "$TMP/out" "$TMP/nopid.json"
+
+python3 - "$TMP" <<'PY' || die "call trees are wrong"
+import json, sys, os
+T = sys.argv[1]
+load = lambda n: json.load(open(os.path.join(T, n)))
+
+def walk(nodes, depth=0):
+    for n in nodes:
+        yield n
+        yield from walk(n["children"])
+
+caller = load("caller.json")
+mids = [n for n in walk(caller["tree"]["roots"]) if n["name"] == "middle"]
+assert mids, "no middle in the caller tree"
+mid = max(mids, key=lambda n: n["samples"])
+kids = {k["name"]: k["samples"] for k in mid["children"]}
+s, f = kids.get("leaf_sixty", 0), kids.get("leaf_forty", 0)
+assert s + f >= 2000, "only %d samples under middle" % (s + f)
+share = 100.0 * s / (s + f)
+print("caller tree: middle %d samples, leaf_sixty %.1f%% (want 60%%)" % (mid["samples"], share))
+assert abs(share - 60) <= 3, "leaf_sixty has %.1f%% of middle" % share
+mains = [n for n in walk(caller["tree"]["roots"]) if n["name"] == "main"]
+assert mains, "no main in the caller tree"
+top_main = max(mains, key=lambda n: n["samples"])
+assert any(c["name"] == "middle" for c in top_main["children"]), \
+    "middle is not under main"
+assert abs(mid["percent"] - 100.0 * mid["samples"] / caller["total"]) < 0.01
+
+callee = load("callee.json")
+roots = {r["name"]: r for r in callee["tree"]["roots"]}
+for leaf in ("leaf_sixty", "leaf_forty"):
+    assert leaf in roots, "%s is not a root of the callee tree" % leaf
+    up = {k["name"] for k in roots[leaf]["children"]}
+    assert "middle" in up, "middle does not call %s in the callee tree" % leaf
+share = 100.0 * roots["leaf_sixty"]["samples"] / (
+    roots["leaf_sixty"]["samples"] + roots["leaf_forty"]["samples"])
+assert abs(share - 60) <= 3, "callee tree: leaf_sixty %.1f%%" % share
+
+ch = {r["symbol"]: r for r in load("children.json")["rows"]}
+m = ch["middle"]
+assert m["children"] >= ch["leaf_sixty"]["children"] + ch["leaf_forty"]["children"] - 5, \
+    "middle's inclusive time %d misses its callees" % m["children"]
+assert m["samples"] <= 0.05 * m["children"], "middle's self time is too large"
+assert ch["main"]["children"] >= m["children"]
+assert 0.9 * ch["leaf_sixty"]["children"] <= ch["leaf_sixty"]["samples"] <= ch["leaf_sixty"]["children"]
+
+filt = load("filtered.json")
+assert [r["symbol"] for r in filt["rows"]] == ["leaf_forty"], filt["rows"]
+assert filt["total"] == filt["rows"][0]["samples"]
+
+lim = load("limited.json")
+assert lim["rows"] and all(r["percent"] >= 30 for r in lim["rows"]), lim["rows"]
+
+d1 = load("depth1.json")
+assert all(not r["children"] for r in d1["tree"]["roots"]), "--max-stack 1 kept callers"
+
+assert load("nopid.json")["rows"] == [], "--pid 1 kept samples"
+print("children, filters, limits: ok")
+PY
+
+expect_exit 0 "$DCPROF" report -i "$F" --tree caller --comm sym_chain \
+	--percent-limit 5
+grep -q "^ *[0-9.]*% *[0-9.]*% *  *leaf_sixty$" "$TMP/out" ||
+	die "the text tree has no indented leaf_sixty: $(head -c 2000 "$TMP/out")"
+expect_exit 2 "$DCPROF" report -i "$F" --tree sideways
+expect_exit 2 "$DCPROF" report -i "$F" --children --tree caller
+
+pass

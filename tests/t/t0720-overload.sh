@@ -1,0 +1,61 @@
+#!/bin/bash
+# Overload: every CPU busy, recorded at 10 kHz (or the kernel's maximum,
+# /proc/sys/kernel/perf_event_max_sample_rate, when lower) with -g and a
+# one-page ring per CPU, for 4 s; the recorder must stop by itself within
+# 30 s (it is killed then and the test fails). The ring must overflow:
+# the kernel's lost counts must show in the profile (stats.lost_records +
+# stats.lost_samples > 0, and in the text report's "lost:" line), the run
+# must still end cleanly with a complete profile, and the recorder's peak
+# resident memory (VmHWM) must stay under 64 MiB.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_root
+need_perf_events
+cp "$DCPROF" "$TMP/dcprof" && DCPROF=$TMP/dcprof || die "cannot copy dcprof"
+
+MAX=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 10000)
+FREQ=$((MAX < 10000 ? MAX : 10000))
+LIMIT_KB=$((64 * 1024))
+
+BUSY=$(build_workload fault_busy)
+spawn "$BUSY" "$(nproc)" 0 12
+
+F=$TMP/over.data
+"$DCPROF" record -a -g -F "$FREQ" --mmap-pages 1 --duration 4 -o "$F" \
+	>"$TMP/rec.out" 2>"$TMP/rec.err" &
+REC=$!
+_spawned+=("$REC")
+hwm=0
+deadline=$((SECONDS + 30))
+while kill -0 "$REC" 2>/dev/null; do
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		kill -KILL "$REC"
+		die "record --duration 4 still runs after 30 s (file: $(stat -c %s "$F" 2>/dev/null) bytes)"
+	fi
+	v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$REC/status" 2>/dev/null)
+	[ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
+	sleep 0.1
+done
+wait "$REC"
+rc=$?
+[ "$rc" -eq 0 ] || die "record exited $rc: $(cat "$TMP/rec.err")"
+echo "at $FREQ Hz (kernel max $MAX), 1 page per ring: peak RSS $hwm KiB (bound $LIMIT_KB KiB)"
+[ "$hwm" -gt 0 ] || die "could not read the recorder's VmHWM"
+[ "$hwm" -le "$LIMIT_KB" ] || die "the recorder grew to $hwm KiB"
+
+expect_exit 0 "$DCPROF" report -i "$F" --format json
+cp "$TMP/out" "$TMP/over.json"
+python3 - "$TMP/over.json" <<'PY' || die "lost samples are not reported"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["stats"]
+print("samples %d, lost_records %d, lost_samples %d, throttle_events %d" % (
+    s["samples"], s["lost_records"], s["lost_samples"], s["throttle_events"]))
+assert d["meta"]["complete"]
+assert s["lost_records"] + s["lost_samples"] > 0, "nothing lost: %s" % s
+PY
+expect_exit 0 "$DCPROF" report -i "$F"
+grep '^# lost:' "$TMP/out" || die "the text report has no 'lost:' line"
+grep -q '^# lost: [1-9][0-9]* records\|^# lost: [0-9]* records, [1-9][0-9]* samples' "$TMP/out" ||
+	die "the text report shows nothing lost"
+pass

@@ -1,0 +1,70 @@
+#!/bin/bash
+# 100,000 short-lived processes: fault_forks forks 100,000 children that
+# exit at once (at most 64 alive), pausing after 20,000 and after 100,000.
+# The recorder (system-wide, -g) must stay under 64 MiB resident, and must
+# not grow with the number of processes: its peak (VmHWM) at 100,000 may
+# exceed the one at 20,000 by at most 25% + 4 MiB (linear growth would be
+# 5 times). The recording must then finish, see the processes
+# (processes_seen >= 100,000) and open.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_root
+need_perf_events
+cp "$DCPROF" "$TMP/dcprof" && DCPROF=$TMP/dcprof || die "cannot copy dcprof"
+
+COUNT=${FORKS:-100000}
+STEP=$((COUNT / 5))
+LIMIT_KB=$((64 * 1024))
+FORKS_BIN=$(build_workload fault_forks)
+
+F=$TMP/forks.data
+"$DCPROF" record -a -g -o "$F" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+REC=$!
+_spawned+=("$REC")
+wait_file "$F"
+sleep 1
+
+hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$REC/status"; }
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$REC/status"; }
+PAUSE=$TMP/pause
+"$FORKS_BIN" "$COUNT" "$STEP" "$PAUSE" >"$TMP/forks.out" &
+FP=$!
+_spawned+=("$FP")
+base=$(hwm)
+h20=
+for ((done = STEP; done < COUNT; done += STEP)); do
+	wait_file "$PAUSE" 120
+	# let the recorder catch up with the records of the batch
+	sleep 1
+	h=$(hwm)
+	echo "after $(cat "$PAUSE") forks: VmHWM $h KiB, VmRSS $(rss) KiB"
+	[ -z "$h20" ] && h20=$h
+	rm -f "$PAUSE"
+done
+wait "$FP" || die "fault_forks failed: $(cat "$TMP/forks.out")"
+cat "$TMP/forks.out"
+sleep 1
+h100=$(hwm)
+echo "after $COUNT forks: VmHWM $h100 KiB, VmRSS $(rss) KiB (at start $base KiB)"
+kill -INT "$REC"
+wait "$REC"
+rc=$?
+[ "$rc" -eq 0 ] || die "record exited $rc: $(cat "$TMP/rec.err")"
+
+[ "$h100" -le "$LIMIT_KB" ] || die "the recorder grew to $h100 KiB"
+[ "$h100" -le $((h20 * 5 / 4 + 4096)) ] ||
+	die "the recorder grows with the processes: $h20 KiB at $STEP, $h100 KiB at $COUNT"
+
+expect_exit 0 "$DCPROF" report -i "$F" --format json
+cp "$TMP/out" "$TMP/forks.json"
+python3 - "$TMP/forks.json" "$COUNT" <<'PY' || die "the fork storm is not in the profile"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["stats"]
+print({k: s[k] for k in ("samples", "lost_records", "lost_samples",
+                         "reorder_late", "processes_seen") if k in s})
+assert d["meta"]["complete"]
+if "processes_seen" in s:
+    assert s["processes_seen"] >= int(sys.argv[2]), s["processes_seen"]
+PY
+pass
