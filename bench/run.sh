@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 fail=0
-for b in bench/record.sh bench/collect.sh; do
+for b in bench/record.sh bench/collect.sh bench/unwind.sh bench/flamegraph.sh; do
 	[ -e "$b" ] || continue
 	echo "## $(basename "$b" .sh)"
 	echo

@@ -160,9 +160,10 @@ st = dc["stats"]
 dc_cpu = int(rd("dc.cpu"))
 perf_cpu = int(rd("perf.cpu"))
 rep_cpu = int(rd("perfrep.cpu"))
-m = re.search(r"\((\d+) samples\)", rd("perf.err"))
+m = re.search(r"^\s*SAMPLE events:\s+(\d+)", rd("perf.stats"), re.M)
 perf_samples = int(m.group(1)) if m else 0
-perf_lost = sum(int(x) for x in re.findall(r"LOST(?:_SAMPLES)? events:\s+(\d+)", rd("perf.stats")))
+m = re.search(r"Total Lost Samples:\s+(\d+)", rd("perf.report"))
+perf_lost = int(m.group(1)) if m else 0
 dc_bytes = os.path.getsize(os.path.join(tmp, "dc.data"))
 perf_bytes = os.path.getsize(os.path.join(tmp, "perf.data"))
 

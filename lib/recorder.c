@@ -461,6 +461,11 @@ static int handle_sample(struct dcp_recorder *r,
 			r->stats.samples_other_tasks++;
 			return 0;
 		}
+		/* idle is in no marked file: --only drops it like the rest */
+		if (dcp_cookie_table_has_marks(r->cookies)) {
+			r->stats.samples_filtered++;
+			return 0;
+		}
 		/* idle is one line of the report, not its kernel functions */
 		r->frames[0] = (struct dcp_frame){ .cookie = r->cookie_idle };
 		n = 1;
@@ -701,6 +706,20 @@ static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind,
 				r->stats.maps_injected++;
 			off += h->size;
 		}
+		/*
+		 * The walk can take seconds on a busy machine: empty the rings
+		 * between its reads, as the resumable iterator allows, so the
+		 * kernel does not drop live records meanwhile.
+		 */
+		for (size_t i = 0; i < r->nr_rings && !ret; i++) {
+			int drained = dcp_ring_drain(&r->rings[i],
+						     queue_record, r);
+
+			if (drained < 0)
+				ret = drained;
+		}
+		if (ret)
+			goto out;
 	}
 	if (n < 0)
 		ret = (int)n;
@@ -796,7 +815,21 @@ static int open_map_for_unwind(void *ctx, const struct dcp_process *p,
 		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 p->pid, map->start, map->end);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Pin it now: the next process to map this file may be gone before
+	 * its first sample is unwound (a short-lived child), and then only a
+	 * held handle still reads the file.
+	 */
+	if (fd >= 0 && !dcp_cookie_table_pin_tried(r->cookies, map->cookie)) {
+		int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
+		if (keep >= 0 &&
+		    dcp_cookie_table_pin(r->cookies, map->cookie, keep) == 0)
+			r->stats.files_pinned++;
+	}
+	return fd;
 }
 
 static int setup_call_graph(struct dcp_recorder *r,
@@ -953,6 +986,10 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	r->next_flush_ns =
 		r->start_mono_ns + (uint64_t)r->flush_interval_ms * 1000000ull;
 
+	/* a file that reads (empty) from the start, whatever the walk costs */
+	ret = flush_file(r);
+	if (ret)
+		goto fail;
 	/* Live events are on: now describe what already existed. */
 	ret = inject_kind(r, DCP_COLLECTION_TASKS, r->roots, r->nr_roots);
 	if (!ret)

@@ -276,6 +276,37 @@ static int workload_prepare(char **command, struct workload *w)
 	return 0;
 }
 
+/*
+ * Whether execvp would find command: checked before the recorder starts,
+ * so that a mistyped command leaves an earlier profile where it is.
+ */
+static int command_check(const char *command)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int err = ENOENT;
+
+	if (strchr(command, '/'))
+		return access(command, X_OK) == 0 ? 0 : errno;
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path,
+			     len ? "/" : "", command) < (int)sizeof(buf)) {
+			if (access(buf, X_OK) == 0)
+				return 0;
+			if (errno != ENOENT && errno != ENOTDIR)
+				err = errno;
+		}
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return err;
+}
+
 /* Let the child run; returns its exec error, if any. */
 static int workload_start(struct workload *w, const char *name)
 {
@@ -289,6 +320,18 @@ static int workload_start(struct workload *w, const char *name)
 	}
 	close(w->err_fd);
 	return 0;
+}
+
+/*
+ * Whether a -p target still runs. Children they forked are not waited
+ * for: the recording follows them only while a target lives.
+ */
+static bool any_alive(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kill(pids[i], 0) == 0 || errno != ESRCH)
+			return true;
+	return false;
 }
 
 static int exit_status_of(int status)
@@ -378,6 +421,13 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.command) {
+		int e = command_check(a.command[0]);
+
+		if (e) {
+			ret = cmd_error("cannot run '%s': %s", a.command[0],
+					strerror(e));
+			goto out;
+		}
 		ret = workload_prepare(a.command, &w);
 		if (ret)
 			goto out;
@@ -426,10 +476,14 @@ int cmd_record(int argc, char **argv)
 			exit_code = exit_status_of(status);
 			break;
 		}
+		if (a.nr_pids && !any_alive(a.pids, a.nr_pids))
+			break; /* -p: nothing left to record, as perf does */
 	}
 
 	if (dcp_recorder_finish(r, &stats)) {
-		ret = cmd_error("%s", dcp_last_error());
+		/* a failed poll already said why (a write error, mostly) */
+		if (!ret)
+			ret = cmd_error("%s", dcp_last_error());
 	} else {
 		print_summary(&stats, a.opts.output ? a.opts.output :
 						      "dcprof.data");
