@@ -12,6 +12,11 @@ int profile_view_open(struct profile_view *v, const char *path)
 	if (!v->profile)
 		return cmd_error("%s", dcp_last_error());
 	v->cookies = dcp_profile_cookies(v->profile);
+	/* A recorder killed before it finished stored no names: find them
+	 * now, from the files that are still the ones sampled. */
+	if (!dcp_profile_meta(v->profile)->complete &&
+	    dcp_profile_resymbolize(v->profile, NULL, NULL) < 0)
+		cmd_warn("%s", dcp_last_error());
 	return 0;
 }
 

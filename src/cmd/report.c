@@ -825,13 +825,6 @@ static int report_run(struct report_args *a, bool no_demangle)
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
-	/* A recorder killed before it finished stored no names: find them
-	 * now, from the files that are still the ones sampled. */
-	if (!a->resymbolize && !dcp_profile_meta(v.profile)->complete &&
-	    dcp_profile_resymbolize(v.profile, NULL, NULL) < 0) {
-		ret = cmd_error("%s", dcp_last_error());
-		goto out;
-	}
 	if (a->resymbolize) {
 		struct dcp_resymbolize_opts o = {
 			.sz = sizeof(o),
