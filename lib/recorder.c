@@ -21,6 +21,7 @@
 #include "aggregate_internal.h"
 #include "cookie_internal.h"
 #include "log_internal.h"
+#include "perfmap_internal.h"
 #include "process_internal.h"
 #include "profile_internal.h"
 #include "records_internal.h"
@@ -233,6 +234,7 @@ static int handle_comm(struct dcp_recorder *r,
 		if (c->header.misc & PERF_RECORD_MISC_COMM_EXEC) {
 			dcp_process_exec(p);
 			maps_changed(r, p);
+			p->user_id = 0; /* a new program may JIT anew */
 		}
 	}
 	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)sizeof(p->comm) - 1,
@@ -324,6 +326,73 @@ static bool is_kernel_ip(uint64_t ip)
 /* One ip into a frame; caller frames are looked up at ip - 1, inside the
  * call instruction, so that a call at the very end of a function is not
  * attributed to the next one. */
+/* The real uid of a process, from /proc/PID/status; -1 when it is gone. */
+static int64_t process_uid(pid_t pid)
+{
+	char path[64], line[256];
+	int64_t uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4)) {
+			uid = strtoll(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+/*
+ * A process that describes its JIT code in /tmp/perf-PID.map gets a JIT
+ * cookie of its own, holding the map file open like any sampled file, so
+ * its anonymous executable memory is named at the end even if the file
+ * goes away. Looked for once, at its first sample in anonymous memory; a
+ * map owned by another user than the process's is ignored.
+ */
+#define JIT_NONE UINT32_MAX
+
+static uint32_t jit_cookie_of(struct dcp_recorder *r,
+			      const struct dcp_process *cp)
+{
+	/* the process table hands out mutable entries; only this cache
+	 * field is written here */
+	struct dcp_process *p = (struct dcp_process *)cp;
+	char name[32];
+	int64_t uid, cookie;
+	int fd;
+
+	if (!p)
+		return 0;
+	if (p->user_id)
+		return p->user_id == JIT_NONE ? 0 : p->user_id;
+	p->user_id = JIT_NONE;
+	uid = process_uid(p->pid);
+	if (uid < 0)
+		return 0;
+	fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
+	if (fd < 0) {
+		if (fd == -EPERM)
+			dcp_log(DCP_LOG_INFO, "%s", dcp_last_error());
+		return 0;
+	}
+	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
+	cookie = dcp_cookie_table_intern_special(r->cookies,
+						 DCP_COOKIE_KIND_JIT, name,
+						 NULL);
+	if (cookie <= 0 || dcp_cookie_table_pin(r->cookies, (uint32_t)cookie,
+						fd) < 0) {
+		if (cookie <= 0)
+			close(fd);
+		return 0;
+	}
+	p->user_id = (uint32_t)cookie;
+	return p->user_id;
+}
+
 static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
 			  uint64_t ip, bool kernel, bool leaf,
 			  struct dcp_frame *f)
@@ -347,6 +416,13 @@ static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
 	}
 	f->cookie = map->cookie;
 	f->offset = addr - map->start + map->pgoff;
+	if (map->cookie == r->cookie_anon) {
+		uint32_t jit = jit_cookie_of(r, p);
+
+		if (jit)
+			f->cookie = jit; /* offsets stay absolute addresses */
+		return;
+	}
 	if (!dcp_cookie_table_pin_tried(r->cookies, map->cookie) &&
 	    map->cookie != r->cookie_anon && map->cookie != r->cookie_vdso &&
 	    map->cookie != r->cookie_vsyscall)

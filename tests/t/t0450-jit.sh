@@ -1,0 +1,37 @@
+#!/bin/bash
+# JIT code named through a perf map file: a process copies a loop into
+# anonymous executable memory and describes it in /tmp/perf-PID.map. Its
+# samples are named jit_hot_loop (the map is removed before the recording
+# ends: the recorder's handle still reads it). The same map owned by
+# another user than the process's is ignored: [anon:exec], not the name.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_root
+need_perf_events
+
+W=$(build_workload jit)
+
+share() { # FILE SYMBOL: share of kept samples whose leaf is SYMBOL, percent
+	"$DCPROF" report -i "$1" --sort symbol --format json >"$TMP/r.json" ||
+		die "report of '$1' failed"
+	python3 - "$TMP/r.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = sum(x["samples"] for x in r["rows"] if x["symbol"].endswith(sys.argv[2]))
+print(round(100.0 * n / max(r["total"], 1)))
+PY
+}
+
+expect_exit 0 "$DCPROF" record -o "$TMP/own.data" -- "$W" 2
+own=$(share "$TMP/own.data" jit_hot_loop)
+[ "$own" -ge 80 ] || die "only $own% of the samples named jit_hot_loop"
+"$DCPROF" cookies -i "$TMP/own.data" --format json | grep -q '"kind":"jit"' ||
+	die "no jit cookie in the profile"
+
+expect_exit 0 "$DCPROF" record -o "$TMP/other.data" -- "$W" 2 12345
+other=$(share "$TMP/other.data" jit_hot_loop)
+[ "$other" -eq 0 ] || die "a map owned by another user was read ($other%)"
+anon=$(share "$TMP/other.data" "[anon:exec]")
+[ "$anon" -ge 80 ] || die "only $anon% of the samples in [anon:exec]"
+echo "own map: $own% jit_hot_loop; foreign map: $anon% [anon:exec]"
+pass

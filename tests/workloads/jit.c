@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A tiny JIT: copies a counting loop into anonymous executable memory,
+ * describes it in /tmp/perf-PID.map as "jit_hot_loop", and runs it for
+ * SECONDS. With OWNER, the map file is given to that uid (a map that is
+ * not the process's own must be ignored). usage: jit SECONDS [OWNER]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* mov rax, rdi; 1: dec rax; jnz 1b; ret */
+static const unsigned char code[] = { 0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8,
+				      0x75, 0xfb, 0xc3 };
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 2;
+	uint64_t (*loop)(uint64_t);
+	char path[64];
+	struct timespec start, now;
+	void *mem;
+	FILE *f;
+
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 1;
+	memcpy(mem, code, sizeof(code));
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)(uintptr_t)mem,
+		sizeof(code));
+	fclose(f);
+	if (argc > 2 && chown(path, (uid_t)atoi(argv[2]), (gid_t)-1) < 0)
+		return 1;
+	loop = (uint64_t(*)(uint64_t))mem;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		loop(50000000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((double)(now.tv_sec - start.tv_sec) +
+			 (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
+		 seconds);
+	unlink(path);
+	return 0;
+}
