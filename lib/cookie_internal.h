@@ -68,8 +68,8 @@ bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
 				   const struct dcp_file_id *id);
 
 /* Leaf-frame sample count per cookie (also filled in by the reader). */
-void dcp_cookie_table_add_samples(struct dcp_cookie_table *t,
-				  uint32_t cookie, uint64_t n);
+void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
+				  uint64_t n);
 
 /*
  * Pinning: the table takes ownership of fd (closed by _free) as the handle
@@ -77,8 +77,7 @@ void dcp_cookie_table_add_samples(struct dcp_cookie_table *t,
  * after it was deleted or replaced. A second pin of the same cookie closes
  * the new fd and returns 0.
  */
-int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie,
-			 int fd);
+int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie, int fd);
 int dcp_cookie_table_pinned_fd(const struct dcp_cookie_table *t,
 			       uint32_t cookie); /* -1 if none */
 bool dcp_cookie_table_pin_tried(const struct dcp_cookie_table *t,

@@ -66,12 +66,10 @@ int dcp_process_table_for_each(struct dcp_process_table *t,
 /* exec: a new address space. */
 void dcp_process_exec(struct dcp_process *p);
 /* mmap: insert, cutting away whatever it overlaps. 0 or -ENOMEM. */
-int dcp_process_map_insert(struct dcp_process *p, uint64_t start,
-			   uint64_t len, uint64_t pgoff, uint32_t cookie,
-			   uint32_t prot);
+int dcp_process_map_insert(struct dcp_process *p, uint64_t start, uint64_t len,
+			   uint64_t pgoff, uint32_t cookie, uint32_t prot);
 /* munmap: remove [start, start+len), splitting maps that straddle it. */
-int dcp_process_map_remove(struct dcp_process *p, uint64_t start,
-			   uint64_t len);
+int dcp_process_map_remove(struct dcp_process *p, uint64_t start, uint64_t len);
 /* The map covering addr, or NULL. O(log n). */
 const struct dcp_map *dcp_process_map_find(const struct dcp_process *p,
 					   uint64_t addr);

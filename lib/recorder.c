@@ -216,8 +216,7 @@ static int handle_mmap2(struct dcp_recorder *r,
 				      (uint32_t)cookie, m->prot);
 }
 
-static int handle_comm(struct dcp_recorder *r,
-		       const struct dcp_comm_record *c)
+static int handle_comm(struct dcp_recorder *r, const struct dcp_comm_record *c)
 {
 	struct dcp_process *p;
 
@@ -242,8 +241,7 @@ static int handle_comm(struct dcp_recorder *r,
 	return 0;
 }
 
-static int handle_fork(struct dcp_recorder *r,
-		       const struct dcp_task_record *t)
+static int handle_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 {
 	struct dcp_process *p;
 
@@ -281,8 +279,7 @@ static int handle_fork(struct dcp_recorder *r,
 	return 0;
 }
 
-static int handle_exit(struct dcp_recorder *r,
-		       const struct dcp_task_record *t)
+static int handle_exit(struct dcp_recorder *r, const struct dcp_task_record *t)
 {
 	/*
 	 * Records arrive in time order, so every sample of this process that
@@ -380,11 +377,10 @@ static uint32_t jit_cookie_of(struct dcp_recorder *r,
 		return 0;
 	}
 	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
-	cookie = dcp_cookie_table_intern_special(r->cookies,
-						 DCP_COOKIE_KIND_JIT, name,
-						 NULL);
-	if (cookie <= 0 || dcp_cookie_table_pin(r->cookies, (uint32_t)cookie,
-						fd) < 0) {
+	cookie = dcp_cookie_table_intern_special(
+		r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
+	if (cookie <= 0 ||
+	    dcp_cookie_table_pin(r->cookies, (uint32_t)cookie, fd) < 0) {
 		if (cookie <= 0)
 			close(fd);
 		return 0;
@@ -403,8 +399,8 @@ static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
 	f->flags = 0;
 	if (kernel) {
 		f->flags = DCP_FRAME_KERNEL;
-		f->cookie = dcp_kernel_layout_resolve(&r->kernel, addr,
-						      &f->offset);
+		f->cookie =
+			dcp_kernel_layout_resolve(&r->kernel, addr, &f->offset);
 		return;
 	}
 	map = p ? dcp_process_map_find(p, addr) : NULL;
@@ -566,7 +562,8 @@ static int handle_sample(struct dcp_recorder *r,
 		if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
 			r->stats.samples_unattributed++;
 		if (dcp_cookie_table_has_marks(r->cookies) &&
-		    !dcp_cookie_table_is_marked(r->cookies, r->frames[0].cookie)) {
+		    !dcp_cookie_table_is_marked(r->cookies,
+						r->frames[0].cookie)) {
 			r->stats.samples_filtered++;
 			return 0;
 		}
@@ -673,7 +670,8 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	switch (h->type) {
 	case PERF_RECORD_LOST:
 		/* accounting needs no ordering */
-		r->stats.lost_records += ((const struct dcp_lost_record *)h)->lost;
+		r->stats.lost_records +=
+			((const struct dcp_lost_record *)h)->lost;
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		r->stats.lost_samples += ((const uint64_t *)(h + 1))[0];
@@ -730,14 +728,12 @@ static int drain_round(struct dcp_recorder *r, bool final)
 	if (final)
 		return dcp_reorder_flush(r->queue, UINT64_MAX, process_record,
 					 r);
-	ret = dcp_reorder_flush(r->queue, r->round_max_time, process_record,
-				r);
+	ret = dcp_reorder_flush(r->queue, r->round_max_time, process_record, r);
 	if (ret)
 		return ret;
 	r->round_max_time = r->this_round_max;
 	while (!ret && dcp_reorder_bytes(r->queue) > REORDER_MAX_BYTES)
-		ret = dcp_reorder_flush(r->queue,
-					dcp_reorder_oldest(r->queue),
+		ret = dcp_reorder_flush(r->queue, dcp_reorder_oldest(r->queue),
 					process_record, r);
 	return ret;
 }
@@ -774,8 +770,8 @@ static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind,
 			const struct dcp_sample_id *sid =
 				dcp_record_sample_id(h);
 
-			ret = dcp_reorder_push(r->queue, sid ? sid->time : 0,
-					       h, h->size);
+			ret = dcp_reorder_push(r->queue, sid ? sid->time : 0, h,
+					       h->size);
 			if (ret)
 				goto out;
 			if (h->type == PERF_RECORD_MMAP2)
@@ -788,8 +784,8 @@ static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind,
 		 * kernel does not drop live records meanwhile.
 		 */
 		for (size_t i = 0; i < r->nr_rings && !ret; i++) {
-			int drained = dcp_ring_drain(&r->rings[i],
-						     queue_record, r);
+			int drained =
+				dcp_ring_drain(&r->rings[i], queue_record, r);
 
 			if (drained < 0)
 				ret = drained;
@@ -1154,8 +1150,8 @@ static int resolve_symbols(struct dcp_recorder *r, struct dcp_symtab *symtab)
 				continue;
 			if (c->n == c->cap) {
 				size_t cap = c->cap ? c->cap * 2 : 16;
-				uint64_t *o = realloc(c->offsets,
-						      cap * sizeof(*o));
+				uint64_t *o =
+					realloc(c->offsets, cap * sizeof(*o));
 
 				if (!o) {
 					ret = dcp_error(ENOMEM,
@@ -1198,7 +1194,8 @@ static int resolve_symbols(struct dcp_recorder *r, struct dcp_symtab *symtab)
 			resolved = 0;
 		}
 		if (info.kind != DCP_COOKIE_KIND_IDLE)
-			r->stats.symbols_unresolved += unique - (size_t)resolved;
+			r->stats.symbols_unresolved +=
+				unique - (size_t)resolved;
 	}
 	dcp_symbolizer_free(s);
 out:

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 /* sample_type of every event we open; the trailer below follows from it */
-#define DCP_SAMPLE_ID_TYPE                                               \
-	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |          \
+#define DCP_SAMPLE_ID_TYPE                                      \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 	 PERF_SAMPLE_IDENTIFIER)
 
 /* The sample_id_all trailer at the end of every non-sample record. */
@@ -77,7 +77,7 @@ dcp_record_sample_id(const struct perf_event_header *h)
 	if (h->size < sizeof(*h) + sizeof(struct dcp_sample_id))
 		return 0;
 	return (const struct dcp_sample_id *)((const char *)h + h->size -
-					       sizeof(struct dcp_sample_id));
+					      sizeof(struct dcp_sample_id));
 }
 
 #endif

@@ -32,9 +32,10 @@ int dcp_event_spec_parse(const char *name, struct dcp_event_spec *spec)
 			return 0;
 		}
 	}
-	return dcp_error(EINVAL,
-			 "unknown event '%s' (cpu-clock, task-clock, cycles, instructions)",
-			 name);
+	return dcp_error(
+		EINVAL,
+		"unknown event '%s' (cpu-clock, task-clock, cycles, instructions)",
+		name);
 }
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing",
@@ -110,17 +111,19 @@ int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
 			    !find_field_offset(buf, "len", &tp->len_offset))
 				return 0;
 			tp->id = 0;
-			return dcp_error(EINVAL,
-					 "cannot parse the format of syscalls:sys_enter_munmap");
+			return dcp_error(
+				EINVAL,
+				"cannot parse the format of syscalls:sys_enter_munmap");
 		}
 		/* tracefs is often not mounted: mount it once and retry */
 		if (attempt == 0 &&
 		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
 			break;
 	}
-	return dcp_error(ENOENT,
-			 "the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s)",
-			 tracefs_dirs[0]);
+	return dcp_error(
+		ENOENT,
+		"the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s)",
+		tracefs_dirs[0]);
 }
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
@@ -141,30 +144,34 @@ static int paranoid_level(void)
 }
 
 /* Turn the kernel's refusal into advice, as the user needs it. */
-static int explain_open_error(int err, const struct dcp_event_spec *ev,
-			      int cpu)
+static int explain_open_error(int err, const struct dcp_event_spec *ev, int cpu)
 {
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		return dcp_error(err,
-				 "perf_event_open refused system-wide sampling (perf_event_paranoid is %d): run as root, or set /proc/sys/kernel/perf_event_paranoid to -1",
-				 paranoid_level());
+		return dcp_error(
+			err,
+			"perf_event_open refused system-wide sampling (perf_event_paranoid is %d): run as root, or set /proc/sys/kernel/perf_event_paranoid to -1",
+			paranoid_level());
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return dcp_error(err,
-				 "event '%s' is not supported on cpu %d (no hardware PMU here?): use -e cpu-clock",
-				 ev->name, cpu);
+		return dcp_error(
+			err,
+			"event '%s' is not supported on cpu %d (no hardware PMU here?): use -e cpu-clock",
+			ev->name, cpu);
 	case EMFILE:
-		return dcp_error(err,
-				 "too many open files for one event per cpu: raise the limit (ulimit -n)");
+		return dcp_error(
+			err,
+			"too many open files for one event per cpu: raise the limit (ulimit -n)");
 	case ENOSYS:
-		return dcp_error(err,
-				 "this kernel has no perf_event_open (CONFIG_PERF_EVENTS is off)");
+		return dcp_error(
+			err,
+			"this kernel has no perf_event_open (CONFIG_PERF_EVENTS is off)");
 	default:
-		return dcp_error(err, "perf_event_open failed for '%s' on cpu %d: %s",
-				 ev->name, cpu, strerror(err));
+		return dcp_error(
+			err, "perf_event_open failed for '%s' on cpu %d: %s",
+			ev->name, cpu, strerror(err));
 	}
 }
 
@@ -232,8 +239,8 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 	attr.config = opts->event->config;
 	attr.freq = 1;
 	attr.sample_freq = opts->sample_freq;
-	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_IP |
-			   PERF_SAMPLE_PERIOD;
+	attr.sample_type =
+		DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
 	if (opts->callchain)
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (opts->dwarf) {
@@ -272,9 +279,10 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 	len = (size_t)(opts->mmap_pages + 1) * page;
 	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
-		return dcp_error(errno,
-				 "cannot map the ring buffer of cpu %d (%u pages): %s",
-				 ring->cpu, opts->mmap_pages, strerror(errno));
+		return dcp_error(
+			errno,
+			"cannot map the ring buffer of cpu %d (%u pages): %s",
+			ring->cpu, opts->mmap_pages, strerror(errno));
 	ring->meta = base;
 	ring->data = (unsigned char *)base + page;
 	ring->data_size = (uint64_t)opts->mmap_pages * page;
@@ -292,15 +300,17 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 		fd = perf_event_open(&attr, -1, ring->cpu, -1,
 				     PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
-			return dcp_error(errno,
-					 "cannot open syscalls:sys_enter_munmap on cpu %d: %s",
-					 ring->cpu, strerror(errno));
+			return dcp_error(
+				errno,
+				"cannot open syscalls:sys_enter_munmap on cpu %d: %s",
+				ring->cpu, strerror(errno));
 		ring->munmap_fd = fd;
 		if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->munmap_id) < 0 ||
 		    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
-			return dcp_error(errno,
-					 "cannot route the munmap tracepoint into the ring of cpu %d: %s",
-					 ring->cpu, strerror(errno));
+			return dcp_error(
+				errno,
+				"cannot route the munmap tracepoint into the ring of cpu %d: %s",
+				ring->cpu, strerror(errno));
 	}
 	return 0;
 }
@@ -314,9 +324,10 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 
 	if (opts->mmap_pages == 0 ||
 	    (opts->mmap_pages & (opts->mmap_pages - 1)))
-		return dcp_error(EINVAL,
-				 "ring buffer pages must be a power of two, not %u",
-				 opts->mmap_pages);
+		return dcp_error(
+			EINVAL,
+			"ring buffer pages must be a power of two, not %u",
+			opts->mmap_pages);
 	ret = online_cpus(&cpus, &nr_cpus);
 	if (ret)
 		return ret;
@@ -375,8 +386,8 @@ void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings)
 
 int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx)
 {
-	uint64_t head = __atomic_load_n(&ring->meta->data_head,
-					__ATOMIC_ACQUIRE);
+	uint64_t head =
+		__atomic_load_n(&ring->meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = ring->meta->data_tail;
 	uint64_t mask = ring->data_size - 1;
 	int count = 0, ret = 0;

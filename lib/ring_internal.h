@@ -67,8 +67,7 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings);
 void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings);
 
-typedef int (*dcp_ring_record_fn)(const struct perf_event_header *h,
-				  void *ctx);
+typedef int (*dcp_ring_record_fn)(const struct perf_event_header *h, void *ctx);
 
 /*
  * Call fn for every record now in the ring (records that wrap around the

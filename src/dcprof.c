@@ -67,7 +67,8 @@ static const struct cmd commands[] = {
 	  "\n"
 	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
 	  "      --format FORMAT    text (default) or json\n" },
-	{ "export", cmd_export, 0, "write a recording as pprof or folded stacks",
+	{ "export", cmd_export, 0,
+	  "write a recording as pprof or folded stacks",
 	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
 	  "\n"
 	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"

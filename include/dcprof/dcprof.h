@@ -208,9 +208,8 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 			       struct dcp_sample_row *row);
 
 /* The symbol stored for (cookie, offset); name is NULL when none was. */
-DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p,
-				  uint32_t cookie, uint64_t offset,
-				  struct dcp_symbol *sym);
+DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p, uint32_t cookie,
+				  uint64_t offset, struct dcp_symbol *sym);
 
 /* One inlined call at a sampled address (docs/SYMBOLS.md). */
 struct dcp_inline_frame {

@@ -40,8 +40,8 @@ static void print_identity(const struct dcp_cookie_info *info, bool json)
 		printf(json ? ",\"build_id\":\"%s\"" : "%-40s", hex);
 	} else if (info->ino) {
 		if (json)
-			printf(",\"dev\":\"%u:%u\",\"ino\":%" PRIu64, info->dev_major,
-			       info->dev_minor, info->ino);
+			printf(",\"dev\":\"%u:%u\",\"ino\":%" PRIu64,
+			       info->dev_major, info->dev_minor, info->ino);
 		else
 			printf("dev %u:%u ino %-24" PRIu64, info->dev_major,
 			       info->dev_minor, info->ino);
@@ -74,9 +74,10 @@ int cmd_cookies(int argc, char **argv)
 			if (!strcmp(optarg, "json"))
 				json = true;
 			else if (strcmp(optarg, "text"))
-				return cmd_usage_error("cookies",
-						       "unknown format '%s' (text, json)",
-						       optarg);
+				return cmd_usage_error(
+					"cookies",
+					"unknown format '%s' (text, json)",
+					optarg);
 			break;
 		case 'h':
 			cmd_usage(cmd_find("cookies"), stdout);
@@ -111,7 +112,8 @@ int cmd_cookies(int argc, char **argv)
 			       kind_name(info.kind));
 			json_print_string(stdout, info.name);
 			print_identity(&info, true);
-			printf(",\"samples\":%" PRIu64 ",\"marked\":%s,\"paths\":[",
+			printf(",\"samples\":%" PRIu64
+			       ",\"marked\":%s,\"paths\":[",
 			       info.samples, info.marked ? "true" : "false");
 			for (size_t p = 0; p < info.nr_paths; p++) {
 				if (p)

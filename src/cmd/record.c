@@ -42,11 +42,11 @@ static int parse_seconds(const char *name, const char *arg, double *out)
 
 	errno = 0;
 	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || !isfinite(v) ||
-	    v > 1e7)
-		return cmd_usage_error("record",
-				       "invalid %s '%s': expected a positive number of seconds",
-				       name, arg);
+	if (errno || end == arg || *end || !(v > 0) || !isfinite(v) || v > 1e7)
+		return cmd_usage_error(
+			"record",
+			"invalid %s '%s': expected a positive number of seconds",
+			name, arg);
 	*out = v;
 	return 0;
 }
@@ -59,8 +59,7 @@ static int parse_uint(const char *name, const char *arg, unsigned long max,
 
 	errno = 0;
 	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || v == 0 || v > max ||
-	    arg[0] == '-')
+	if (errno || end == arg || *end || v == 0 || v > max || arg[0] == '-')
 		return cmd_usage_error("record", "invalid %s '%s'", name, arg);
 	*out = v;
 	return 0;
@@ -148,8 +147,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:F:e:go:vh", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ap:F:e:go:vh", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;
@@ -217,9 +216,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case '?':
 		default:
 			if (optopt)
-				return cmd_usage_error("record",
-						       "unknown or incomplete option '-%c'",
-						       optopt);
+				return cmd_usage_error(
+					"record",
+					"unknown or incomplete option '-%c'",
+					optopt);
 			return cmd_usage_error("record", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
@@ -227,7 +227,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (optind < argc)
 		a->command = &argv[optind];
 	if (a->all_cpus && a->nr_pids)
-		return cmd_usage_error("record", "-a and -p exclude each other");
+		return cmd_usage_error("record",
+				       "-a and -p exclude each other");
 	if (a->command && a->nr_pids)
 		return cmd_usage_error("record",
 				       "-p and a command exclude each other");
@@ -458,10 +459,11 @@ int cmd_record(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		double left = a.duration ? a.duration - elapsed_since(&start) :
-					   0.1;
-		int timeout = left <= 0 ? 0 : left > 0.1 ? 100 :
-							   (int)(left * 1000);
+		double left =
+			a.duration ? a.duration - elapsed_since(&start) : 0.1;
+		int timeout = left <= 0	 ? 0 :
+			      left > 0.1 ? 100 :
+					   (int)(left * 1000);
 
 		if (a.duration && left <= 0)
 			break;
@@ -485,8 +487,8 @@ int cmd_record(int argc, char **argv)
 		if (!ret)
 			ret = cmd_error("%s", dcp_last_error());
 	} else {
-		print_summary(&stats, a.opts.output ? a.opts.output :
-						      "dcprof.data");
+		print_summary(&stats,
+			      a.opts.output ? a.opts.output : "dcprof.data");
 	}
 	if (w.pid > 0 && !child_done) {
 		/* stopped by time or signal: the command goes with us */

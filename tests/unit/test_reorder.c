@@ -42,9 +42,8 @@ static void test_interleaved_rings_come_out_sorted(void **state)
 		int ring = rand() % 4;
 
 		ring_time[ring] += 1 + (uint64_t)(rand() % 100);
-		assert_int_equal(dcp_reorder_push(q, ring_time[ring], &i,
-						  sizeof(i)),
-				 0);
+		assert_int_equal(
+			dcp_reorder_push(q, ring_time[ring], &i, sizeof(i)), 0);
 	}
 	assert_int_equal(dcp_reorder_count(q), 50000);
 	assert_int_equal(dcp_reorder_bytes(q), 50000 * sizeof(uint32_t));

@@ -19,12 +19,12 @@ static uint64_t thread_cpu_ns(void)
 }
 
 /* The clock is read rarely so that its cost stays out of the split. */
-#define BURN_BODY(ns)                                                 \
-	do {                                                          \
-		uint64_t end = thread_cpu_ns() + (ns);                \
-		while (thread_cpu_ns() < end)                         \
-			for (uint64_t i = 0; i < 200000; i++)          \
-				sink += i * i;                        \
+#define BURN_BODY(ns)                                         \
+	do {                                                  \
+		uint64_t end = thread_cpu_ns() + (ns);        \
+		while (thread_cpu_ns() < end)                 \
+			for (uint64_t i = 0; i < 200000; i++) \
+				sink += i * i;                \
 	} while (0)
 
 __attribute__((noinline)) void work_fifty(uint64_t ns)
