@@ -14,99 +14,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "output.h"
 #include "profile_view.h"
 #include "../export/export.h"
 
 enum export_format { FORMAT_NONE, FORMAT_PPROF, FORMAT_FOLDED };
-
-/* An output file being written under a temporary name beside it. */
-struct output {
-	const char *path;
-	char *tmp;
-	FILE *f;
-};
-
-/*
- * Create the temporary file in the destination's directory, so that the
- * rename is atomic. O_EXCL|O_NOFOLLOW: a name planted in the directory,
- * symlink or not, is never opened; the random suffix keeps it unguessable.
- */
-static int output_open(struct output *o, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	int dir_len = slash ? (int)(slash - path + 1) : 0;
-	const char *base = slash ? slash + 1 : path;
-
-	o->path = path;
-	if (!*base)
-		return cmd_error("cannot write '%s': %s", path,
-				 strerror(EISDIR));
-	for (int tries = 0; tries < 100; tries++) {
-		uint64_t r = 0;
-		int fd;
-
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
-		free(o->tmp);
-		if (asprintf(&o->tmp, "%.*s.%s.%016" PRIx64 ".tmp", dir_len,
-			     path, base, r) < 0) {
-			o->tmp = NULL;
-			return cmd_error("out of memory");
-		}
-		fd = open(o->tmp,
-			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  0600);
-		if (fd < 0 && errno == EEXIST)
-			continue;
-		if (fd < 0) {
-			int err = errno;
-
-			free(o->tmp);
-			o->tmp = NULL;
-			return cmd_error("cannot create '%s': %s", path,
-					 strerror(err));
-		}
-		o->f = fdopen(fd, "w");
-		if (!o->f) {
-			int err = errno;
-
-			close(fd);
-			unlink(o->tmp);
-			free(o->tmp);
-			o->tmp = NULL;
-			return cmd_error("cannot create '%s': %s", path,
-					 strerror(err));
-		}
-		return 0;
-	}
-	free(o->tmp);
-	o->tmp = NULL;
-	return cmd_error("cannot create '%s': %s", path, strerror(EEXIST));
-}
-
-/* Put the file in place when status is 0, else remove every trace. */
-static int output_close(struct output *o, int status)
-{
-	int err = 0;
-
-	if (fflush(o->f) || ferror(o->f))
-		err = errno ? errno : EIO;
-	if (fclose(o->f) && !err)
-		err = errno ? errno : EIO;
-	o->f = NULL;
-	if (!status && err)
-		status = cmd_error("cannot write '%s': %s", o->path,
-				   strerror(err));
-	/* rename replaces a symlink at path, never what it points to */
-	if (!status && rename(o->tmp, o->path))
-		status = cmd_error("cannot write '%s': %s", o->path,
-				   strerror(errno));
-	if (status)
-		unlink(o->tmp);
-	free(o->tmp);
-	o->tmp = NULL;
-	return status;
-}
 
 static int run_export(const struct profile_view *v, enum export_format fmt,
 		      FILE *out, bool with_comm)
@@ -130,7 +42,7 @@ int cmd_export(int argc, char **argv)
 	const char *input = "dcprof.data", *output = NULL;
 	bool no_comm = false;
 	struct profile_view v;
-	struct output o = { 0 };
+	struct cmd_output o;
 	int c, ret;
 
 	opterr = 0;
@@ -187,17 +99,9 @@ int cmd_export(int argc, char **argv)
 	ret = profile_view_open(&v, input);
 	if (ret)
 		return ret;
-	if (!strcmp(output, "-")) {
-		/* one error line: a failed export has said what failed */
-		ret = run_export(&v, fmt, stdout, !no_comm);
-		if (!ret)
-			ret = cmd_finish_stdout(0);
-	} else {
-		ret = output_open(&o, output);
-		if (!ret)
-			ret = output_close(&o,
-					   run_export(&v, fmt, o.f, !no_comm));
-	}
+	ret = cmd_output_open(&o, output);
+	if (!ret)
+		ret = cmd_output_close(&o, run_export(&v, fmt, o.f, !no_comm));
 	profile_view_close(&v);
 	return ret;
 }

@@ -13,114 +13,10 @@
 
 #include "../export/flamegraph.h"
 #include "cmd.h"
+#include "output.h"
 #include "profile_view.h"
 
 #define NOTE_MAX 512
-
-/*
- * The output file, written beside its final name and renamed over it once
- * complete, so that a reader never sees half a page and a failure leaves
- * what was there. O_EXCL|O_NOFOLLOW: a planted file or link is never used.
- */
-struct out_file {
-	const char *path;
-	char *tmp;
-	FILE *f;
-};
-
-static int out_open(struct out_file *o, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	int dirlen = slash ? (int)(slash - path) + 1 : 0;
-	int fd = -1;
-
-	o->path = path;
-	o->tmp = NULL;
-	o->f = NULL;
-	if (!strcmp(path, "-")) {
-		o->f = stdout;
-		return 0;
-	}
-	for (int tries = 0; tries < 100 && fd < 0; tries++) {
-		uint32_t r;
-
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = (uint32_t)time(NULL) ^
-			    (uint32_t)getpid() * 2654435761u ^ (uint32_t)tries;
-		free(o->tmp);
-		if (asprintf(&o->tmp, "%.*s.%s.%08" PRIx32 ".tmp", dirlen, path,
-			     slash ? slash + 1 : path, r) < 0) {
-			o->tmp = NULL;
-			return cmd_error("out of memory");
-		}
-		fd = open(o->tmp,
-			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  0600);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		int err = errno;
-
-		free(o->tmp);
-		o->tmp = NULL;
-		return cmd_error("cannot create '%s': %s", path, strerror(err));
-	}
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		int err = errno;
-
-		close(fd);
-		unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-		return cmd_error("cannot write '%s': %s", path, strerror(err));
-	}
-	return 0;
-}
-
-static void out_abort(struct out_file *o)
-{
-	if (!o->tmp)
-		return;
-	fclose(o->f);
-	unlink(o->tmp);
-	free(o->tmp);
-	o->tmp = NULL;
-}
-
-static int out_commit(struct out_file *o)
-{
-	mode_t mask;
-	int err = 0;
-
-	if (!o->tmp)
-		return cmd_finish_stdout(0);
-	if (fflush(o->f) || ferror(o->f))
-		err = errno ? errno : EIO;
-	/* The page is meant to be shared like any file the user writes. */
-	mask = umask(0);
-	umask(mask);
-	if (!err && fchmod(fileno(o->f), 0666 & ~mask))
-		err = errno;
-	if (!err && fsync(fileno(o->f)))
-		err = errno;
-	if (fclose(o->f) && !err)
-		err = errno ? errno : EIO;
-	o->f = NULL;
-	if (!err && rename(o->tmp, o->path))
-		err = errno;
-	if (err) {
-		unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-		return cmd_error("cannot write '%s': %s", o->path,
-				 strerror(err));
-	}
-	free(o->tmp);
-	o->tmp = NULL;
-	return 0;
-}
 
 static void note_profile(char *buf, const char *label,
 			 const struct profile_view *v, uint64_t samples)
@@ -171,7 +67,7 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *note_ptrs[2] = { notes[0], notes[1] };
 	struct fg_output_opts fo = { 0 };
 	struct fg_tree *tree = NULL;
-	struct out_file out;
+	struct cmd_output out;
 	bool svg = false;
 	int c, ret = 0;
 
@@ -266,16 +162,14 @@ int cmd_flamegraph(int argc, char **argv)
 			fo.title = "dcprof flame graph";
 		}
 		fo.notes = note_ptrs;
-		ret = out_open(&out, output);
+		ret = cmd_output_open(&out, output);
 	}
 	if (!ret) {
-		if (svg ? fg_write_svg(tree, &fo, out.f) :
-			  fg_write_html(tree, &fo, out.f)) {
-			out_abort(&out);
-			ret = cmd_error("out of memory");
-		} else {
-			ret = out_commit(&out);
-		}
+		int err = svg ? fg_write_svg(tree, &fo, out.f) :
+				fg_write_html(tree, &fo, out.f);
+
+		ret = cmd_output_close(&out,
+				       err ? cmd_error("out of memory") : 0);
 	}
 	fg_tree_free(tree);
 	while (nr_views)
