@@ -869,7 +869,8 @@ static int report_run(struct report_args *a, bool no_demangle)
 		}
 	}
 	if (!a->tree) {
-		qsort(lines, n, sizeof(*lines), compare_group);
+		if (n) /* lines may be NULL when nothing matched */
+			qsort(lines, n, sizeof(*lines), compare_group);
 		for (size_t i = 0; i < n; i++) {
 			if (groups &&
 			    !compare_keys(&lines[groups - 1], &lines[i])) {
@@ -879,7 +880,8 @@ static int report_run(struct report_args *a, bool no_demangle)
 				lines[groups++] = lines[i];
 			}
 		}
-		qsort(lines, groups, sizeof(*lines), compare_count);
+		if (groups)
+			qsort(lines, groups, sizeof(*lines), compare_count);
 	}
 
 	if (a->json)

@@ -60,7 +60,7 @@ PY
 
 # The stored details: file:line of the inlined call (call site) and of
 # the address inside hot.
-python3 - "$F" "$BUILD/libdcprof.so" <<'PY' || die "no DWARF details"
+"${SAN_PRELOAD[@]}" python3 - "$F" "$BUILD/libdcprof.so" <<'PY' || die "no DWARF details"
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[2])
 class Frame(ctypes.Structure):

@@ -28,7 +28,7 @@ build() { # DIR CFLAGS...
 build nofp -fomit-frame-pointer
 build fp -fno-omit-frame-pointer
 build leaf -fno-omit-frame-pointer -momit-leaf-frame-pointer
-gcc -std=gnu11 -O1 -g -I"$TOP/include" -o "$TMP/folded" \
+gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
 	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
 	die "cannot build the folded-stacks tool"
 

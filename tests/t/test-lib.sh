@@ -171,3 +171,15 @@ one_line_error() {
 	grep -q '^dcprof: ' "$TMP/err" ||
 		die "the error line does not start with 'dcprof: ': $(cat "$TMP/err")"
 }
+
+# SAN_CFLAGS: the flags a program linked with this build's libdcprof needs
+# (empty unless the build is sanitized, as with `make check SANITIZE=1`).
+# SAN_PRELOAD: the environment a foreign program (python) needs to load
+# such a libdcprof.so.
+SAN_CFLAGS=
+SAN_PRELOAD=()
+if nm -D "$BUILD/libdcprof.so" 2>/dev/null | grep -q __asan_init; then
+	SAN_CFLAGS="-fsanitize=address,undefined"
+	SAN_PRELOAD=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+		ASAN_OPTIONS=detect_leaks=0)
+fi
