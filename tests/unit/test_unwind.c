@@ -299,10 +299,14 @@ capture(struct capture *c)
 	c->stack_size = c->stack_top - sp;
 	if (c->stack_size > DCP_UNWIND_STACK_MAX)
 		c->stack_size = DCP_UNWIND_STACK_MAX;
+#ifdef __SANITIZE_ADDRESS__
 	/* a raw copy of the live stack, redzones and all, as the kernel
 	 * takes it: byte by byte, outside ASan's view */
 	for (size_t i = 0; i < c->stack_size; i++)
 		c->stack[i] = ((const volatile unsigned char *)sp)[i];
+#else
+	memcpy(c->stack, (const void *)sp, c->stack_size);
+#endif
 	c->ret_in_two = __builtin_return_address(0);
 }
 
