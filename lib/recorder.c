@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "aggregate_internal.h"
+#include "collect_internal.h"
 #include "cookie_internal.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
@@ -130,13 +131,6 @@ static int64_t comm_id_of(struct dcp_recorder *r, const struct dcp_process *p)
 
 /* ---- sync records -------------------------------------------------------- */
 
-static bool is_anon_name(const char *name)
-{
-	return name[0] == '\0' || !strcmp(name, "//anon") ||
-	       !strncmp(name, "[anon", 5) || !strcmp(name, "[heap]") ||
-	       !strncmp(name, "[stack", 6);
-}
-
 /* The Dwfl of an unwound process follows its maps through this. */
 static void maps_changed(struct dcp_recorder *r, struct dcp_process *p)
 {
@@ -165,6 +159,7 @@ static int handle_mmap2(struct dcp_recorder *r,
 			const struct dcp_mmap2_record *m)
 {
 	struct dcp_process *p = process_get(r, (pid_t)m->pid);
+	struct dcp_record_view v;
 	uint64_t pgoff = m->pgoff;
 	int64_t cookie;
 
@@ -178,33 +173,26 @@ static int handle_mmap2(struct dcp_recorder *r,
 	else
 		p->live = true;
 
-	if (!strcmp(m->filename, "[vdso]")) {
+	/* the collection's decoder: live and injected maps classify alike */
+	if (dcp_record_decode(&m->header, m->header.size, &v))
+		return 0; /* malformed: cannot happen */
+	switch (v.region) {
+	case DCP_COOKIE_KIND_VDSO:
 		cookie = r->cookie_vdso;
 		pgoff = 0;
-	} else if (!strcmp(m->filename, "[vsyscall]")) {
+		break;
+	case DCP_COOKIE_KIND_VSYSCALL:
 		cookie = r->cookie_vsyscall;
 		pgoff = 0;
-	} else if (is_anon_name(m->filename)) {
-		/* no file: keep absolute addresses, as JIT maps use them */
+		break;
+	case DCP_COOKIE_KIND_ANON:
+		/* every nameless region is one "[anon:exec]", addressed
+		 * absolutely, as JIT maps address it */
 		cookie = r->cookie_anon;
 		pgoff = m->addr;
-	} else {
-		struct dcp_file_id id;
-
-		memset(&id, 0, sizeof(id));
-		if (m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			id.build_id_size = m->build_id_size > DCP_BUILD_ID_MAX ?
-						   DCP_BUILD_ID_MAX :
-						   m->build_id_size;
-			memcpy(id.build_id, m->build_id, id.build_id_size);
-		} else {
-			id.dev_major = m->maj;
-			id.dev_minor = m->min;
-			id.ino = m->ino;
-			id.ino_generation = m->ino_generation;
-		}
-		cookie = dcp_cookie_table_intern_file(r->cookies, &id,
-						      m->filename);
+		break;
+	default:
+		cookie = dcp_record_intern(r->cookies, &v);
 		if (cookie < 0)
 			return (int)cookie;
 	}
