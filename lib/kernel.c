@@ -71,34 +71,35 @@ static int read_notes_build_id(const char *path, uint8_t id[DCP_BUILD_ID_MAX])
 	return notes_find_build_id(buf, len, id);
 }
 
-/* Addresses of _text and _etext; 0 for a symbol that was not found. */
-static int read_text_bounds(uint64_t *text, uint64_t *etext)
+/*
+ * The address of _text; 0 when it was not found. It is among the first
+ * lines of /proc/kallsyms, so the read stops there: the kernel formats the
+ * file line by line as it is read, and the whole of it costs tens of
+ * milliseconds (the symbolizer reads it all, once, only when kernel frames
+ * were sampled).
+ */
+static int read_text_start(uint64_t *text)
 {
 	char line[512];
 	FILE *f;
 
 	*text = 0;
-	*etext = 0;
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return dcp_error(errno, "cannot open '/proc/kallsyms': %s",
 				 strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		char type, name[256];
-		uint64_t addr;
+		char *p, *name;
+		uint64_t addr = strtoull(line, &p, 16);
 
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) !=
-		    3)
+		if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
 			continue;
-		if (strcmp(name, "_text") == 0)
+		name = p + 3;
+		name[strcspn(name, "\t\n")] = '\0';
+		if (strcmp(name, "_text") == 0) {
 			*text = addr;
-		else if (strcmp(name, "_etext") == 0)
-			*etext = addr;
-		else
-			continue;
-		/* Found first, the pair is at the very top of the file. */
-		if (*text && *etext)
 			break;
+		}
 	}
 	fclose(f);
 	return 0;
@@ -187,12 +188,12 @@ int dcp_kernel_layout_load(struct dcp_kernel_layout *k,
 			   struct dcp_cookie_table *cookies)
 {
 	struct dcp_file_id id;
-	uint64_t text, etext;
+	uint64_t text;
 	int64_t cookie;
 	int n, err;
 
 	memset(k, 0, sizeof(*k));
-	err = read_text_bounds(&text, &etext);
+	err = read_text_start(&text);
 	if (err < 0)
 		return err;
 
@@ -210,11 +211,6 @@ int dcp_kernel_layout_load(struct dcp_kernel_layout *k,
 			EPERM, "kernel addresses are hidden: '/proc/kallsyms' "
 			       "shows no address for '_text' (lower "
 			       "kernel.kptr_restrict or run with CAP_SYSLOG)");
-	if (etext && etext <= text)
-		dcp_log(DCP_LOG_WARN,
-			"odd kernel text bounds in '/proc/kallsyms': _text "
-			"%#" PRIx64 ", _etext %#" PRIx64,
-			text, etext);
 	k->text_start = text;
 
 	err = load_modules(k, cookies);

@@ -284,7 +284,18 @@ static int ksyms_load(struct dcp_symbolizer *s)
 		s->ksyms_err = err;
 		return err;
 	}
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	/* The kernel lists its own symbols, and each module's, in address
+	 * order: sort only what is not (aliases are ranked at lookup). */
+	for (size_t i = 1; i < s->nr_ksyms; i++) {
+		const struct ksym *a = &s->ksyms[i - 1], *b = &s->ksyms[i];
+
+		if (a->owner > b->owner ||
+		    (a->owner == b->owner && a->addr > b->addr)) {
+			qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms),
+			      ksym_cmp);
+			break;
+		}
+	}
 	/* owner_first[o] = first index whose owner is >= o */
 	for (size_t o = 0, i = 0; o <= nr_owners; o++) {
 		while (i < s->nr_ksyms && s->ksyms[i].owner < o)
@@ -351,12 +362,14 @@ static int resolve_kernel(struct dcp_symbolizer *s,
 				return err;
 			continue;
 		}
-		/* lo is the first symbol past addr; aliases of the one
-		 * before it sort best first. */
+		/* lo is the first symbol past addr; of the aliases before
+		 * it, a global one first, then the first listed. */
 		j = lo - 1;
 		sym = s->ksyms[j].addr;
-		while (j > first && s->ksyms[j - 1].addr == sym)
-			j--;
+		for (size_t a = j; a > first && s->ksyms[a - 1].addr == sym;
+		     a--)
+			if (ksym_cmp(&s->ksyms[a - 1], &s->ksyms[j]) < 0)
+				j = a - 1;
 		if (lo < last)
 			size = s->ksyms[lo].addr - sym;
 		else if (end > sym)
@@ -392,6 +405,7 @@ unresolved : {
 struct fsym {
 	uint64_t addr, size; /* module addresses */
 	uint64_t max_end; /* greatest addr + size up to this entry */
+	uint64_t next; /* a sizeless label: the next symbol's address */
 	const char *name;
 	Elf *elf; /* the symbol's own file, for its section */
 	GElf_Addr bias;
@@ -425,11 +439,86 @@ static int fsym_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what)
+static int cmp_u64(const void *a, const void *b)
 {
-	size_t nphdr = 0, cap = 0, kept;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The module address of file offset off; false outside every segment. */
+static bool ftable_address(const struct ftable *t, uint64_t off, uint64_t *q,
+			   const struct segment **segp)
+{
+	for (size_t j = 0; j < t->nr_segs; j++)
+		if (off >= t->segs[j].offset &&
+		    off - t->segs[j].offset < t->segs[j].filesz) {
+			*q = off - t->segs[j].offset + t->segs[j].vaddr +
+			     t->bias;
+			if (segp)
+				*segp = &t->segs[j];
+			return true;
+		}
+	return false;
+}
+
+/* The first of the n sorted addresses at or above addr. */
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether [addr, addr + size) holds one of the n sorted addresses. */
+static bool covers_any(const uint64_t *v, size_t n, uint64_t addr,
+		       uint64_t size)
+{
+	size_t k = lower_bound(v, n, addr);
+
+	return k < n && v[k] - addr < size;
+}
+
+/* Symbol i of mod when it can name code; NULL otherwise. */
+static const char *function_symbol(Dwfl_Module *mod, int i, GElf_Sym *sym,
+				   GElf_Addr *addr, GElf_Word *shndx,
+				   Elf **elf, GElf_Addr *bias)
+{
+	const char *name = dwfl_module_getsym_info(mod, i, sym, addr, shndx,
+						   elf, bias);
+	int type;
+
+	if (!name || !name[0] || *shndx == SHN_UNDEF || *shndx == SHN_ABS ||
+	    *shndx == SHN_COMMON)
+		return NULL;
+	type = GELF_ST_TYPE(sym->st_info);
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return NULL;
+	return name;
+}
+
+/*
+ * The symbols of mod that can name one of the sampled file offsets: the
+ * sized symbols that cover one, the sizeless labels, and the sized
+ * symbols that cover a label (which then names nothing). A library's
+ * table has thousands of entries for a few dozen sampled addresses; what
+ * is kept answers every sampled address as the whole table would.
+ */
+static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
+			const uint64_t *offsets, size_t n)
+{
+	size_t nphdr = 0, cap = 0, kept, nq = 0, nlabels = 0, lcap = 0;
+	uint64_t *qs = NULL, *labels = NULL, *label_next = NULL;
 	Elf *main_elf;
-	int nsyms;
+	int nsyms, err = 0;
 
 	memset(t, 0, sizeof(*t));
 	main_elf = dwfl_module_getelf(mod, &t->bias);
@@ -458,30 +547,81 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what)
 	nsyms = dwfl_module_getsymtab(mod);
 	if (nsyms <= 0)
 		return 0; /* no symbols at all: everything stays unnamed */
+	qs = malloc((n ? n : 1) * sizeof(*qs));
+	if (!qs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ftable_address(t, offsets[i], &qs[nq], NULL))
+			nq++;
+	qsort(qs, nq, sizeof(*qs), cmp_u64);
+
+	/* The labels first: the symbols around them must be kept too. */
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr, bias;
+		GElf_Word shndx;
+		Elf *elf;
+
+		if (!function_symbol(mod, i, &sym, &addr, &shndx, &elf,
+				     &bias) ||
+		    sym.st_size)
+			continue;
+		if (nlabels == lcap) {
+			size_t c = lcap ? 2 * lcap : 64;
+			void *p = realloc(labels, c * sizeof(*labels));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			labels = p;
+			lcap = c;
+		}
+		labels[nlabels++] = addr;
+	}
+	qsort(labels, nlabels, sizeof(*labels), cmp_u64);
+	kept = 0;
+	for (size_t i = 0; i < nlabels; i++)
+		if (!kept || labels[i] != labels[kept - 1])
+			labels[kept++] = labels[i];
+	nlabels = kept;
+	label_next = malloc((nlabels ? nlabels : 1) * sizeof(*label_next));
+	if (!label_next) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nlabels; i++)
+		label_next[i] = UINT64_MAX;
+
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr, bias;
 		GElf_Word shndx;
 		Elf *elf;
 		const char *name;
-		int type, bind;
+		int bind;
+		size_t k;
 		struct fsym *f;
 
-		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
-					       &elf, &bias);
-		if (!name || !name[0] || shndx == SHN_UNDEF ||
-		    shndx == SHN_ABS || shndx == SHN_COMMON)
+		name = function_symbol(mod, i, &sym, &addr, &shndx, &elf,
+				       &bias);
+		if (!name)
 			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
-		    type != STT_NOTYPE)
+		/* The closest symbol after a label ends it. */
+		k = lower_bound(labels, nlabels, addr);
+		if (k > 0 && addr < label_next[k - 1])
+			label_next[k - 1] = addr;
+		if (sym.st_size && !covers_any(qs, nq, addr, sym.st_size) &&
+		    !covers_any(labels, nlabels, addr, sym.st_size))
 			continue;
 		if (t->nr == cap) {
 			size_t c = cap ? 2 * cap : 1024;
 			void *p = realloc(t->syms, c * sizeof(*t->syms));
 
-			if (!p)
-				return -ENOMEM;
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
 			t->syms = p;
 			cap = c;
 		}
@@ -497,8 +637,15 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what)
 		f->seq = (uint32_t)t->nr;
 		t->nr++;
 	}
+	for (size_t i = 0; i < t->nr; i++)
+		if (!t->syms[i].size) {
+			size_t k = lower_bound(labels, nlabels,
+					       t->syms[i].addr);
+
+			t->syms[i].next = label_next[k];
+		}
 	if (!t->nr)
-		return 0;
+		goto out;
 	qsort(t->syms, t->nr, sizeof(*t->syms), fsym_cmp);
 	/* One entry per address: the best alias sorted first. */
 	kept = 1;
@@ -512,7 +659,11 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what)
 
 		t->syms[i].max_end = e > prev ? e : prev;
 	}
-	return 0;
+out:
+	free(qs);
+	free(labels);
+	free(label_next);
+	return err;
 }
 
 static void ftable_free(struct ftable *t)
@@ -570,12 +721,13 @@ static ssize_t ftable_find(const struct ftable *t, uint64_t q, uint64_t *size)
 	f = &t->syms[lo - 1];
 	if (f->size || (lo > 1 && t->syms[lo - 2].max_end > f->addr))
 		return -1;
+	/* A symbol left out of the table may lie between it and q. */
+	if (q >= f->next)
+		return -1;
 	sec_end = fsym_section_end(f, &sec_start);
 	if (q < sec_start || q >= sec_end)
 		return -1;
-	*size = (lo < t->nr && t->syms[lo].addr < sec_end ? t->syms[lo].addr :
-							    sec_end) -
-		f->addr;
+	*size = (f->next < sec_end ? f->next : sec_end) - f->addr;
 	return (ssize_t)(lo - 1);
 }
 
@@ -597,13 +749,214 @@ static const char *die_name(Dwarf_Die *die)
 #define MAX_INLINE 64
 
 /*
- * What DWARF knows of module address q: its line, and the inlined calls
- * around it, walked as eu-addr2line -i does: the concrete scopes from the
- * innermost out to the function, each DW_TAG_inlined_subroutine being
- * one inlined call whose own call site is where the next one out is.
+ * The functions and inlined calls of one compilation unit, with their pc
+ * ranges, from one walk of its DIE tree. dwarf_getscopes walks the unit
+ * from its top for every address; a profile samples many addresses of
+ * few units, so each sampled unit is walked once and its addresses are
+ * looked up here.
  */
-static int add_detail(Dwfl_Module *mod, uint64_t q, uint32_t cookie,
-		      uint64_t off, const char *name, struct dcp_symtab *out)
+struct scope_die {
+	Dwarf_Die die;
+	uint32_t parent; /* index + 1 of the enclosing entry; 0: none */
+	uint32_t depth;
+	bool subprogram;
+};
+
+struct scope_range {
+	uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+	uint32_t die;
+};
+
+struct scope_unit {
+	Dwarf_Off cu; /* the unit's DIE offset, its key */
+	struct scope_die *dies;
+	size_t nr_dies, cap_dies;
+	struct scope_range *ranges;
+	size_t nr_ranges, cap_ranges;
+};
+
+struct scope_cache {
+	struct scope_unit *units;
+	size_t nr, cap;
+};
+
+static void scope_cache_free(struct scope_cache *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		free(c->units[i].dies);
+		free(c->units[i].ranges);
+	}
+	free(c->units);
+	memset(c, 0, sizeof(*c));
+}
+
+static int scope_unit_add(struct scope_unit *u, Dwarf_Die *die,
+			  uint32_t parent, uint32_t depth, bool subprogram)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t idx;
+
+	if (u->nr_dies == u->cap_dies) {
+		size_t c = u->cap_dies ? 2 * u->cap_dies : 64;
+		void *p = realloc(u->dies, c * sizeof(*u->dies));
+
+		if (!p)
+			return -ENOMEM;
+		u->dies = p;
+		u->cap_dies = c;
+	}
+	idx = (uint32_t)u->nr_dies;
+	u->dies[idx].die = *die;
+	u->dies[idx].parent = parent;
+	u->dies[idx].depth = depth;
+	u->dies[idx].subprogram = subprogram;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (u->nr_ranges == u->cap_ranges) {
+			size_t c = u->cap_ranges ? 2 * u->cap_ranges : 64;
+			void *p = realloc(u->ranges, c * sizeof(*u->ranges));
+
+			if (!p)
+				return -ENOMEM;
+			u->ranges = p;
+			u->cap_ranges = c;
+		}
+		u->ranges[u->nr_ranges].lo = lo;
+		u->ranges[u->nr_ranges].hi = hi;
+		u->ranges[u->nr_ranges].die = idx;
+		u->nr_ranges++;
+	}
+	u->nr_dies++;
+	return 0;
+}
+
+/* Tags whose children can hold code, or a unit imported into this one. */
+static bool scope_may_hold_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+#define SCOPE_MAX_DEPTH 256
+
+static int scope_walk(struct scope_unit *u, Dwarf_Die *parent_die,
+		      uint32_t parent, uint32_t depth)
+{
+	Dwarf_Die child;
+	int r;
+
+	if (depth > SCOPE_MAX_DEPTH || dwarf_child(parent_die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		uint32_t inner = parent;
+		int err;
+
+		if (tag == DW_TAG_imported_unit) {
+			Dwarf_Attribute a;
+			Dwarf_Die unit;
+
+			/* Code a compressor (dwz) moved to a partial unit
+			 * belongs to the units that import it. */
+			if (dwarf_attr(&child, DW_AT_import, &a) &&
+			    dwarf_formref_die(&a, &unit)) {
+				err = scope_walk(u, &unit, parent, depth + 1);
+				if (err < 0)
+					return err;
+			}
+			continue;
+		}
+		if (tag == DW_TAG_subprogram ||
+		    tag == DW_TAG_inlined_subroutine) {
+			err = scope_unit_add(u, &child, parent, depth,
+					     tag == DW_TAG_subprogram);
+			if (err < 0)
+				return err;
+			inner = (uint32_t)u->nr_dies;
+		}
+		if (scope_may_hold_code(tag) && dwarf_haschildren(&child)) {
+			err = scope_walk(u, &child, inner, depth + 1);
+			if (err < 0)
+				return err;
+		}
+	} while ((r = dwarf_siblingof(&child, &child)) == 0);
+	return 0;
+}
+
+/* The walked unit of cu, walking it on first use; NULL on error. */
+static struct scope_unit *scope_cache_unit(struct scope_cache *c,
+					   Dwarf_Die *cu)
+{
+	Dwarf_Off key = dwarf_dieoffset(cu);
+	struct scope_unit *u;
+
+	/* Sorted addresses meet their units in runs: look back first. */
+	for (size_t i = c->nr; i > 0; i--)
+		if (c->units[i - 1].cu == key)
+			return &c->units[i - 1];
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		void *p = realloc(c->units, cap * sizeof(*c->units));
+
+		if (!p)
+			return NULL;
+		c->units = p;
+		c->cap = cap;
+	}
+	u = &c->units[c->nr];
+	memset(u, 0, sizeof(*u));
+	u->cu = key;
+	if (scope_walk(u, cu, 0, 0) < 0) {
+		free(u->dies);
+		free(u->ranges);
+		return NULL;
+	}
+	c->nr++;
+	return u;
+}
+
+/* The innermost function or inlined call of the unit around pc; -1: none. */
+static ssize_t scope_innermost(const struct scope_unit *u, uint64_t pc)
+{
+	ssize_t best = -1;
+
+	for (size_t i = 0; i < u->nr_ranges; i++) {
+		const struct scope_range *r = &u->ranges[i];
+
+		if (pc >= r->lo && pc < r->hi &&
+		    (best < 0 || u->dies[r->die].depth > u->dies[best].depth))
+			best = r->die;
+	}
+	return best;
+}
+
+/*
+ * What DWARF knows of module address q: its line, and the inlined calls
+ * around it, walked as eu-addr2line -i does: from the innermost scope out
+ * to the function, each DW_TAG_inlined_subroutine being one inlined call
+ * whose own call site is where the next one out is.
+ */
+static int add_detail(Dwfl_Module *mod, struct scope_cache *scopes,
+		      uint64_t q, uint32_t cookie, uint64_t off,
+		      const char *name, struct dcp_symtab *out)
 {
 	struct dcp_inline_frame inl[MAX_INLINE];
 	char *demangled[MAX_INLINE];
@@ -611,10 +964,12 @@ static int add_detail(Dwfl_Module *mod, uint64_t q, uint32_t cookie,
 	char *joined = NULL;
 	const char *file = NULL;
 	uint32_t line = 0, nr = 0;
-	Dwarf_Die *cu, *scopes = NULL;
+	struct scope_unit *u = NULL;
+	Dwarf_Die *cu;
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *l;
-	int ns, ret;
+	ssize_t k;
+	int ret;
 
 	l = dwfl_module_getsrc(mod, q);
 	if (l) {
@@ -630,53 +985,34 @@ static int add_detail(Dwfl_Module *mod, uint64_t q, uint32_t cookie,
 			file = joined;
 	}
 	cu = dwfl_module_addrdie(mod, q, &bias);
-	ns = cu ? dwarf_getscopes(cu, q - bias, &scopes) : 0;
-	if (ns > 0) {
-		Dwarf_Die inner;
+	if (cu)
+		u = scope_cache_unit(scopes, cu);
+	k = u ? scope_innermost(u, q - bias) : -1;
+	while (k >= 0 && !u->dies[k].subprogram && nr < MAX_INLINE) {
+		Dwarf_Die *die = &u->dies[k].die, unit;
 		Dwarf_Files *files = NULL;
-		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+		Dwarf_Attribute a;
+		Dwarf_Word v;
 
-		/* The scopes of the concrete tree, from the innermost. */
-		if (dw &&
-		    dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)) {
-			free(scopes);
-			scopes = NULL;
-			ns = dwarf_getscopes_die(&inner, &scopes);
-		} else {
-			ns = 0;
-		}
-		if (ns > 0 && dwarf_getsrcfiles(cu, &files, NULL) != 0)
-			files = NULL;
-		for (int i = 0; i < ns && nr < MAX_INLINE; i++) {
-			Dwarf_Die *die = &scopes[i];
-			int tag = dwarf_tag(die);
-			Dwarf_Attribute a;
-			Dwarf_Word v;
-
-			if (tag == DW_TAG_subprogram)
-				break;
-			if (tag != DW_TAG_inlined_subroutine)
-				continue;
-			inl[nr].name = die_name(die);
-			inl[nr].demangled = demangled[nr] =
-				dcp_demangle(inl[nr].name);
-			inl[nr].file = file;
-			inl[nr].line = line;
-			nr++;
-			file = NULL;
-			line = 0;
-			if (files &&
-			    dwarf_formudata(
-				    dwarf_attr(die, DW_AT_call_file, &a), &v) ==
-				    0)
-				file = dwarf_filesrc(files, v, NULL, NULL);
-			if (dwarf_formudata(
-				    dwarf_attr(die, DW_AT_call_line, &a), &v) ==
-			    0)
-				line = (uint32_t)v;
-		}
+		inl[nr].name = die_name(die);
+		inl[nr].demangled = demangled[nr] = dcp_demangle(inl[nr].name);
+		inl[nr].file = file;
+		inl[nr].line = line;
+		nr++;
+		file = NULL;
+		line = 0;
+		/* The call site's file index is into the line table of the
+		 * unit the DIE is in (a partial unit's, when imported). */
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &v) ==
+			    0 &&
+		    dwarf_diecu(die, &unit, NULL, NULL) &&
+		    dwarf_getsrcfiles(&unit, &files, NULL) == 0)
+			file = dwarf_filesrc(files, v, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v) ==
+		    0)
+			line = (uint32_t)v;
+		k = (ssize_t)u->dies[k].parent - 1;
 	}
-	free(scopes);
 	ret = 0;
 	if (fn_demangled || file || nr)
 		ret = dcp_symtab_set_detail(out, cookie, off, fn_demangled,
@@ -692,6 +1028,7 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod, uint32_t cookie,
 			  const uint64_t *offsets, size_t n,
 			  struct dcp_symtab *out)
 {
+	struct scope_cache scopes = { 0 };
 	int err, resolved = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -699,17 +1036,9 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod, uint32_t cookie,
 		const char *name = NULL;
 		uint64_t off = offsets[i], start = 0, size = 0, q = 0;
 
-		for (size_t j = 0; j < t->nr_segs; j++)
-			if (off >= t->segs[j].offset &&
-			    off - t->segs[j].offset < t->segs[j].filesz) {
-				seg = &t->segs[j];
-				break;
-			}
-		if (seg) {
-			ssize_t k;
+		if (ftable_address(t, off, &q, &seg)) {
+			ssize_t k = ftable_find(t, q, &size);
 
-			q = off - seg->offset + seg->vaddr + t->bias;
-			k = ftable_find(t, q, &size);
 			if (k >= 0) {
 				name = t->syms[k].name;
 				/* Back to file offsets, through the same
@@ -723,10 +1052,14 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod, uint32_t cookie,
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
 		if (err == 0 && name)
-			err = add_detail(mod, q, cookie, off, name, out);
-		if (err < 0)
+			err = add_detail(mod, &scopes, q, cookie, off, name,
+					 out);
+		if (err < 0) {
+			scope_cache_free(&scopes);
 			return err;
+		}
 	}
+	scope_cache_free(&scopes);
 	return resolved;
 }
 
@@ -747,7 +1080,7 @@ static int resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 		err = dcp_error(ENOEXEC, "cannot report '%s': %s", info->name,
 				dwfl_errmsg(-1));
 	else
-		err = ftable_build(&t, mod, info->name);
+		err = ftable_build(&t, mod, info->name, offsets, n);
 	if (err == -ENOMEM)
 		err = dcp_error(ENOMEM, "cannot read symbols of '%s': %s",
 				info->name, strerror(ENOMEM));
