@@ -489,11 +489,11 @@ static bool covers_any(const uint64_t *v, size_t n, uint64_t addr,
 
 /* Symbol i of mod when it can name code; NULL otherwise. */
 static const char *function_symbol(Dwfl_Module *mod, int i, GElf_Sym *sym,
-				   GElf_Addr *addr, GElf_Word *shndx,
-				   Elf **elf, GElf_Addr *bias)
+				   GElf_Addr *addr, GElf_Word *shndx, Elf **elf,
+				   GElf_Addr *bias)
 {
-	const char *name = dwfl_module_getsym_info(mod, i, sym, addr, shndx,
-						   elf, bias);
+	const char *name =
+		dwfl_module_getsym_info(mod, i, sym, addr, shndx, elf, bias);
 	int type;
 
 	if (!name || !name[0] || *shndx == SHN_UNDEF || *shndx == SHN_ABS ||
@@ -639,8 +639,8 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 	}
 	for (size_t i = 0; i < t->nr; i++)
 		if (!t->syms[i].size) {
-			size_t k = lower_bound(labels, nlabels,
-					       t->syms[i].addr);
+			size_t k =
+				lower_bound(labels, nlabels, t->syms[i].addr);
 
 			t->syms[i].next = label_next[k];
 		}
@@ -790,8 +790,8 @@ static void scope_cache_free(struct scope_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int scope_unit_add(struct scope_unit *u, Dwarf_Die *die,
-			  uint32_t parent, uint32_t depth, bool subprogram)
+static int scope_unit_add(struct scope_unit *u, Dwarf_Die *die, uint32_t parent,
+			  uint32_t depth, bool subprogram)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -902,8 +902,7 @@ static int scope_walk(struct scope_unit *u, Dwarf_Die *parent_die,
 }
 
 /* The walked unit of cu, walking it on first use; NULL on error. */
-static struct scope_unit *scope_cache_unit(struct scope_cache *c,
-					   Dwarf_Die *cu)
+static struct scope_unit *scope_cache_unit(struct scope_cache *c, Dwarf_Die *cu)
 {
 	Dwarf_Off key = dwarf_dieoffset(cu);
 	struct scope_unit *u;
@@ -954,9 +953,9 @@ static ssize_t scope_innermost(const struct scope_unit *u, uint64_t pc)
  * to the function, each DW_TAG_inlined_subroutine being one inlined call
  * whose own call site is where the next one out is.
  */
-static int add_detail(Dwfl_Module *mod, struct scope_cache *scopes,
-		      uint64_t q, uint32_t cookie, uint64_t off,
-		      const char *name, struct dcp_symtab *out)
+static int add_detail(Dwfl_Module *mod, struct scope_cache *scopes, uint64_t q,
+		      uint32_t cookie, uint64_t off, const char *name,
+		      struct dcp_symtab *out)
 {
 	struct dcp_inline_frame inl[MAX_INLINE];
 	char *demangled[MAX_INLINE];
