@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "buildid_internal.h"
+#include "cache_internal.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 #include "symbolize_internal.h"
@@ -41,6 +43,7 @@ struct ksym {
 struct dcp_symbolizer {
 	const struct dcp_kernel_layout *k;
 	bool ksyms_loaded;
+	bool ksyms_cached; /* the kernel's own symbols only, from the cache */
 	int ksyms_err;
 	struct ksym *ksyms;
 	size_t nr_ksyms;
@@ -51,11 +54,18 @@ struct dcp_symbolizer {
 
 	char *debuginfo_path; /* NULL: libdwfl's default */
 	Dwfl_Callbacks cb;
+	struct dcp_cache cache;
+	bool cache_opened;
 
 	/* A private copy: libelf must not touch the read-only mapping. */
 	char *vdso;
 	size_t vdso_size;
 };
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 struct dcp_symbolizer *dcp_symbolizer_new(const struct dcp_kernel_layout *k)
 {
@@ -67,7 +77,7 @@ struct dcp_symbolizer *dcp_symbolizer_new(const struct dcp_kernel_layout *k)
 	elf_version(EV_CURRENT);
 	s->k = k;
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	return s;
@@ -82,7 +92,32 @@ void dcp_symbolizer_free(struct dcp_symbolizer *s)
 	free(s->owner_first);
 	free(s->debuginfo_path);
 	free(s->vdso);
+	dcp_cache_close(&s->cache);
 	free(s);
+}
+
+/* The cache, opened on first use; NULL when there is none. */
+static const struct dcp_cache *symbolizer_cache(struct dcp_symbolizer *s)
+{
+	if (!s->cache_opened) {
+		dcp_cache_open(&s->cache);
+		s->cache_opened = true;
+	}
+	return s->cache.dir_fd >= 0 ? &s->cache : NULL;
+}
+
+/* "<prefix>-<build id in hex>"; false when there is no build id. */
+static bool cache_entry_name(char *buf, size_t size, const char *prefix,
+			     const uint8_t *id, size_t n)
+{
+	size_t len;
+
+	if (!n)
+		return false;
+	len = (size_t)snprintf(buf, size, "%s-", prefix);
+	for (size_t i = 0; i < n && len + 3 <= size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%02x", id[i]);
+	return true;
 }
 
 int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
@@ -250,40 +285,29 @@ static int ksyms_parse(struct dcp_symbolizer *s, FILE *f)
 	return 0;
 }
 
-static int ksyms_load(struct dcp_symbolizer *s)
+static void ksyms_reset(struct dcp_symbolizer *s)
+{
+	free(s->ksyms);
+	free(s->knames);
+	free(s->owner_first);
+	s->ksyms = NULL;
+	s->knames = NULL;
+	s->owner_first = NULL;
+	s->nr_ksyms = 0;
+	s->knames_len = 0;
+	s->ksyms_loaded = false;
+	s->ksyms_cached = false;
+	s->ksyms_err = 0;
+}
+
+/* Sort what needs it and find where each owner's symbols start. */
+static int ksyms_index(struct dcp_symbolizer *s)
 {
 	size_t nr_owners = 1 + (s->k ? s->k->nr_modules : 0);
-	FILE *f;
-	int err;
 
-	if (s->ksyms_loaded)
-		return s->ksyms_err;
-	s->ksyms_loaded = true;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f) {
-		s->ksyms_err =
-			dcp_error(errno, "cannot open '/proc/kallsyms': %s",
-				  strerror(errno));
-		return s->ksyms_err;
-	}
-	err = ksyms_parse(s, f);
-	fclose(f);
-	if (err == 0) {
-		s->owner_first = calloc(nr_owners + 1, sizeof(size_t));
-		if (!s->owner_first)
-			err = dcp_error(ENOMEM,
-					"cannot read '/proc/kallsyms': %s",
-					strerror(ENOMEM));
-	}
-	if (err < 0) {
-		free(s->ksyms);
-		free(s->knames);
-		s->ksyms = NULL;
-		s->knames = NULL;
-		s->nr_ksyms = 0;
-		s->ksyms_err = err;
-		return err;
-	}
+	s->owner_first = calloc(nr_owners + 1, sizeof(size_t));
+	if (!s->owner_first)
+		return -ENOMEM;
 	/* The kernel lists its own symbols, and each module's, in address
 	 * order: sort only what is not (aliases are ranked at lookup). */
 	for (size_t i = 1; i < s->nr_ksyms; i++) {
@@ -302,6 +326,176 @@ static int ksyms_load(struct dcp_symbolizer *s)
 			i++;
 		s->owner_first[o] = i;
 	}
+	return 0;
+}
+
+#define KSYMS_CACHE_MAGIC "dcprof kernel symbols 1\n"
+
+/*
+ * The kernel's own text symbols from the cache entry written by
+ * ksyms_cache_store: offsets from _text, which stay the same for one
+ * kernel build whatever KASLR does. 0, or a negative errno when the entry
+ * is missing or damaged.
+ */
+static int ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
+{
+	const struct dcp_cache *c = symbolizer_cache(s);
+	size_t cap = 0, ncap = 0, count = 0, expect;
+	char *data, *p, *end, *trailer;
+	struct stat st;
+	ssize_t r;
+	int fd, err = 0;
+
+	if (!c || !s->k)
+		return -ENOENT;
+	fd = dcp_cache_entry_open(c, name);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 ||
+	    st.st_size < (off_t)sizeof(KSYMS_CACHE_MAGIC) ||
+	    st.st_size > (64 << 20)) {
+		close(fd);
+		return -EINVAL;
+	}
+	data = malloc((size_t)st.st_size + 1);
+	if (!data) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r = pread(fd, data, (size_t)st.st_size, 0);
+	close(fd);
+	if (r != st.st_size) {
+		free(data);
+		return -EIO;
+	}
+	data[r] = '\0';
+	end = data + r;
+	/* Whole or nothing: the last line counts the lines before it. */
+	trailer = end > data + 1 ?
+			  memrchr(data, '\n', (size_t)(end - data - 1)) :
+			  NULL;
+	if (strncmp(data, KSYMS_CACHE_MAGIC, strlen(KSYMS_CACHE_MAGIC)) ||
+	    !trailer || sscanf(trailer + 1, "end %zu\n", &expect) != 1) {
+		free(data);
+		return -EINVAL;
+	}
+	for (p = data + strlen(KSYMS_CACHE_MAGIC); p < trailer + 1;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *q, *sym;
+		uint64_t off = strtoull(p, &q, 16);
+
+		if (!nl || q == p || q[0] != ' ' ||
+		    (q[1] != 't' && q[1] != 'T') || q[2] != ' ' ||
+		    nl == q + 3) {
+			err = -EINVAL;
+			break;
+		}
+		sym = q + 3;
+		err = ksyms_push(s, &cap, &ncap, s->k->text_start + off, sym,
+				 (size_t)(nl - sym), 0, q[1] == 't');
+		if (err < 0)
+			break;
+		count++;
+		p = nl + 1;
+	}
+	free(data);
+	if (!err && count != expect)
+		err = -EINVAL;
+	if (!err)
+		err = ksyms_index(s);
+	if (err < 0) {
+		ksyms_reset(s);
+		return err;
+	}
+	s->ksyms_loaded = true;
+	s->ksyms_cached = true;
+	return 0;
+}
+
+/* Keep the kernel's own text symbols, just read from /proc/kallsyms. */
+static void ksyms_cache_store(struct dcp_symbolizer *s, const char *name)
+{
+	const struct dcp_cache *c = symbolizer_cache(s);
+	size_t len = 0, count = 0;
+	char tmp[64], *text = NULL;
+	FILE *f;
+	int fd;
+
+	if (!c || !s->k)
+		return;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	fputs(KSYMS_CACHE_MAGIC, f);
+	for (size_t i = s->owner_first[0]; i < s->owner_first[1]; i++) {
+		const struct ksym *k = &s->ksyms[i];
+
+		if (k->addr < s->k->text_start)
+			continue;
+		fprintf(f, "%" PRIx64 " %c %s\n", k->addr - s->k->text_start,
+			k->local ? 't' : 'T', s->knames + k->name);
+		count++;
+	}
+	fprintf(f, "end %zu\n", count);
+	if (fclose(f) != 0) {
+		free(text);
+		return;
+	}
+	fd = dcp_cache_entry_create(c, tmp, sizeof(tmp));
+	if (fd >= 0) {
+		if (write(fd, text, len) == (ssize_t)len)
+			dcp_cache_entry_commit(c, fd, tmp, name);
+		else
+			dcp_cache_entry_abort(c, fd, tmp);
+	}
+	free(text);
+}
+
+/*
+ * The kernel symbols resolve_kernel needs for a cookie: the kernel's own
+ * from the cache when it has them; else, and for modules (whose addresses
+ * change with every load), all of /proc/kallsyms, once.
+ */
+static int ksyms_load(struct dcp_symbolizer *s,
+		      const struct dcp_cookie_info *info)
+{
+	char name[128];
+	bool cacheable = info->kind == DCP_COOKIE_KIND_KERNEL &&
+			 cache_entry_name(name, sizeof(name), "kernel-symbols",
+					  info->build_id, info->build_id_size);
+	FILE *f;
+	int err;
+
+	if (s->ksyms_loaded &&
+	    !(s->ksyms_cached && info->kind == DCP_COOKIE_KIND_MODULE))
+		return s->ksyms_err;
+	if (s->ksyms_loaded)
+		ksyms_reset(s); /* a module now needs the full table */
+	else if (cacheable && ksyms_cache_load(s, name) == 0) {
+		dcp_log(DCP_LOG_INFO, "kernel symbols from the cache '%s/%s'",
+			s->cache.path, name);
+		return 0;
+	}
+	s->ksyms_loaded = true;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		s->ksyms_err =
+			dcp_error(errno, "cannot open '/proc/kallsyms': %s",
+				  strerror(errno));
+		return s->ksyms_err;
+	}
+	err = ksyms_parse(s, f);
+	fclose(f);
+	if (err == 0 && ksyms_index(s) < 0)
+		err = dcp_error(ENOMEM, "cannot read '/proc/kallsyms': %s",
+				strerror(ENOMEM));
+	if (err < 0) {
+		ksyms_reset(s);
+		s->ksyms_loaded = true;
+		s->ksyms_err = err;
+		return err;
+	}
+	if (cacheable)
+		ksyms_cache_store(s, name);
 	return 0;
 }
 
@@ -337,7 +531,7 @@ static int resolve_kernel(struct dcp_symbolizer *s,
 	} else {
 		base = k->text_start;
 	}
-	err = ksyms_load(s);
+	err = ksyms_load(s, info);
 	if (err < 0)
 		goto unresolved;
 
@@ -1095,6 +1289,141 @@ static int resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 	return err;
 }
 
+/* ---- separate debug files, inflated once ------------------------------ */
+
+/* Whether a debug section is compressed; -1 for old-style .zdebug ones,
+ * which are left alone. */
+static int has_compressed_debug(Elf *e)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	if (elf_getshdrstrndx(e, &shstrndx) < 0)
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name =
+			sh ? elf_strptr(e, shstrndx, sh->sh_name) : NULL;
+
+		if (!name)
+			continue;
+		if (strncmp(name, ".zdebug", 7) == 0)
+			return -1;
+		if (sh->sh_flags & SHF_COMPRESSED)
+			found = 1;
+	}
+	return found;
+}
+
+/* Copy of src into dst with every compressed section inflated. */
+static int write_inflated(int src, int dst)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+	Elf_Scn *scn = NULL;
+	ssize_t r;
+	Elf *e;
+	int err = 0;
+
+	while ((r = pread(src, buf, sizeof(buf), off)) > 0) {
+		if (write(dst, buf, (size_t)r) != r)
+			return -EIO;
+		off += r;
+	}
+	if (r < 0)
+		return -errno;
+	e = elf_begin(dst, ELF_C_RDWR, NULL);
+	if (!e)
+		return -ENOEXEC;
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0)
+			err = -ENOEXEC;
+	}
+	if (!err && elf_update(e, ELF_C_WRITE) < 0)
+		err = -EIO;
+	elf_end(e);
+	return err;
+}
+
+/*
+ * libdwfl found the debug file fd for a module: when its DWARF is
+ * compressed, use an inflated copy from the cache instead, made the first
+ * time. Returns the descriptor to use: fd itself, or the copy's (fd then
+ * closed and *path replaced).
+ */
+static int debug_file_inflated(struct dcp_symbolizer *s, int fd, char **path)
+{
+	uint8_t id[DCP_BUILD_ID_MAX], got[DCP_BUILD_ID_MAX];
+	const struct dcp_cache *c;
+	char name[128], tmp[64], *cached_path = NULL;
+	int n, compressed, out;
+	Elf *e;
+
+	n = dcp_build_id_read_fd(fd, id);
+	if (n <= 0 ||
+	    !cache_entry_name(name, sizeof(name), "debug", id, (size_t)n))
+		return fd;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	compressed = e ? has_compressed_debug(e) : 0;
+	elf_end(e);
+	if (compressed <= 0)
+		return fd;
+	c = symbolizer_cache(s);
+	if (!c)
+		return fd;
+	out = dcp_cache_entry_open(c, name);
+	if (out < 0) {
+		out = dcp_cache_entry_create(c, tmp, sizeof(tmp));
+		if (out < 0)
+			return fd;
+		if (write_inflated(fd, out) < 0) {
+			dcp_log(DCP_LOG_INFO,
+				"cannot inflate '%s' into the symbol cache",
+				*path ? *path : name);
+			dcp_cache_entry_abort(c, out, tmp);
+			return fd;
+		}
+		if (dcp_cache_entry_commit(c, out, tmp, name) < 0)
+			return fd;
+		out = dcp_cache_entry_open(c, name);
+		if (out < 0)
+			return fd;
+	}
+	/* A copy that is not the same file is derived again next time. */
+	if (dcp_build_id_read_fd(out, got) != n || memcmp(got, id, (size_t)n) ||
+	    asprintf(&cached_path, "%s/%s", c->path, name) < 0) {
+		unlinkat(c->dir_fd, name, 0);
+		close(out);
+		return fd;
+	}
+	dcp_log(DCP_LOG_DEBUG, "DWARF of '%s' from the cache '%s'",
+		*path ? *path : name, cached_path);
+	close(fd);
+	free(*path);
+	*path = cached_path;
+	return out;
+}
+
+/* libdwfl's search for separate debug files, then debug_file_inflated.
+ * The module's userdata is the symbolizer (set by resolve_file). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(
+		mod, userdata, modname, base, file_name, debuglink_file,
+		debuglink_crc, debuginfo_file_name);
+
+	if (fd < 0 || !userdata || !*userdata)
+		return fd;
+	return debug_file_inflated(*userdata, fd, debuginfo_file_name);
+}
+
 /* The identity check for a path that is not the pinned handle. */
 static bool file_matches(int fd, const struct dcp_cookie_info *info)
 {
@@ -1158,6 +1487,7 @@ static int resolve_file(struct dcp_symbolizer *s,
 			struct dcp_symtab *out)
 {
 	const char *path = info->nr_paths ? info->paths[0] : info->name;
+	void **userdata = NULL;
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
 	int own, err;
@@ -1198,6 +1528,9 @@ static int resolve_file(struct dcp_symbolizer *s,
 		dwfl_end(dwfl);
 		goto unresolved;
 	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = s; /* for find_debuginfo */
 	return resolve_dwfl_module(dwfl, mod, info, offsets, n, out);
 
 unresolved : {

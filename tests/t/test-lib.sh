@@ -23,6 +23,9 @@ BUILD=${BUILD:-$TOP/build}
 DCPROF=$BUILD/dcprof
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-test.XXXXXX")
 TEST_NAME=$(basename "$0" .sh)
+# No symbol cache unless a test asks for one: every test derives symbols
+# from the files themselves, whatever earlier runs left in the cache.
+export DCPROF_CACHE_DIR=
 _spawned=()
 
 _cleanup() {

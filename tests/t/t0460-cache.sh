@@ -1,0 +1,117 @@
+#!/bin/bash
+# The symbol cache: the kernel's symbols, and an inflated copy of a
+# compressed separate debug file (libc's, when Debian's libc6-dbg is
+# installed), written by the first recording and read by the next; names
+# and lines resolved through the cache equal those resolved without it; a
+# damaged entry is derived again; a symlink is never followed, and a
+# directory that others could write is not used.
+. "$(dirname "$0")/test-lib.sh"
+need python3 dd
+need_perf_events
+
+C=$TMP/cache
+# dd with small blocks: most of the time in the kernel and in libc.
+rec() {
+	DCPROF_CACHE_DIR=$1 expect_exit 0 "$DCPROF" record -vv -o "$2" -- \
+		dd if=/dev/zero of=/dev/null bs=64 count=2000000
+}
+# The names of a profile, resolved again now with cache directory $1.
+names() {
+	DCPROF_CACHE_DIR=$1 "$DCPROF" report -i "$F" --resymbolize \
+		--format json --tree callee --percent-limit 0 >"$2" 2>/dev/null ||
+		die "report --resymbolize failed with cache '$1'"
+}
+F=$TMP/one.data
+
+rec "$C" "$F"
+[ "$(stat -c %a "$C")" = 700 ] || die "cache directory mode $(stat -c %a "$C")"
+K=$(cd "$C" && ls kernel-symbols-* 2>/dev/null)
+[ -n "$K" ] || die "no kernel symbols cached: $(ls -la "$C")"
+[ "$(stat -c %a "$C/$K")" = 600 ] || die "entry mode $(stat -c %a "$C/$K")"
+tail -1 "$C/$K" | grep -q '^end [0-9]*$' || die "entry without its trailer"
+
+rec "$C" "$TMP/two.data"
+grep -q "kernel symbols from the cache" "$TMP/err" ||
+	die "the second recording did not read the cache: $(cat "$TMP/err")"
+
+# Same names, lines and inline chains with and without the cache.
+names "" "$TMP/nocache.json"
+names "$C" "$TMP/cache.json"
+cmp -s "$TMP/nocache.json" "$TMP/cache.json" ||
+	die "names differ through the cache"
+grep -q '"kernel":true' "$TMP/cache.json" || die "no kernel frame named"
+
+# libc's compressed debug file, when there is one.
+LIBC=$(awk '$NF ~ /libc\.so\.6$/ { print $NF; exit }' /proc/self/maps)
+ID=$(python3 - "$LIBC" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", d, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
+for i in range(shnum):
+    sh = shoff + i * shentsize
+    typ, = struct.unpack_from("<I", d, sh + 4)
+    off, size = struct.unpack_from("<QQ", d, sh + 0x18)
+    if typ == 7:  # SHT_NOTE
+        p = off
+        while p + 12 <= off + size:
+            nsz, dsz, t = struct.unpack_from("<III", d, p)
+            name = p + 12
+            desc = name + ((nsz + 3) & ~3)
+            if t == 3 and d[name:name + 3] == b"GNU":
+                print(d[desc:desc + dsz].hex())
+                sys.exit(0)
+            p = desc + ((dsz + 3) & ~3)
+PY
+)
+DBG=/usr/lib/debug/.build-id/${ID:0:2}/${ID:2}.debug
+if [ -n "$ID" ] && [ -e "$DBG" ] &&
+	python3 - "$DBG" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", d, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
+sys.exit(0 if any(struct.unpack_from("<Q", d, shoff + i * shentsize + 8)[0] & 0x800
+                  for i in range(shnum)) else 1)
+PY
+then
+	[ -s "$C/debug-$ID" ] || die "libc's compressed debug file was not inflated into the cache"
+	grep -q "DWARF of '$DBG' from the cache" "$TMP/err" ||
+		die "the second recording did not use the inflated copy"
+	[ "$(stat -c %s "$C/debug-$ID")" -gt "$(stat -c %s "$DBG")" ] ||
+		die "the cached copy is not inflated"
+	echo "libc's debug file inflated: $(stat -c %s "$DBG") -> $(stat -c %s "$C/debug-$ID") bytes"
+else
+	echo "note: no compressed debug file for '$LIBC' (libc6-dbg): inflation not exercised"
+fi
+
+# A damaged (truncated) entry is not used, and is derived again.
+head -c 100000 "$C/$K" >"$TMP/cut" && cat "$TMP/cut" >"$C/$K"
+rec "$C" "$TMP/three.data"
+grep -q "kernel symbols from the cache" "$TMP/err" &&
+	die "a truncated entry was used"
+tail -1 "$C/$K" | grep -q '^end [0-9]*$' || die "the damaged entry was not rewritten"
+
+# A symlink planted as the entry is neither followed nor kept.
+echo "precious" >"$TMP/target"
+rm -f "$C/$K"
+ln -s "$TMP/target" "$C/$K"
+rec "$C" "$TMP/four.data"
+[ "$(cat "$TMP/target")" = precious ] || die "the symlink's target was written"
+[ -f "$C/$K" ] && [ ! -L "$C/$K" ] || die "the symlink is still the entry"
+
+# A cache directory others may write, or a symlink to one: not used.
+chmod 777 "$C"
+rec "$C" "$TMP/five.data"
+grep -q "not using the symbol cache" "$TMP/err" ||
+	die "a world-writable cache was used: $(cat "$TMP/err")"
+chmod 700 "$C"
+ln -s "$C" "$TMP/link"
+rec "$TMP/link" "$TMP/six.data"
+grep -q "not using the symbol cache.*symlink" "$TMP/err" ||
+	die "a symlinked cache was used: $(cat "$TMP/err")"
+
+# Off: nothing written.
+rec "" "$TMP/seven.data"
+grep -q "cache" "$TMP/err" && die "cache used with DCPROF_CACHE_DIR empty"
+pass
