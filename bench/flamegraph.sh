@@ -1,10 +1,11 @@
 #!/bin/bash
 # Flame graph bench: a profile with many distinct stacks (aim: 100,000) from
 # bench/workloads/stacks.c recorded with call chains at a high rate, then
-# the time `dcprof flamegraph` takes to write the HTML and the SVG (best of
-# RUNS), and the page's load-to-first-paint in headless chromium (median of
-# RUNS fresh loads; performance.now() at the first draw, counted from
-# navigation start, and at the paint after it). Prints markdown tables.
+# the time `dcprof flamegraph` takes to write the HTML and the SVG and
+# `dcprof export` pprof and folded stacks (best of RUNS each), and the
+# page's load-to-first-paint in headless chromium (median of RUNS fresh
+# loads; performance.now() at the first draw, counted from navigation
+# start, and at the paint after it). Prints markdown tables.
 # Environment: SECONDS_REC (8), FREQ (20000), THREADS (2), DEPTH (5), RUNS (5).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +46,8 @@ ms_of() { # best wall time in ms of RUNS runs of a command
 
 html_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" -o "$TMP/fg.html")
 svg_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" --format svg -o "$TMP/fg.svg")
+pprof_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format pprof -o "$TMP/out.pb.gz")
+folded_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format folded -o "$TMP/out.folded")
 
 # Distinct stacks: the rows of the profile as (comm, stack) with the
 # process name as root, which is what the tree merges; its leaves and nodes.
@@ -80,6 +83,8 @@ echo "| output | time (best of $RUNS) | size |"
 echo "|---|---:|---:|"
 echo "| HTML | $html_ms ms | $((html_size / 1024)) KiB |"
 echo "| SVG | $svg_ms ms | $((svg_size / 1024)) KiB |"
+echo "| export pprof | $pprof_ms ms | $(($(stat -c %s "$TMP/out.pb.gz") / 1024)) KiB |"
+echo "| export folded | $folded_ms ms | $(($(stat -c %s "$TMP/out.folded") / 1024)) KiB |"
 echo
 
 if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] || ! command -v node >/dev/null ||

@@ -6,6 +6,9 @@
 # (user+sys, through getrusage of its children as bash's `times` reports it),
 # the samples it took, the CPU per 1,000 samples, the output size and bytes
 # per sample; then the output size at shorter durations, to see how it grows.
+# dcprof uses a symbol cache of its own in the temporary directory, filled
+# by the warm-up recording (the steady state of a machine that records
+# more than once); "dcprof-cold" runs without one, deriving everything.
 # Prints markdown tables on stdout, progress on stderr.
 #
 # Environment:
@@ -134,9 +137,12 @@ $CC -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls \
 record_attempt() {
 	local tool=$1 secs=$2 g=$3 out=$4 err=$5 times_out=$6
 	(
-		if [ "$tool" = dcprof ]; then
-			"$DCPROF" record -a -F "$FREQ" ${g:+"$g"} \
-				--duration "$secs" -o "$out" 2>"$err" &
+		if [ "$tool" = dcprof ] || [ "$tool" = dcprof-cold ]; then
+			# dcprof-cold: no symbol cache, everything derived
+			cache=$TMP/cache
+			[ "$tool" = dcprof-cold ] && cache=
+			DCPROF_CACHE_DIR=$cache "$DCPROF" record -a -F "$FREQ" \
+				${g:+"$g"} --duration "$secs" -o "$out" 2>"$err" &
 		else
 			"$PERF" record $PERF_MODE -e cpu-clock -F "$FREQ" -a ${g:+"$g"} \
 				-o "$out" -- sleep "$secs" 2>"$err" &
@@ -191,7 +197,7 @@ record_one() {
 
 	local samples lost bytes
 	bytes=$(stat -c %s "$out")
-	if [ "$tool" = dcprof ]; then
+	if [ "$tool" != perf ]; then
 		"$DCPROF" report -i "$out" --format json --limit 1 \
 			>"$TMP/$name.json" || die "dcprof report failed on '$out'"
 		samples=$(jq '.stats.samples' "$TMP/$name.json")
@@ -226,17 +232,22 @@ WORKLOAD_PID=$!
 sleep 1
 kill -0 "$WORKLOAD_PID" 2>/dev/null || die "the workload did not start"
 
-# Unmeasured warm-up of both: page cache, kallsyms, perf's build-id cache.
+# Unmeasured warm-up of both: page cache, kallsyms, perf's build-id cache,
+# dcprof's symbol cache.
 say "warming up"
 for tool in dcprof perf; do
 	record_attempt $tool 2 "" "$TMP/warm-$tool.data" "$TMP/warm-$tool.err" \
 		"$TMP/warm-$tool.times" || say "warm-up of $tool failed"
 done
+record_attempt dcprof 2 -g "$TMP/warm-g.data" "$TMP/warm-g.err" \
+	"$TMP/warm-g.times" || say "warm-up of dcprof -g failed"
 
 # Alternate which recorder goes first, so that neither always gets the
 # workload at the same point of its life.
 record_one dcprof "$DURATION" ""
 record_one perf "$DURATION" ""
+record_one dcprof-cold "$DURATION" ""
+record_one dcprof-cold "$DURATION" -g
 record_one perf "$DURATION" -g
 record_one dcprof "$DURATION" -g
 first=dcprof second=perf
@@ -265,7 +276,7 @@ echo
 echo "| recorder | -g | samples | lost | recorder CPU ms | CPU ms / 1k samples | output bytes | bytes / sample |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for g in "" -g; do
-	for tool in dcprof perf; do
+	for tool in dcprof dcprof-cold perf; do
 		n=$tool$g-$DURATION
 		c=$(field "$n" cpu_ms) s=$(field "$n" samples)
 		b=$(field "$n" bytes)
@@ -273,13 +284,14 @@ for g in "" -g; do
 	done
 done
 echo
-echo "| -g | CPU per 1k samples, dcprof / perf (target ≤ 1) | perf.data / dcprof output (target ≥ 20) |"
-echo "|---|---:|---:|"
+echo "| -g | CPU per 1k samples, dcprof / perf (target ≤ 1) | same, no symbol cache | perf.data / dcprof output (target ≥ 20) |"
+echo "|---|---:|---:|---:|"
 for g in "" -g; do
-	d=dcprof$g-$DURATION p=perf$g-$DURATION
+	d=dcprof$g-$DURATION p=perf$g-$DURATION k=dcprof-cold$g-$DURATION
 	dc=$(per1k "$(field "$d" cpu_ms)" "$(field "$d" samples)")
+	kc=$(per1k "$(field "$k" cpu_ms)" "$(field "$k" samples)")
 	pc=$(per1k "$(field "$p" cpu_ms)" "$(field "$p" samples)")
-	echo "| ${g:-no} | $(ratio "$dc" "$pc") | $(ratio "$(field "$p" bytes)" "$(field "$d" bytes)") |"
+	echo "| ${g:-no} | $(ratio "$dc" "$pc") | $(ratio "$kc" "$pc") | $(ratio "$(field "$p" bytes)" "$(field "$d" bytes)") |"
 done
 echo
 echo "### Output size against duration (bytes, and bytes / sample)"

@@ -1,12 +1,14 @@
 #!/bin/bash
 # `make bench`: the benches one after the other, each printing its markdown
 # tables on stdout. bench/record.sh compares dcprof record with perf record;
-# bench/collect.sh (when present) measures the collection iterator.
+# bench/collect.sh (when present) measures the collection iterator;
+# bench/report.sh compares dcprof report with perf report.
 # Exits non-zero if any bench failed, after running them all.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 fail=0
-for b in bench/record.sh bench/collect.sh bench/unwind.sh bench/flamegraph.sh; do
+for b in bench/record.sh bench/collect.sh bench/unwind.sh bench/flamegraph.sh \
+	bench/report.sh; do
 	[ -e "$b" ] || continue
 	echo "## $(basename "$b" .sh)"
 	echo

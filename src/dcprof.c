@@ -86,11 +86,16 @@ static const struct cmd commands[] = {
 	  "                         colour each frame of AFTER by how much its share changed\n" },
 	{ "annotate", cmd_annotate, 0,
 	  "show where in a function the samples fell, per instruction",
-	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle]\n"
+	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle] [--debuginfo-dir DIR]...\n"
 	  "\n"
 	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
 	  "      --format FORMAT    text (default; hot lines coloured on a terminal) or json\n"
-	  "      --no-demangle      match and show names as the binaries spell them\n" },
+	  "      --no-demangle      match and show names as the binaries spell them\n"
+	  "      --debuginfo-dir DIR\n"
+	  "                         look for debug files in DIR too (DIR/.build-id/..), for\n"
+	  "                         source lines, and for names of binaries stripped when\n"
+	  "                         recorded (the profile is named again, in memory);\n"
+	  "                         repeatable\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
 	  "[--kind tasks|maps] [-p PID,...] [--buffer BYTES] [--format text|json]\n"

@@ -3,7 +3,9 @@
  * dcprof annotate: where inside one function the samples fell, per
  * instruction, disassembled with capstone, with the source lines DWARF
  * gives interleaved. The code is read from the sampled file itself,
- * accepted only when its build id (else device and inode) still matches.
+ * accepted only when its build id (else device and inode) still matches;
+ * names and lines may come from a separate debug file found by build id,
+ * also in the --debuginfo-dir directories.
  */
 #include <capstone/capstone.h>
 #include <elfutils/libdwfl.h>
@@ -14,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -33,6 +36,10 @@ struct annotate_args {
 	const char *input;
 	const char *symbol;
 	bool json;
+	const char **debuginfo_dirs; /* --debuginfo-dir, as given */
+	size_t nr_debuginfo_dirs;
+	/* libdwfl's debuginfo_path with those directories; NULL: its default */
+	char *debuginfo_path;
 };
 
 /* The source file last shown, read whole, to print lines from. */
@@ -258,10 +265,98 @@ static bool offset_vaddr(Elf *e, uint64_t off, uint64_t *vaddr)
 	return false;
 }
 
-/* libdwfl on the file, its default debuginfo path: lines come from the
- * file or its separate debug file. */
-static Dwfl_Module *open_dwfl(int fd, const char *path, Dwfl **dwfl_out,
-			      Dwfl_Callbacks *cb)
+/*
+ * libdwfl's debuginfo_path for the --debuginfo-dir directories: each one,
+ * made absolute, between ".debug" and "/usr/lib/debug", as report
+ * --resymbolize searches them. Prints one error line and returns 1 when a
+ * directory cannot be used.
+ */
+static int build_debuginfo_path(struct annotate_args *a)
+{
+	size_t len = sizeof(":.debug:/usr/lib/debug");
+	char **abs;
+	int ret = 0;
+
+	if (!a->nr_debuginfo_dirs)
+		return 0;
+	abs = calloc(a->nr_debuginfo_dirs, sizeof(*abs));
+	if (!abs)
+		return cmd_error("out of memory");
+	for (size_t i = 0; i < a->nr_debuginfo_dirs && !ret; i++) {
+		const char *d = a->debuginfo_dirs[i];
+		struct stat st;
+
+		abs[i] = realpath(d, NULL);
+		if (!abs[i] || stat(abs[i], &st) < 0)
+			ret = cmd_error(
+				"cannot use debuginfo directory '%s': %s", d,
+				strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			ret = cmd_error("cannot use debuginfo directory '%s': "
+					"not a directory",
+					d);
+		else if (strchr(abs[i], ':'))
+			ret = cmd_error("cannot use debuginfo directory '%s': "
+					"its path holds a ':'",
+					d);
+		else
+			len += strlen(abs[i]) + 1;
+	}
+	if (!ret) {
+		a->debuginfo_path = malloc(len);
+		if (!a->debuginfo_path) {
+			ret = cmd_error("out of memory");
+		} else {
+			strcpy(a->debuginfo_path, ":.debug");
+			for (size_t i = 0; i < a->nr_debuginfo_dirs; i++) {
+				strcat(a->debuginfo_path, ":");
+				strcat(a->debuginfo_path, abs[i]);
+			}
+			strcat(a->debuginfo_path, ":/usr/lib/debug");
+		}
+	}
+	for (size_t i = 0; i < a->nr_debuginfo_dirs; i++)
+		free(abs[i]);
+	free(abs);
+	return ret;
+}
+
+/* Warnings of the re-symbolization are about other files: not shown. */
+static void log_quiet(enum dcp_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)msg;
+	(void)ctx;
+}
+
+/*
+ * With --debuginfo-dir, name the profile's sampled addresses again (in
+ * memory, as report --resymbolize does) with those directories, so that a
+ * function of a binary that was stripped when it was recorded can be
+ * found by its name.
+ */
+static int resymbolize(const struct annotate_args *a,
+		       const struct profile_view *v)
+{
+	struct dcp_resymbolize_opts o = {
+		.sz = sizeof(o),
+		.debuginfo_dirs = a->debuginfo_dirs,
+		.nr_debuginfo_dirs = a->nr_debuginfo_dirs,
+	};
+	int r;
+
+	if (!a->nr_debuginfo_dirs)
+		return 0;
+	dcp_set_log(log_quiet, NULL);
+	r = dcp_profile_resymbolize(v->profile, &o, NULL);
+	cmd_setup_log(0);
+	return r < 0 ? cmd_error("%s", dcp_last_error()) : 0;
+}
+
+/* libdwfl on the file: lines come from the file or its separate debug
+ * file (by build id in the debuginfo path, or by debuglink). */
+static Dwfl_Module *open_dwfl(int fd, const char *path, char **debuginfo_path,
+			      Dwfl **dwfl_out, Dwfl_Callbacks *cb)
 {
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
@@ -274,6 +369,7 @@ static Dwfl_Module *open_dwfl(int fd, const char *path, Dwfl **dwfl_out,
 	cb->find_elf = dwfl_build_id_find_elf;
 	cb->find_debuginfo = dwfl_standard_find_debuginfo;
 	cb->section_address = dwfl_offline_section_address;
+	cb->debuginfo_path = debuginfo_path;
 	dwfl = dwfl_begin(cb);
 	if (!dwfl) {
 		close(own);
@@ -298,9 +394,8 @@ static const char *heat_colour(double pct)
 	return NULL;
 }
 
-static int annotate_one(const struct annotate_args *a,
-			const struct profile_view *v, const struct target *t,
-			bool first, bool colour)
+static int annotate_one(struct annotate_args *a, const struct profile_view *v,
+			const struct target *t, bool first, bool colour)
 {
 	struct dcp_cookie_info ci;
 	char bid[2 * DCP_BUILD_ID_MAX + 1] = "";
@@ -367,7 +462,7 @@ static int annotate_one(const struct annotate_args *a,
 		goto out;
 	}
 	count = cs_disasm(cs, code, (size_t)got, vaddr, 0, &insn);
-	mod = open_dwfl(fd, path, &dwfl, &cb);
+	mod = open_dwfl(fd, path, &a->debuginfo_path, &dwfl, &cb);
 
 	if (a->json) {
 		printf("%s{\"symbol\":", first ? "" : ",");
@@ -479,75 +574,41 @@ static int compare_targets(const void *a, const void *b)
 	return x->samples > y->samples ? -1 : x->samples < y->samples;
 }
 
-int cmd_annotate(int argc, char **argv)
+enum { OPT_DEBUGINFO_DIR = 256 };
+
+static int annotate_run(struct annotate_args *a, bool no_demangle)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-demangle", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct annotate_args a = { .input = "dcprof.data" };
 	struct target *ts = NULL;
 	struct profile_view v;
-	bool no_demangle = false;
 	size_t n = 0;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			a.input = optarg;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				a.json = true;
-			else if (strcmp(optarg, "text"))
-				return cmd_usage_error(
-					"annotate",
-					"unknown format '%s' (text, json)",
-					optarg);
-			break;
-		case 'N':
-			no_demangle = true;
-			break;
-		case 'h':
-			cmd_usage(cmd_find("annotate"), stdout);
-			return cmd_finish_stdout(0);
-		default:
-			return cmd_usage_error("annotate",
-					       "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cmd_usage_error("annotate", "which symbol? (SYMBOL)");
-	a.symbol = argv[optind++];
-	if (optind < argc)
-		return cmd_usage_error("annotate", "unexpected argument '%s'",
-				       argv[optind]);
+	ret = build_debuginfo_path(a);
+	if (ret)
+		return ret;
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, a.input);
+	ret = profile_view_open(&v, a->input);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
-	ret = find_targets(&v, a.symbol, &ts, &n);
+	ret = resymbolize(a, &v);
+	if (ret)
+		goto out;
+	ret = find_targets(&v, a->symbol, &ts, &n);
 	if (ret)
 		goto out;
 	if (!n) {
-		ret = cmd_error("no samples in '%s' in '%s'", a.symbol,
-				a.input);
+		ret = cmd_error("no samples in '%s' in '%s'", a->symbol,
+				a->input);
 		goto out;
 	}
 	qsort(ts, n, sizeof(*ts), compare_targets);
-	if (a.json)
+	if (a->json)
 		printf("{\"functions\":[");
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = annotate_one(&a, &v, &ts[i], i == 0,
-				   !a.json && isatty(STDOUT_FILENO));
-	if (a.json && !ret)
+		ret = annotate_one(a, &v, &ts[i], i == 0,
+				   !a->json && isatty(STDOUT_FILENO));
+	if (a->json && !ret)
 		printf("]}\n");
 	if (!ret)
 		ret = cmd_finish_stdout(0);
@@ -558,5 +619,77 @@ out:
 	}
 	free(ts);
 	profile_view_close(&v);
+	return ret;
+}
+
+int cmd_annotate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-demangle", no_argument, NULL, 'N' },
+		{ "debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct annotate_args a = { .input = "dcprof.data" };
+	bool no_demangle = false;
+	int c, ret = 0;
+
+	/* at most one directory per remaining argument */
+	a.debuginfo_dirs = calloc((size_t)argc, sizeof(*a.debuginfo_dirs));
+	if (!a.debuginfo_dirs)
+		return cmd_error("out of memory");
+	opterr = 0;
+	while (!ret &&
+	       (c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			a.input = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				a.json = true;
+			else if (strcmp(optarg, "text"))
+				ret = cmd_usage_error(
+					"annotate",
+					"unknown format '%s' (text, json)",
+					optarg);
+			break;
+		case 'N':
+			no_demangle = true;
+			break;
+		case OPT_DEBUGINFO_DIR:
+			a.debuginfo_dirs[a.nr_debuginfo_dirs++] = optarg;
+			break;
+		case 'h':
+			cmd_usage(cmd_find("annotate"), stdout);
+			ret = cmd_finish_stdout(0);
+			goto out;
+		case ':':
+			ret = cmd_usage_error("annotate",
+					      "option '%s' needs an argument",
+					      argv[optind - 1]);
+			break;
+		default:
+			ret = cmd_usage_error("annotate", "unknown option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (ret)
+		goto out;
+	if (optind >= argc) {
+		ret = cmd_usage_error("annotate", "which symbol? (SYMBOL)");
+		goto out;
+	}
+	a.symbol = argv[optind++];
+	if (optind < argc)
+		ret = cmd_usage_error("annotate", "unexpected argument '%s'",
+				      argv[optind]);
+	else
+		ret = annotate_run(&a, no_demangle);
+out:
+	free(a.debuginfo_path);
+	free(a.debuginfo_dirs);
 	return ret;
 }
