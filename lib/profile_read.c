@@ -1229,6 +1229,29 @@ static uint64_t count_resolved(const struct dcp_symtab *t)
 	return resolved;
 }
 
+/*
+ * The running kernel's layout, in a cookie table of its own, and its
+ * identity; false when it cannot be read (hidden kernel addresses).
+ */
+static bool running_kernel(struct dcp_kernel_layout *k,
+			   struct dcp_cookie_table **cookies,
+			   struct dcp_cookie_info *id)
+{
+	*cookies = dcp_cookie_table_new();
+	if (!*cookies)
+		return false;
+	if (dcp_kernel_layout_load(k, *cookies) < 0) {
+		dcp_log(DCP_LOG_INFO, "kernel frames not named again: %s",
+			dcp_last_error());
+		return false;
+	}
+	if (dcp_cookie_table_lookup(*cookies, k->kernel_cookie, id) < 0) {
+		dcp_kernel_layout_free(k);
+		return false;
+	}
+	return true;
+}
+
 DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 				       const struct dcp_resymbolize_opts *opts,
 				       struct dcp_resymbolize_stats *stats)
@@ -1237,6 +1260,10 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	struct dcp_resymbolize_stats st = { 0 };
 	struct dcp_symbolizer *s = NULL;
 	struct dcp_symtab *fresh = NULL;
+	struct dcp_cookie_table *kernel_cookies = NULL;
+	struct dcp_kernel_layout kernel;
+	struct dcp_cookie_info kernel_id;
+	bool kernel_ok = false;
 	struct offsets *per;
 	char *path = NULL;
 	int ret;
@@ -1268,7 +1295,8 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 		}
 	}
 	st.resolved_before = count_resolved(p->symbols);
-	s = dcp_symbolizer_new(NULL);
+	kernel_ok = running_kernel(&kernel, &kernel_cookies, &kernel_id);
+	s = dcp_symbolizer_new(kernel_ok ? &kernel : NULL);
 	fresh = dcp_symtab_new();
 	if (!s || !fresh) {
 		ret = -errno;
@@ -1285,9 +1313,18 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 		int r;
 
 		if (!o->n ||
-		    dcp_cookie_table_lookup(p->cookies, (uint32_t)id, &ci) <
-			    0 ||
-		    ci.kind != DCP_COOKIE_KIND_FILE)
+		    dcp_cookie_table_lookup(p->cookies, (uint32_t)id, &ci) < 0)
+			continue;
+		/* The kernel image only when it is the running one: its
+		 * symbols are offsets from _text, the same at every boot. */
+		if (ci.kind == DCP_COOKIE_KIND_KERNEL &&
+		    !(kernel_ok && ci.build_id_size &&
+		      ci.build_id_size == kernel_id.build_id_size &&
+		      !memcmp(ci.build_id, kernel_id.build_id,
+			      ci.build_id_size)))
+			continue;
+		if (ci.kind != DCP_COOKIE_KIND_FILE &&
+		    ci.kind != DCP_COOKIE_KIND_KERNEL)
 			continue;
 		qsort(o->v, o->n, sizeof(*o->v), cmp_u64);
 		for (size_t i = 0; i < o->n; i++)
@@ -1336,6 +1373,9 @@ out:
 	free(path);
 	dcp_symbolizer_free(s);
 	dcp_symtab_free(fresh);
+	if (kernel_ok)
+		dcp_kernel_layout_free(&kernel);
+	dcp_cookie_table_free(kernel_cookies);
 	if (stats)
 		*stats = st;
 	return ret;

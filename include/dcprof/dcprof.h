@@ -271,7 +271,7 @@ struct dcp_resymbolize_opts {
 };
 
 struct dcp_resymbolize_stats {
-	uint64_t objects; /* files whose addresses were looked up again */
+	uint64_t objects; /* files (and the kernel) looked up again */
 	uint64_t objects_missing; /* no path holds the file any more */
 	uint64_t objects_mismatched; /* a path holds another build of it */
 	uint64_t resolved_before; /* sampled addresses named before */
@@ -285,8 +285,9 @@ struct dcp_resymbolize_stats {
  * id; debuginfod is asked only when DEBUGINFOD_URLS is set. A new name
  * replaces the stored one; an address named before and not now keeps its
  * name. Objects that cannot be read are warned about (dcp_set_log) and
- * keep their names. The kernel, modules, vdso and JIT code keep theirs.
- * stats may be NULL.
+ * keep their names. Kernel frames are named again when the profile's kernel
+ * (by build id) is the running one; modules, vdso and JIT code keep their
+ * names. stats may be NULL.
  */
 DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 				       const struct dcp_resymbolize_opts *opts,

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The symbol cache: the kernel's symbols, and an inflated copy of a
 # compressed separate debug file (libc's, when Debian's libc6-dbg is
-# installed), written by the first recording and read by the next; names
-# and lines resolved through the cache equal those resolved without it; a
+# installed), written by the first recording and read by the next and by
+# report --resymbolize; names and lines resolved through the cache equal
+# those resolved without it; a
 # damaged entry is derived again; a symlink is never followed, and a
 # directory that others could write is not used.
 . "$(dirname "$0")/test-lib.sh"
@@ -40,6 +41,18 @@ names "$C" "$TMP/cache.json"
 cmp -s "$TMP/nocache.json" "$TMP/cache.json" ||
 	die "names differ through the cache"
 grep -q '"kernel":true' "$TMP/cache.json" || die "no kernel frame named"
+
+# The entry is what names kernel frames: a doctored copy shows.
+cp "$C/$K" "$TMP/kept"
+sed -i 's/^\([0-9a-f]* [tT] \)/\1cached_/' "$C/$K"
+DCPROF_CACHE_DIR=$C "$DCPROF" report -i "$F" --resymbolize --format json \
+	--sort symbol >"$TMP/doctored.json" 2>/dev/null || die "report failed"
+python3 - "$TMP/doctored.json" <<'PY' || die "kernel frames not named from the cache"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["kernel"]]
+assert rows and all(r["symbol"].startswith("cached_") for r in rows), rows[:3]
+PY
+cp "$TMP/kept" "$C/$K"
 
 # libc's compressed debug file, when there is one.
 LIBC=$(awk '$NF ~ /libc\.so\.6$/ { print $NF; exit }' /proc/self/maps)
