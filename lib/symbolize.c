@@ -1350,78 +1350,98 @@ static int write_inflated(int src, int dst)
 }
 
 /*
- * libdwfl found the debug file fd for a module: when its DWARF is
- * compressed, use an inflated copy from the cache instead, made the first
- * time. Returns the descriptor to use: fd itself, or the copy's (fd then
- * closed and *path replaced).
+ * The inflated copy of mod's separate debug file from the cache, by the
+ * module's build id: a descriptor (and *path set), or -1.
  */
-static int debug_file_inflated(struct dcp_symbolizer *s, int fd, char **path)
+static int debug_file_cached(struct dcp_symbolizer *s, Dwfl_Module *mod,
+			     char **path)
 {
-	uint8_t id[DCP_BUILD_ID_MAX], got[DCP_BUILD_ID_MAX];
+	const unsigned char *bits;
+	uint8_t got[DCP_BUILD_ID_MAX];
 	const struct dcp_cache *c;
-	char name[128], tmp[64], *cached_path = NULL;
+	char name[128], *cached_path = NULL;
+	GElf_Addr vaddr;
+	int n, fd;
+
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n <= 0 || n > DCP_BUILD_ID_MAX ||
+	    !cache_entry_name(name, sizeof(name), "debug", bits, (size_t)n))
+		return -1;
+	c = symbolizer_cache(s);
+	if (!c)
+		return -1;
+	fd = dcp_cache_entry_open(c, name);
+	if (fd < 0)
+		return -1;
+	/* A copy that is not of the same file is derived again. */
+	if (dcp_build_id_read_fd(fd, got) != n ||
+	    memcmp(got, bits, (size_t)n) ||
+	    asprintf(&cached_path, "%s/%s", c->path, name) < 0) {
+		unlinkat(c->dir_fd, name, 0);
+		close(fd);
+		return -1;
+	}
+	dcp_log(DCP_LOG_DEBUG, "DWARF of '%s' from the cache '%s'",
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		cached_path);
+	free(*path);
+	*path = cached_path;
+	return fd;
+}
+
+/* libdwfl found the debug file fd: when its DWARF is compressed, keep an
+ * inflated copy for the next time (this time libdwfl uses its own handle
+ * on fd, already open). */
+static void debug_file_store(struct dcp_symbolizer *s, int fd, const char *path)
+{
+	uint8_t id[DCP_BUILD_ID_MAX];
+	const struct dcp_cache *c;
+	char name[128], tmp[64];
 	int n, compressed, out;
 	Elf *e;
 
 	n = dcp_build_id_read_fd(fd, id);
 	if (n <= 0 ||
 	    !cache_entry_name(name, sizeof(name), "debug", id, (size_t)n))
-		return fd;
+		return;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	compressed = e ? has_compressed_debug(e) : 0;
 	elf_end(e);
-	if (compressed <= 0)
-		return fd;
-	c = symbolizer_cache(s);
+	c = compressed > 0 ? symbolizer_cache(s) : NULL;
 	if (!c)
-		return fd;
-	out = dcp_cache_entry_open(c, name);
-	if (out < 0) {
-		out = dcp_cache_entry_create(c, tmp, sizeof(tmp));
-		if (out < 0)
-			return fd;
-		if (write_inflated(fd, out) < 0) {
-			dcp_log(DCP_LOG_INFO,
-				"cannot inflate '%s' into the symbol cache",
-				*path ? *path : name);
-			dcp_cache_entry_abort(c, out, tmp);
-			return fd;
-		}
-		if (dcp_cache_entry_commit(c, out, tmp, name) < 0)
-			return fd;
-		out = dcp_cache_entry_open(c, name);
-		if (out < 0)
-			return fd;
+		return;
+	out = dcp_cache_entry_create(c, tmp, sizeof(tmp));
+	if (out < 0)
+		return;
+	if (write_inflated(fd, out) < 0) {
+		dcp_log(DCP_LOG_INFO,
+			"cannot inflate '%s' into the symbol cache",
+			path ? path : name);
+		dcp_cache_entry_abort(c, out, tmp);
+		return;
 	}
-	/* A copy that is not the same file is derived again next time. */
-	if (dcp_build_id_read_fd(out, got) != n || memcmp(got, id, (size_t)n) ||
-	    asprintf(&cached_path, "%s/%s", c->path, name) < 0) {
-		unlinkat(c->dir_fd, name, 0);
-		close(out);
-		return fd;
-	}
-	dcp_log(DCP_LOG_DEBUG, "DWARF of '%s' from the cache '%s'",
-		*path ? *path : name, cached_path);
-	close(fd);
-	free(*path);
-	*path = cached_path;
-	return out;
+	dcp_cache_entry_commit(c, out, tmp, name);
 }
 
-/* libdwfl's search for separate debug files, then debug_file_inflated.
- * The module's userdata is the symbolizer (set by resolve_file). */
+/* The inflated copy from the cache when there is one, else libdwfl's
+ * search for separate debug files. The module's userdata is the
+ * symbolizer (set by resolve_file). */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(
-		mod, userdata, modname, base, file_name, debuglink_file,
-		debuglink_crc, debuginfo_file_name);
+	struct dcp_symbolizer *s = userdata ? *userdata : NULL;
+	int fd = s ? debug_file_cached(s, mod, debuginfo_file_name) : -1;
 
-	if (fd < 0 || !userdata || !*userdata)
+	if (fd >= 0)
 		return fd;
-	return debug_file_inflated(*userdata, fd, debuginfo_file_name);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 && s)
+		debug_file_store(s, fd, *debuginfo_file_name);
+	return fd;
 }
 
 /* The identity check for a path that is not the pinned handle. */
