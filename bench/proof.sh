@@ -2,13 +2,13 @@
 # Proof bench: dcprof and perf side by side, in one run, one recorder at a
 # time, on workloads whose answer is known:
 #
-# 1. Accuracy: bench/workloads/split.c burns about 50/30/20% of its CPU
+# 1. Accuracy: tests/workloads/split.c burns about 50/30/20% of its CPU
 #    time in three functions (slices measured on its own thread CPU clock)
 #    and prints the CPU time each really took; each profiler records it as
 #    a command; error in percentage points against that measured truth.
 # 2. Attribution: (a) a process that ran before the system-wide recording
 #    began (tests/workloads/spin.c): share of its samples in its own binary
-#    and function; (b) a fork/exec storm (bench/workloads/storm.c: hundreds
+#    and function; (b) a fork/exec storm (tests/workloads/storm.c: hundreds
 #    of short-lived processes a second, each burning a few ms in
 #    storm_child_burn of its own binary), recorded as a command and
 #    system-wide: share of the storm's samples in the right binary and
@@ -126,8 +126,8 @@ build() {
 		-o "$TMP/$out" "$src" -lpthread ||
 		die "cannot build the workload $src (compiler '$CC')"
 }
-build "$TOP/bench/workloads/split.c" split
-build "$TOP/bench/workloads/storm.c" storm
+build "$TOP/tests/workloads/split.c" split
+build "$TOP/tests/workloads/storm.c" storm
 build "$TOP/tests/workloads/spin.c" spin
 build "$TOP/bench/workloads/units.c" units
 for w in split storm spin units; do
@@ -367,10 +367,10 @@ for run in $(seq 1 "$ACC_RUNS"); do
 		say "accuracy: $tool record -- split $ACC_SECONDS (run $run)"
 		if [ "$tool" = dcprof ]; then
 			run_rec "$f" "$DCPROF" record -F "$FREQ" -o "$f" -- \
-				"$TMP/split" "$ACC_SECONDS"
+				"$TMP/split" "$ACC_SECONDS" --truth
 			dc_rows "$f"
 		else
-			perf_rec "$f" -F "$FREQ" -- "$TMP/split" "$ACC_SECONDS"
+			perf_rec "$f" -F "$FREQ" -- "$TMP/split" "$ACC_SECONDS" --truth
 			perf_rows "$f"
 		fi
 	done

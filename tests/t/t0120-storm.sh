@@ -62,7 +62,7 @@ record() { # MODE FILE: MODE is "cmd" or "all"
 	[ "$1" = all ] && opt=(-a)
 	expect_exit 0 "$DCPROF" record "${opt[@]}" -o "$2" -- \
 		"$STORM" $CHILDREN $BURN_MS
-	read -r _ _ PARENT _ CPU_US <"$TMP/out" && [ -n "$CPU_US" ] ||
+	read -r _ _ PARENT _ CPU_US _ <"$TMP/out" && [ -n "$CPU_US" ] ||
 		die "storm printed no summary: $(cat "$TMP/out")"
 	expect_exit 0 "$DCPROF" report -i "$2" --sort comm,pid,file,symbol \
 		--format json

@@ -7,7 +7,9 @@
  * "storm-parent"; the children keep the name exec gives them (the binary's
  * name), so that a report tells them apart.
  * At the end the parent prints its pid and the CPU time its children used
- * (getrusage), the truth that a profile of them can be checked against.
+ * (getrusage), the truth that a profile of them can be checked against,
+ * and the wall time the storm took (from the first fork to the last wait):
+ *   storm: parent PID children_cpu_us CPU wall_us WALL
  * usage: storm CHILDREN BURN_MS
  */
 #include <stdint.h>
@@ -21,6 +23,14 @@
 #include <unistd.h>
 
 static volatile uint64_t sink;
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -47,6 +57,7 @@ int main(int argc, char **argv)
 {
 	char self[4096];
 	int children, running = 0;
+	uint64_t start;
 	long burn_ms;
 	ssize_t len;
 
@@ -64,6 +75,7 @@ int main(int argc, char **argv)
 	prctl(PR_SET_NAME, "storm-parent");
 	children = argc > 1 ? atoi(argv[1]) : 300;
 	burn_ms = argc > 2 ? atol(argv[2]) : 5;
+	start = mono_us();
 	for (int i = 0; i < children; i++) {
 		char ms[32];
 		pid_t pid;
@@ -87,10 +99,12 @@ int main(int argc, char **argv)
 		struct rusage ru;
 
 		getrusage(RUSAGE_CHILDREN, &ru);
-		printf("storm: parent %d children_cpu_us %lld\n", (int)getpid(),
+		printf("storm: parent %d children_cpu_us %lld wall_us %llu\n",
+		       (int)getpid(),
 		       (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
 				       1000000 +
-			       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+			       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec,
+		       (unsigned long long)(mono_us() - start));
 	}
 	return 0;
 }
