@@ -773,7 +773,8 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 		}
 		labels[nlabels++] = addr;
 	}
-	qsort(labels, nlabels, sizeof(*labels), cmp_u64);
+	if (nlabels)
+		qsort(labels, nlabels, sizeof(*labels), cmp_u64);
 	kept = 0;
 	for (size_t i = 0; i < nlabels; i++)
 		if (!kept || labels[i] != labels[kept - 1])
