@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -70,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		info.build_id_size = (uint8_t)n;
 	}
 
+	/* Nor into the symbol cache: fuzzed files are not to be kept. */
+	setenv("DCPROF_CACHE_DIR", "", 1);
 	s = dcp_symbolizer_new(&k);
 	out = dcp_symtab_new();
 	if (!s || !out)

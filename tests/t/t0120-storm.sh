@@ -9,7 +9,9 @@
 #     and with -a, agree within 3% of each other; and in every run all the
 #     children's samples (kernel, loader and all) are within 5% of the CPU
 #     time the kernel accounted to them (getrusage in the parent, which
-#     prints it with its pid) at 999 Hz. The work is fixed, 300 x 5 ms.
+#     prints it with its pid) at 999 Hz, plus twice the share of time the
+#     hypervisor stole meanwhile (/proc/stat), which samples see and
+#     getrusage does not. The work is fixed, 300 x 5 ms.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -57,11 +59,21 @@ if mode == "check":
 PY
 }
 
+# Steal and total ticks of all CPUs (/proc/stat): time the hypervisor
+# gave to others. The timer of a sampling event still fires for a task
+# whose time was stolen, while getrusage does not count that time.
+steal_ticks() { awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+
 record() { # MODE FILE: MODE is "cmd" or "all"
 	local opt=()
 	[ "$1" = all ] && opt=(-a)
+	local s0 s1
+	s0=$(steal_ticks)
 	expect_exit 0 "$DCPROF" record "${opt[@]}" -o "$2" -- \
 		"$STORM" $CHILDREN $BURN_MS
+	s1=$(steal_ticks)
+	# per mille of the machine's time the hypervisor took meanwhile
+	STEAL=$(echo "$s0 $s1" | awk '{ t = $4 - $2; print (t > 0 ? int(1000 * ($3 - $1) / t) : 0) }')
 	read -r _ _ PARENT _ CPU_US _ <"$TMP/out" && [ -n "$CPU_US" ] ||
 		die "storm printed no summary: $(cat "$TMP/out")"
 	expect_exit 0 "$DCPROF" report -i "$2" --sort comm,pid,file,symbol \
@@ -80,12 +92,15 @@ for run in 1 2; do
 			check "$PARENT") ||
 			die "$mode run $run: storm samples misattributed"
 		want=$((CPU_US * 999 / 1000000))
+		# 5%: the kernel's timer may miss periods on a loaded VM; above
+		# that, twice the share of time stolen by the hypervisor
+		hi=$((1050 + 2 * STEAL))
 		echo "$mode run $run: $burn samples in storm_child_burn;" \
-			"children $children samples, their CPU time $want"
-		# 5%: the kernel's timer may miss periods on a loaded VM
-		[ $((children * 100)) -ge $((want * 95)) ] &&
-			[ $((children * 100)) -le $((want * 105)) ] ||
-			die "$mode run $run: children sampled $children, CPU time says $want +- 5%"
+			"children $children samples, their CPU time $want" \
+			"(steal $STEAL per mille)"
+		[ $((children * 1000)) -ge $((want * 950)) ] &&
+			[ $((children * 1000)) -le $((want * hi)) ] ||
+			die "$mode run $run: children sampled $children, CPU time says $want (-5%, +$((hi - 1000)) per mille)"
 		if [ $mode = all ]; then
 			sum_all=$((sum_all + burn))
 		else
