@@ -61,6 +61,27 @@ function expectedFrames(data, width, minWidth) {
   return count;
 }
 
+/* Frames drawn once zoomed into the widest node named `name`, by the
+ * page's rule: its ancestors, full width, and the nodes of its subtree
+ * wide enough at the zoomed scale. */
+function expectedZoomed(data, width, minWidth, name) {
+  const K = data.stride;
+  const n = data.nodes.length / K;
+  const v = data.nodes;
+  let z = -1;
+  for (let i = 0; i < n; i++)
+    if (data.strings[v[i * K]] === name && (z < 0 || v[i * K + 4] > v[z * K + 4]))
+      z = i;
+  if (z < 0)
+    return -1;
+  const scale = width / v[z * K + 4];
+  let count = v[z * K + 3]; /* ancestors: one per level above it */
+  for (let i = z; i < n && (i === z || v[i * K + 3] > v[z * K + 3]); i++)
+    if (v[i * K + 4] * scale >= minWidth)
+      count++;
+  return count;
+}
+
 async function launch() {
   const { chromium } = require('playwright-core');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'dcprof-chromium-'));
@@ -125,6 +146,9 @@ async function check(a) {
       c = await centre(page, a.click);
       out.zoomedWidth = c.rect.width;
       out.framesDrawnZoomed = await hook(() => window.dcprofFlame.framesDrawn());
+      out.expectedZoomed = expectedZoomed(data, out.canvasWidth,
+                                          await hook(() => window.dcprofFlame.minFrameWidth),
+                                          out.zoomRoot);
       /* Back out with the reset button, a real click too. */
       await page.click('#fg-reset');
       out.zoomRootAfterReset = await hook(() => window.dcprofFlame.zoomRoot());
