@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "format_internal.h"
+#include "grow_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
 #include "symbolize_internal.h"
@@ -160,24 +161,9 @@ static int nomem(void)
 	return dcp_error(ENOMEM, "out of memory");
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	size_t cap2 = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return p;
-	while (cap2 < need)
-		cap2 *= 2;
-	q = realloc(p, cap2 * elem);
-	if (q)
-		*cap = cap2;
-	return q;
-}
-
 static int map_add(struct id_map *m, uint32_t agg_id)
 {
-	uint32_t *id = grow(m->id, &m->cap, m->n + 1, sizeof(*id));
+	uint32_t *id = dcp_grow(m->id, &m->cap, m->n + 1, sizeof(*id));
 
 	if (!id)
 		return -ENOMEM;
@@ -190,7 +176,7 @@ static int map_add(struct id_map *m, uint32_t agg_id)
 static int scratch_put(struct reader *r, size_t *used, const uint8_t *s,
 		       uint32_t n)
 {
-	char *p = grow(r->scratch, &r->scratch_cap, *used + n + 1, 1);
+	char *p = dcp_grow(r->scratch, &r->scratch_cap, *used + n + 1, 1);
 
 	if (!p)
 		return -ENOMEM;
@@ -399,7 +385,8 @@ static int read_stacks(struct reader *r, struct cursor *c)
 				       "stack id %" PRIu32 " where %zu was "
 				       "expected, in chunk at offset %" PRIu64,
 				       id, r->stacks.n, r->chunk_off);
-		f = grow(r->frames, &r->frames_cap, nr ? nr : 1, sizeof(*f));
+		f = dcp_grow(r->frames, &r->frames_cap, nr ? nr : 1,
+			     sizeof(*f));
 		if (!f)
 			return nomem();
 		r->frames = f;
@@ -1285,7 +1272,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 
 			if (f[i].cookie >= nr_cookies)
 				continue;
-			v = grow(o->v, &o->cap, o->n + 1, sizeof(*v));
+			v = dcp_grow(o->v, &o->cap, o->n + 1, sizeof(*v));
 			if (!v) {
 				ret = nomem();
 				goto out;

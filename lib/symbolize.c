@@ -27,6 +27,7 @@
 
 #include "buildid_internal.h"
 #include "cache_internal.h"
+#include "grow_internal.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 #include "symbolize_internal.h"
@@ -754,23 +755,19 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 		GElf_Sym sym;
 		GElf_Addr addr, bias;
 		GElf_Word shndx;
+		uint64_t *grown;
 		Elf *elf;
 
 		if (!function_symbol(mod, i, &sym, &addr, &shndx, &elf,
 				     &bias) ||
 		    sym.st_size)
 			continue;
-		if (nlabels == lcap) {
-			size_t c = lcap ? 2 * lcap : 64;
-			void *p = realloc(labels, c * sizeof(*labels));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			labels = p;
-			lcap = c;
+		grown = dcp_grow(labels, &lcap, nlabels + 1, sizeof(*labels));
+		if (!grown) {
+			err = -ENOMEM;
+			goto out;
 		}
+		labels = grown;
 		labels[nlabels++] = addr;
 	}
 	if (nlabels)
@@ -991,16 +988,12 @@ static int scope_unit_add(struct scope_unit *u, Dwarf_Die *die, uint32_t parent,
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 	uint32_t idx;
+	void *p;
 
-	if (u->nr_dies == u->cap_dies) {
-		size_t c = u->cap_dies ? 2 * u->cap_dies : 64;
-		void *p = realloc(u->dies, c * sizeof(*u->dies));
-
-		if (!p)
-			return -ENOMEM;
-		u->dies = p;
-		u->cap_dies = c;
-	}
+	p = dcp_grow(u->dies, &u->cap_dies, u->nr_dies + 1, sizeof(*u->dies));
+	if (!p)
+		return -ENOMEM;
+	u->dies = p;
 	idx = (uint32_t)u->nr_dies;
 	u->dies[idx].die = *die;
 	u->dies[idx].parent = parent;
@@ -1009,15 +1002,11 @@ static int scope_unit_add(struct scope_unit *u, Dwarf_Die *die, uint32_t parent,
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (u->nr_ranges == u->cap_ranges) {
-			size_t c = u->cap_ranges ? 2 * u->cap_ranges : 64;
-			void *p = realloc(u->ranges, c * sizeof(*u->ranges));
-
-			if (!p)
-				return -ENOMEM;
-			u->ranges = p;
-			u->cap_ranges = c;
-		}
+		p = dcp_grow(u->ranges, &u->cap_ranges, u->nr_ranges + 1,
+			     sizeof(*u->ranges));
+		if (!p)
+			return -ENOMEM;
+		u->ranges = p;
 		u->ranges[u->nr_ranges].lo = lo;
 		u->ranges[u->nr_ranges].hi = hi;
 		u->ranges[u->nr_ranges].die = idx;
@@ -1101,20 +1090,16 @@ static struct scope_unit *scope_cache_unit(struct scope_cache *c, Dwarf_Die *cu)
 {
 	Dwarf_Off key = dwarf_dieoffset(cu);
 	struct scope_unit *u;
+	void *p;
 
 	/* Sorted addresses meet their units in runs: look back first. */
 	for (size_t i = c->nr; i > 0; i--)
 		if (c->units[i - 1].cu == key)
 			return &c->units[i - 1];
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		void *p = realloc(c->units, cap * sizeof(*c->units));
-
-		if (!p)
-			return NULL;
-		c->units = p;
-		c->cap = cap;
-	}
+	p = dcp_grow(c->units, &c->cap, c->nr + 1, sizeof(*c->units));
+	if (!p)
+		return NULL;
+	c->units = p;
 	u = &c->units[c->nr];
 	memset(u, 0, sizeof(*u));
 	u->cu = key;
