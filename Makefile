@@ -6,7 +6,7 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 
-LIB_PKGS := libelf libdw zlib
+LIB_PKGS := libelf libdw zlib libzstd
 CMD_PKGS := libprotobuf-c capstone
 PKGS := $(LIB_PKGS) $(CMD_PKGS)
 TEST_PKGS := cmocka

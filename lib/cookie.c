@@ -655,6 +655,11 @@ static const struct cookie *get(const struct dcp_cookie_table *t,
 	return &t->c[cookie];
 }
 
+bool dcp_cookie_table_has(const struct dcp_cookie_table *t, uint32_t cookie)
+{
+	return get(t, cookie) != NULL;
+}
+
 bool dcp_cookie_table_is_marked(const struct dcp_cookie_table *t,
 				uint32_t cookie)
 {

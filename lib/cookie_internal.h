@@ -53,6 +53,9 @@ int64_t dcp_cookie_table_intern_special(struct dcp_cookie_table *t,
 int dcp_cookie_table_insert(struct dcp_cookie_table *t,
 			    const struct dcp_cookie_info *info);
 
+/* Whether the table describes cookie (a cheap dcp_cookie_table_lookup). */
+bool dcp_cookie_table_has(const struct dcp_cookie_table *t, uint32_t cookie);
+
 /* Marking (--only). A mark by identity applies to existing cookies too. */
 int dcp_cookie_table_mark_id(struct dcp_cookie_table *t,
 			     const struct dcp_file_id *id);

@@ -62,15 +62,16 @@ enum dcp_fmt_chunk_type {
 };
 
 /* Chunk header flags. */
-#define DCP_FMT_CHUNK_DEFLATE (1u << 0)
-#define DCP_FMT_CHUNK_KNOWN_FLAGS DCP_FMT_CHUNK_DEFLATE
+#define DCP_FMT_CHUNK_DEFLATE (1u << 0) /* read, no longer written */
+#define DCP_FMT_CHUNK_ZSTD (1u << 1)
+#define DCP_FMT_CHUNK_KNOWN_FLAGS (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD)
 
 /* Chunks start and end on this boundary; padding bytes are zero. */
 #define DCP_FMT_ALIGN 8u
 
 struct dcp_fmt_chunk {
 	uint32_t type; /* enum dcp_fmt_chunk_type */
-	uint32_t flags; /* DCP_FMT_CHUNK_DEFLATE */
+	uint32_t flags; /* at most one of DCP_FMT_CHUNK_DEFLATE, _ZSTD */
 	uint64_t payload_size; /* as stored, padding excluded */
 	uint64_t raw_size; /* after inflating; == payload_size if stored */
 	/* crc32 of this header (crc32 taken as 0), then the stored payload */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "format_internal.h"
 #include "grow_internal.h"
@@ -43,8 +44,9 @@ struct reader {
 	uint64_t chunk_off; /* of the chunk being decoded, for messages */
 	const char *chunk_name;
 	struct id_map strings, stacks;
-	uint8_t *inflated;
+	uint8_t *inflated; /* the chunk being decoded, decompressed */
 	size_t inflated_cap;
+	ZSTD_DCtx *zstd;
 	char *scratch; /* NUL-terminated copies of strings */
 	size_t scratch_cap;
 	struct dcp_frame *frames;
@@ -706,8 +708,61 @@ static bool plausible(const struct dcp_fmt_chunk *h)
 	uint32_t flags = le32toh(h->flags);
 
 	return !(flags & ~DCP_FMT_CHUNK_KNOWN_FLAGS) && h->reserved == 0 &&
-	       ((flags & DCP_FMT_CHUNK_DEFLATE) ||
+	       ((flags & (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD)) ||
 		h->raw_size == h->payload_size);
+}
+
+/* A compressed payload into r->inflated: exactly raw_size bytes from all
+ * psize stored bytes, or the chunk is corrupt. */
+static int decompress(struct reader *r, uint32_t flags, const uint8_t *payload,
+		      uint64_t psize, uint64_t raw_size)
+{
+	bool ok;
+
+	if (flags == (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD))
+		return corrupt(r,
+			       "chunk at offset %" PRIu64
+			       " claims two compressions",
+			       r->chunk_off);
+	/* deflate never expands more than 1032:1; a zstd frame states its
+	 * size, checked before anything is allocated for it */
+	if (raw_size > DCP_FMT_MAX_RAW ||
+	    ((flags & DCP_FMT_CHUNK_DEFLATE) && raw_size > psize * 1032 + 64) ||
+	    ((flags & DCP_FMT_CHUNK_ZSTD) &&
+	     ZSTD_getFrameContentSize(payload, psize) != raw_size))
+		return corrupt(r,
+			       "chunk at offset %" PRIu64 " claims %" PRIu64
+			       " bytes",
+			       r->chunk_off, raw_size);
+	if (raw_size > r->inflated_cap) {
+		uint8_t *q = realloc(r->inflated, raw_size);
+
+		if (!q)
+			return nomem();
+		r->inflated = q;
+		r->inflated_cap = raw_size;
+	}
+	if (flags & DCP_FMT_CHUNK_DEFLATE) {
+		uLongf out_len = (uLongf)raw_size;
+		uLong in_len = (uLong)psize;
+
+		ok = uncompress2(r->inflated, &out_len, payload, &in_len) ==
+			     Z_OK &&
+		     out_len == raw_size && in_len == psize;
+	} else {
+		size_t n;
+
+		if (!r->zstd && !(r->zstd = ZSTD_createDCtx()))
+			return nomem();
+		n = ZSTD_decompressDCtx(r->zstd, r->inflated, raw_size, payload,
+					psize);
+		ok = !ZSTD_isError(n) && n == raw_size;
+	}
+	if (!ok)
+		return corrupt(
+			r, "chunk at offset %" PRIu64 " does not decompress",
+			r->chunk_off);
+	return 0;
 }
 
 static int read_chunks(struct reader *r, uint64_t off, bool complete)
@@ -778,34 +833,11 @@ static int read_chunks(struct reader *r, uint64_t off, bool complete)
 				       "unknown flags 0x%" PRIx32
 				       " in chunk at offset %" PRIu64,
 				       flags, off);
-		if (flags & DCP_FMT_CHUNK_DEFLATE) {
-			uLongf out_len = (uLongf)raw_size;
-			uLong in_len = (uLong)psize;
-
-			/* deflate never expands more than 1032:1 */
-			if (raw_size > DCP_FMT_MAX_RAW ||
-			    raw_size > psize * 1032 + 64)
-				return corrupt(r,
-					       "chunk at offset %" PRIu64
-					       " claims %" PRIu64 " bytes",
-					       off, raw_size);
-			if (raw_size > r->inflated_cap) {
-				uint8_t *q = realloc(r->inflated, raw_size);
-
-				if (!q)
-					return nomem();
-				r->inflated = q;
-				r->inflated_cap = raw_size;
-			}
-			ret = uncompress2(r->inflated, &out_len, payload,
-					  &in_len);
-			if (ret != Z_OK || out_len != raw_size ||
-			    in_len != psize)
-				return corrupt(r,
-					       "chunk at offset %" PRIu64
-					       " does not inflate",
-					       off);
-			ret = read_payload(r, type, r->inflated, raw_size);
+		if (flags & (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD)) {
+			ret = decompress(r, flags, payload, psize, raw_size);
+			if (ret == 0)
+				ret = read_payload(r, type, r->inflated,
+						   raw_size);
 		} else {
 			if (raw_size != psize)
 				return corrupt(r,
@@ -934,7 +966,6 @@ static void count_cookie_samples(struct reader *r)
 	const struct dcp_aggregate *agg = r->p->agg;
 	struct dcp_cookie_table *t = r->p->cookies;
 	size_t n = dcp_aggregate_nr_rows(agg), i;
-	struct dcp_cookie_info ci;
 	const struct dcp_frame *f;
 	struct dcp_row_key key;
 	uint64_t count, unknown = 0;
@@ -951,7 +982,7 @@ static void count_cookie_samples(struct reader *r)
 		f = dcp_aggregate_stack(agg, (uint32_t)i, &nr);
 		for (j = 0; j < nr; j++) {
 			if (f[j].cookie != DCP_COOKIE_UNKNOWN &&
-			    dcp_cookie_table_lookup(t, f[j].cookie, &ci) < 0)
+			    !dcp_cookie_table_has(t, f[j].cookie))
 				unknown++;
 		}
 	}
@@ -1000,6 +1031,7 @@ fail:
 	free(r.strings.id);
 	free(r.stacks.id);
 	free(r.inflated);
+	ZSTD_freeDCtx(r.zstd);
 	free(r.scratch);
 	free(r.frames);
 	if (ret < 0) {

@@ -2,7 +2,7 @@
 # Install the Debian packages dcprof builds and tests with. The Makefile runs
 # this only when pkg-config cannot find one of the libraries.
 set -e
-PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev"
+PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The flame graph's browser test: Debian's chromium, driven from node.

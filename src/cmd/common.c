@@ -98,14 +98,20 @@ void text_print_safe(FILE *out, const char *s, int width)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	int n = 0;
 
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			n += fprintf(out, "\\x%02x", *p);
-		else {
-			fputc(*p, out);
-			n++;
+	while (*p) {
+		size_t run = 0;
+
+		/* printable runs in one write: reports print many names */
+		while (p[run] >= 0x20 && p[run] != 0x7f)
+			run++;
+		if (run) {
+			fwrite(p, 1, run, out);
+			n += (int)run;
+			p += run;
+		} else {
+			n += fprintf(out, "\\x%02x", *p++);
 		}
 	}
-	for (; n < width; n++)
-		fputc(' ', out);
+	if (n < width)
+		fprintf(out, "%*s", width - n, "");
 }

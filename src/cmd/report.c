@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "intern.h"
 #include "profile_view.h"
 
 enum sort_key { KEY_COMM, KEY_PID, KEY_FILE, KEY_SYMBOL, NR_KEYS };
@@ -18,15 +19,30 @@ enum sort_key { KEY_COMM, KEY_PID, KEY_FILE, KEY_SYMBOL, NR_KEYS };
 static const char *const key_names[NR_KEYS] = { "comm", "pid", "file",
 						"symbol" };
 
+/* One group of the flat views; names are numbers in report.names. */
 struct report_line {
-	const char *comm;
+	uint32_t comm;
 	uint32_t pid;
 	uint32_t cookie;
-	const char *file;
-	const char *symbol;
+	uint32_t symbol;
 	bool kernel;
 	uint64_t count; /* self: the frame was the leaf */
 	uint64_t children; /* inclusive: the frame was anywhere */
+	size_t last_row; /* row number + 1 that last added to children */
+};
+
+/*
+ * The flat views' grouping: each distinct frame is named once (frames maps
+ * (cookie, offset) to the number of its symbol's name), and each sample
+ * row's frames find their line by the sort keys' values (lines_index), so
+ * the work grows with the frames read, not with a sort of every one.
+ */
+struct report {
+	struct string_table names;
+	struct key_map frames;
+	struct key_map lines_index;
+	struct report_line *lines;
+	size_t nr_lines, cap_lines;
 };
 
 enum tree_order { TREE_NONE, TREE_CALLER, TREE_CALLEE };
@@ -128,6 +144,7 @@ static int parse_sort(struct report_args *a, const char *arg)
 }
 
 static const struct report_args *sort_args;
+static const struct string_table *sort_names;
 
 static int compare_keys(const struct report_line *x,
 			const struct report_line *y)
@@ -137,7 +154,8 @@ static int compare_keys(const struct report_line *x,
 
 		switch (sort_args->keys[i]) {
 		case KEY_COMM:
-			c = strcmp(x->comm, y->comm);
+			c = strcmp(string_table_get(sort_names, x->comm),
+				   string_table_get(sort_names, y->comm));
 			break;
 		case KEY_PID:
 			c = x->pid < y->pid ? -1 : x->pid > y->pid;
@@ -146,7 +164,8 @@ static int compare_keys(const struct report_line *x,
 			c = x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
 			break;
 		case KEY_SYMBOL:
-			c = strcmp(x->symbol, y->symbol);
+			c = strcmp(string_table_get(sort_names, x->symbol),
+				   string_table_get(sort_names, y->symbol));
 			break;
 		default:
 			break;
@@ -155,11 +174,6 @@ static int compare_keys(const struct report_line *x,
 			return c;
 	}
 	return 0;
-}
-
-static int compare_group(const void *a, const void *b)
-{
-	return compare_keys(a, b);
 }
 
 static int compare_count(const void *a, const void *b)
@@ -270,7 +284,7 @@ static double percent(uint64_t n, uint64_t total)
 }
 
 static void print_lines(const struct report_args *a,
-			const struct report_line *lines, size_t n,
+			const struct profile_view *v, const struct report *r,
 			uint64_t total)
 {
 	size_t shown = 0, hidden = 0;
@@ -290,8 +304,18 @@ static void print_lines(const struct report_args *a,
 			printf("  %s", key_names[a->keys[i]]);
 		printf("\n");
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct report_line *l = &lines[i];
+	for (size_t i = 0; i < r->nr_lines; i++) {
+		const struct report_line *l = &r->lines[i];
+		/* names of the keys only: the others were never looked up */
+		const char *comm =
+			has_key(a, KEY_COMM) ?
+				string_table_get(&r->names, l->comm) :
+				NULL;
+		const char *symbol =
+			has_key(a, KEY_SYMBOL) ?
+				string_table_get(&r->names, l->symbol) :
+				NULL;
+		const char *file = profile_view_file_name(v, l->cookie);
 		double pct = percent(l->count, total);
 		double cpct = percent(l->children, total);
 
@@ -312,17 +336,17 @@ static void print_lines(const struct report_args *a,
 				       l->children, cpct);
 			if (has_key(a, KEY_COMM)) {
 				printf(",\"comm\":");
-				json_print_string(stdout, l->comm);
+				json_print_string(stdout, comm);
 			}
 			if (has_key(a, KEY_PID))
 				printf(",\"pid\":%u", l->pid);
 			if (has_key(a, KEY_FILE)) {
 				printf(",\"file\":");
-				json_print_string(stdout, l->file);
+				json_print_string(stdout, file);
 			}
 			if (has_key(a, KEY_SYMBOL)) {
 				printf(",\"symbol\":");
-				json_print_string(stdout, l->symbol);
+				json_print_string(stdout, symbol);
 				printf(",\"kernel\":%s",
 				       l->kernel ? "true" : "false");
 			}
@@ -342,18 +366,18 @@ static void print_lines(const struct report_args *a,
 			printf("  ");
 			switch (a->keys[k]) {
 			case KEY_COMM:
-				text_print_safe(stdout, l->comm, last ? 0 : 16);
+				text_print_safe(stdout, comm, last ? 0 : 16);
 				break;
 			case KEY_PID:
 				printf(last ? "%u" : "%7u", l->pid);
 				break;
 			case KEY_FILE:
-				text_print_safe(stdout, l->file, last ? 0 : 28);
+				text_print_safe(stdout, file, last ? 0 : 28);
 				break;
 			case KEY_SYMBOL:
 				/* perf's marks: kernel or user code */
 				printf("%s", l->kernel ? "[k] " : "[.] ");
-				text_print_safe(stdout, l->symbol, 0);
+				text_print_safe(stdout, symbol, 0);
 				break;
 			default:
 				break;
@@ -428,88 +452,62 @@ static uint32_t stack_depth(const struct report_args *a,
 /* ---- call trees ------------------------------------------------------------ */
 
 struct tnode {
-	const char *name;
+	uint32_t name; /* in the report's names */
 	uint32_t cookie; /* of the real frame the node came from */
 	bool is_inline, kernel;
 	uint64_t total, self;
 	uint32_t parent, first_child, next_sibling; /* 0: none */
-	uint64_t hash;
 };
 
-/* Nodes, node 0 the root; children found by (parent, name, flags) in an
- * open-addressing index (node + 1 per slot, at most half full). */
-struct tree {
-	struct tnode *n;
-	size_t nr, cap;
-	uint32_t *slots;
-	size_t mask;
-};
-
+/* One function of a frame's expansion: its inlined calls are items too. */
 struct path_item {
-	const char *name;
+	uint32_t name;
 	uint32_t cookie;
 	bool is_inline, kernel;
+	uint8_t span; /* items of the frame this one came from */
 };
 
-static uint64_t node_hash(uint32_t parent, const char *name, bool inl,
-			  bool kernel)
-{
-	uint64_t h = 1469598103934665603ull ^ parent ^ ((uint64_t)inl << 40) ^
-		     ((uint64_t)kernel << 41);
+/*
+ * Nodes, node 0 the root; a child found by (parent, name, flags) in index.
+ * Each distinct frame is expanded into items once (expansions maps its
+ * (cookie, offset) to where its items start in the items pool).
+ */
+struct tree {
+	struct string_table *names; /* the report's */
+	struct tnode *n;
+	size_t nr, cap;
+	struct key_map index;
+	struct key_map expansions;
+	struct path_item *items;
+	size_t nr_items, cap_items;
+	struct path_item *path; /* the row being added */
+	size_t path_cap;
+};
 
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-static int tree_grow(struct tree *t)
-{
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct tnode *n = realloc(t->n, cap * sizeof(*n));
-
-		if (!n || cap >= UINT32_MAX)
-			return -ENOMEM;
-		t->n = n;
-		t->cap = cap;
-	}
-	if ((t->nr + 1) * 2 > t->mask + 1) {
-		size_t nr = (t->mask + 1) * 2;
-		uint32_t *slots = calloc(nr, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t i = 1; i < t->nr; i++) {
-			size_t k = t->n[i].hash & (nr - 1);
-
-			while (slots[k])
-				k = (k + 1) & (nr - 1);
-			slots[k] = (uint32_t)i + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->mask = nr - 1;
-	}
-	return 0;
-}
-
-static int tree_init(struct tree *t)
+static int tree_init(struct tree *t, struct string_table *names)
 {
 	memset(t, 0, sizeof(*t));
-	t->mask = 63;
-	t->slots = calloc(64, sizeof(*t->slots));
-	if (!t->slots || tree_grow(t) < 0)
+	t->names = names;
+	t->cap = 1024;
+	t->n = calloc(t->cap, sizeof(*t->n));
+	if (!t->n)
 		return -ENOMEM;
-	memset(&t->n[0], 0, sizeof(t->n[0]));
-	t->n[0].name = "";
-	t->nr = 1;
+	t->nr = 1; /* the root, nameless */
 	return 0;
 }
 
 static void tree_free(struct tree *t)
 {
 	free(t->n);
-	free(t->slots);
+	key_map_free(&t->index);
+	key_map_free(&t->expansions);
+	free(t->items);
+	free(t->path);
+}
+
+static uint64_t tree_key_flags(const struct path_item *it)
+{
+	return (uint64_t)it->is_inline | (uint64_t)it->kernel << 1;
 }
 
 /* The child of parent for it, created on first use; 0 when out of memory
@@ -517,22 +515,26 @@ static void tree_free(struct tree *t)
 static uint32_t tree_child(struct tree *t, uint32_t parent,
 			   const struct path_item *it)
 {
-	uint64_t h = node_hash(parent, it->name, it->is_inline, it->kernel);
-	size_t k;
-	uint32_t slot, id;
+	uint64_t k1 = (uint64_t)parent << 32 | it->name;
+	uint64_t k2 = tree_key_flags(it);
 	struct tnode *n;
+	uint32_t id;
 
-	for (k = h & t->mask; (slot = t->slots[k]) != 0;
-	     k = (k + 1) & t->mask) {
-		n = &t->n[slot - 1];
-		if (n->hash == h && n->parent == parent &&
-		    n->is_inline == it->is_inline && n->kernel == it->kernel &&
-		    !strcmp(n->name, it->name))
-			return slot - 1;
+	if (!key_map_find(&t->index, k1, k2, &id))
+		return id;
+	if (t->nr == t->cap) {
+		size_t cap = 2 * t->cap;
+
+		n = cap < UINT32_MAX ? realloc(t->n, cap * sizeof(*n)) : NULL;
+		if (!n)
+			return 0;
+		t->n = n;
+		t->cap = cap;
 	}
-	if (tree_grow(t) < 0)
+	id = (uint32_t)t->nr;
+	if (key_map_add(&t->index, k1, k2, id) < 0)
 		return 0;
-	id = (uint32_t)t->nr++;
+	t->nr++;
 	n = &t->n[id];
 	memset(n, 0, sizeof(*n));
 	n->name = it->name;
@@ -540,12 +542,8 @@ static uint32_t tree_child(struct tree *t, uint32_t parent,
 	n->is_inline = it->is_inline;
 	n->kernel = it->kernel;
 	n->parent = parent;
-	n->hash = h;
 	n->next_sibling = t->n[parent].first_child;
 	t->n[parent].first_child = id;
-	for (k = h & t->mask; t->slots[k]; k = (k + 1) & t->mask)
-		;
-	t->slots[k] = id + 1;
 	return id;
 }
 
@@ -565,12 +563,52 @@ static int tree_add(struct tree *t, const struct path_item *path, size_t n,
 	return 0;
 }
 
-/* The frames of a row in the tree's order, inline calls expanded. */
-static int build_path(const struct report_args *a, const struct profile_view *v,
-		      const struct dcp_sample_row *row, struct path_item **path,
-		      size_t *cap)
+/* The items of a frame, outermost function first, made on first use;
+ * *first indexes t->items. Returns how many, -ENOMEM. */
+static int frame_items(struct tree *t, const struct profile_view *v,
+		       const struct dcp_frame *f, uint32_t *first)
 {
 	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
+	int k;
+
+	if (!key_map_find(&t->expansions, f->cookie, f->offset, first))
+		return t->items[*first].span;
+	k = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+	if (k > PROFILE_VIEW_EXPAND_MAX)
+		k = PROFILE_VIEW_EXPAND_MAX;
+	if (t->nr_items + (size_t)k > t->cap_items) {
+		size_t cap = 2 * t->cap_items + (size_t)k + 256;
+		struct path_item *p = realloc(t->items, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->items = p;
+		t->cap_items = cap;
+	}
+	*first = (uint32_t)t->nr_items;
+	for (int i = 0; i < k; i++) {
+		struct path_item *it = &t->items[t->nr_items + (size_t)i];
+		int64_t name = string_table_intern(t->names, ex[i].name);
+
+		if (name < 0)
+			return -ENOMEM;
+		it->name = (uint32_t)name;
+		it->cookie = f->cookie;
+		it->is_inline = ex[i].is_inline;
+		it->kernel = f->flags & DCP_FRAME_KERNEL;
+		it->span = (uint8_t)k;
+	}
+	if (key_map_add(&t->expansions, f->cookie, f->offset, *first) < 0)
+		return -ENOMEM;
+	t->nr_items += (size_t)k;
+	return k;
+}
+/* The frames of a row in the tree's order into t->path, inline calls
+ * expanded; returns the number of items, -ENOMEM. */
+static int build_path(struct tree *t, const struct report_args *a,
+		      const struct profile_view *v,
+		      const struct dcp_sample_row *row)
+{
 	uint32_t depth = stack_depth(a, row);
 	size_t n = 0;
 
@@ -579,33 +617,30 @@ static int build_path(const struct report_args *a, const struct profile_view *v,
 		const struct dcp_frame *f =
 			&row->frames[a->tree == TREE_CALLER ? depth - 1 - j :
 							      j];
-		int k = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+		uint32_t first;
+		int k = frame_items(t, v, f, &first);
 
-		if (k > PROFILE_VIEW_EXPAND_MAX)
-			k = PROFILE_VIEW_EXPAND_MAX;
+		if (k < 0)
+			return k;
 		if (a->no_inline)
 			k = 1;
-		if (n + (size_t)k > *cap) {
-			size_t c = (*cap ? *cap * 2 : 256) + (size_t)k;
-			struct path_item *p = realloc(*path, c * sizeof(*p));
+		if (n + (size_t)k > t->path_cap) {
+			size_t c = 2 * t->path_cap + (size_t)k + 256;
+			struct path_item *p = realloc(t->path, c * sizeof(*p));
 
 			if (!p)
 				return -ENOMEM;
-			*path = p;
-			*cap = c;
+			t->path = p;
+			t->path_cap = c;
 		}
-		for (int i = 0; i < k; i++) {
-			/* expansions are outermost first: callee order
-			 * walks them from the innermost */
-			const struct dcp_expanded_frame *e =
-				&ex[a->tree == TREE_CALLER ? i : k - 1 - i];
-			struct path_item *it = &(*path)[n++];
-
-			it->name = e->name;
-			it->cookie = f->cookie;
-			it->is_inline = e->is_inline;
-			it->kernel = f->flags & DCP_FRAME_KERNEL;
-		}
+		/* items are outermost first: callee order walks them from
+		 * the innermost */
+		for (int i = 0; i < k; i++)
+			t->path[n++] =
+				t->items[first +
+					 (uint32_t)(a->tree == TREE_CALLER ?
+							    i :
+							    k - 1 - i)];
 	}
 	return (int)n;
 }
@@ -619,7 +654,8 @@ static int compare_nodes(const void *a, const void *b)
 
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(string_table_get(sort_tree->names, x->name),
+		      string_table_get(sort_tree->names, y->name));
 }
 
 /* The children of node worth showing, largest first, into *out. */
@@ -654,7 +690,7 @@ static void print_tree_node(const struct tree *t, const struct profile_view *v,
 
 	if (a->json) {
 		printf("{\"name\":");
-		json_print_string(stdout, n->name);
+		json_print_string(stdout, string_table_get(t->names, n->name));
 		printf(",\"file\":");
 		json_print_string(stdout, profile_view_file_name(v, n->cookie));
 		printf(",\"inline\":%s,\"kernel\":%s,\"samples\":%" PRIu64
@@ -666,7 +702,7 @@ static void print_tree_node(const struct tree *t, const struct profile_view *v,
 		printf("%9.2f%% %7.2f%%  %*s%s", percent(n->total, total),
 		       percent(n->self, total), (int)(2 * depth), "",
 		       n->kernel ? "[k] " : "");
-		text_print_safe(stdout, n->name, 0);
+		text_print_safe(stdout, string_table_get(t->names, n->name), 0);
 		printf("%s\n", n->is_inline ? " (inlined)" : "");
 	}
 	nr = tree_children(t, node, a, &kids);
@@ -712,52 +748,91 @@ static void print_tree(const struct tree *t, const struct profile_view *v,
 
 /* ---- the command ------------------------------------------------------------ */
 
-static int add_line(struct report_line **lines, size_t *n, size_t *cap,
-		    const struct report_line *l)
+/* The name of a frame's symbol as a number in r->names, found once per
+ * distinct frame. */
+static int64_t frame_symbol(struct report *r, const struct profile_view *v,
+			    const struct dcp_frame *f)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct report_line *p = realloc(*lines, c * sizeof(*p));
+	uint32_t id;
+	int64_t name;
 
-		if (!p)
-			return -ENOMEM;
-		*lines = p;
-		*cap = c;
-	}
-	(*lines)[(*n)++] = *l;
-	return 0;
+	if (!key_map_find(&r->frames, f->cookie, f->offset, &id))
+		return id;
+	name = string_table_intern(&r->names, profile_view_symbol(v, f));
+	if (name >= 0 &&
+	    key_map_add(&r->frames, f->cookie, f->offset, (uint32_t)name) < 0)
+		return -ENOMEM;
+	return name;
 }
 
-/* One line per distinct key of a row's frames: the leaf's carries the
- * self count; every one the inclusive count, once per sample even when
- * the function recurses. */
-static int row_lines(const struct report_args *a, const struct profile_view *v,
-		     const struct dcp_sample_row *row,
-		     struct report_line **lines, size_t *n, size_t *cap)
+/* The line of the sort keys' values in l, added when new. */
+static struct report_line *report_line_of(struct report *r,
+					  const struct report_args *a,
+					  const struct report_line *l)
+{
+	uint64_t k1 = (uint64_t)(has_key(a, KEY_COMM) ? l->comm : 0) << 32 |
+		      (has_key(a, KEY_PID) ? l->pid : 0);
+	uint64_t k2 = (uint64_t)(has_key(a, KEY_FILE) ? l->cookie : 0) << 32 |
+		      (has_key(a, KEY_SYMBOL) ? l->symbol : 0);
+	uint32_t i;
+
+	if (!key_map_find(&r->lines_index, k1, k2, &i))
+		return &r->lines[i];
+	if (r->nr_lines == r->cap_lines) {
+		size_t cap = r->cap_lines ? 2 * r->cap_lines : 1024;
+		struct report_line *p = realloc(r->lines, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		r->lines = p;
+		r->cap_lines = cap;
+	}
+	if (key_map_add(&r->lines_index, k1, k2, (uint32_t)r->nr_lines) < 0)
+		return NULL;
+	r->lines[r->nr_lines] = *l;
+	return &r->lines[r->nr_lines++];
+}
+
+/* A row's frames into the lines of their keys: the leaf's carries the self
+ * count; every one the inclusive count, once per sample even when the
+ * function recurses. */
+static int row_lines(struct report *r, const struct report_args *a,
+		     const struct profile_view *v,
+		     const struct dcp_sample_row *row, size_t row_nr)
 {
 	uint32_t depth = a->children ? stack_depth(a, row) : 1;
-	size_t first = *n;
+	struct report_line l = { .pid = row->pid };
+	int64_t comm = 0;
 
 	if (!depth)
 		depth = 1;
+	if (has_key(a, KEY_COMM))
+		comm = string_table_intern(&r->names,
+					   row->comm ? row->comm : "");
+	if (comm < 0)
+		return -ENOMEM;
+	l.comm = (uint32_t)comm;
 	for (uint32_t i = 0; i < depth && i < row->nr_frames; i++) {
 		const struct dcp_frame *f = &row->frames[i];
-		struct report_line l = {
-			.comm = row->comm ? row->comm : "",
-			.pid = row->pid,
-			.cookie = f->cookie,
-			.kernel = f->flags & DCP_FRAME_KERNEL,
-			.count = i == 0 ? row->count : 0,
-			.children = row->count,
-		};
-		bool seen = false;
+		struct report_line *line;
+		int64_t symbol = 0;
 
-		l.file = profile_view_file_name(v, f->cookie);
-		l.symbol = profile_view_symbol(v, f);
-		for (size_t j = first; j < *n && !seen; j++)
-			seen = !compare_keys(&(*lines)[j], &l);
-		if (!seen && add_line(lines, n, cap, &l) < 0)
+		if (has_key(a, KEY_SYMBOL))
+			symbol = frame_symbol(r, v, f);
+		if (symbol < 0)
 			return -ENOMEM;
+		l.cookie = f->cookie;
+		l.symbol = (uint32_t)symbol;
+		l.kernel = f->flags & DCP_FRAME_KERNEL;
+		line = report_line_of(r, a, &l);
+		if (!line)
+			return -ENOMEM;
+		if (i == 0)
+			line->count += row->count;
+		if (line->last_row != row_nr + 1) {
+			line->children += row->count;
+			line->last_row = row_nr + 1;
+		}
 	}
 	return 0;
 }
@@ -812,9 +887,7 @@ enum {
 static int report_run(struct report_args *a, bool no_demangle)
 {
 	struct dcp_resymbolize_stats rst;
-	struct report_line *lines = NULL;
-	struct path_item *path = NULL;
-	size_t n = 0, cap = 0, path_cap = 0, groups = 0;
+	struct report r = { 0 };
 	struct profile_view v;
 	struct tree t = { 0 };
 	uint64_t total = 0;
@@ -842,11 +915,12 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
-	if (a->tree && tree_init(&t) < 0) {
+	if (a->tree && tree_init(&t, &r.names) < 0) {
 		ret = cmd_error("out of memory");
 		goto out;
 	}
 	sort_args = a;
+	sort_names = &r.names;
 	for (size_t i = 0; i < dcp_profile_nr_rows(v.profile); i++) {
 		struct dcp_sample_row row;
 
@@ -855,12 +929,12 @@ static int report_run(struct report_args *a, bool no_demangle)
 			continue;
 		total += row.count;
 		if (a->tree) {
-			int k = build_path(a, &v, &row, &path, &path_cap);
+			int k = build_path(&t, a, &v, &row);
 
 			if (k < 0 ||
-			    tree_add(&t, path, (size_t)k, row.count) < 0)
+			    tree_add(&t, t.path, (size_t)k, row.count) < 0)
 				ret = -ENOMEM;
-		} else if (row_lines(a, &v, &row, &lines, &n, &cap) < 0) {
+		} else if (row_lines(&r, a, &v, &row, i) < 0) {
 			ret = -ENOMEM;
 		}
 		if (ret) {
@@ -868,21 +942,8 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
-	if (!a->tree) {
-		if (n) /* lines may be NULL when nothing matched */
-			qsort(lines, n, sizeof(*lines), compare_group);
-		for (size_t i = 0; i < n; i++) {
-			if (groups &&
-			    !compare_keys(&lines[groups - 1], &lines[i])) {
-				lines[groups - 1].count += lines[i].count;
-				lines[groups - 1].children += lines[i].children;
-			} else {
-				lines[groups++] = lines[i];
-			}
-		}
-		if (groups)
-			qsort(lines, groups, sizeof(*lines), compare_count);
-	}
+	if (r.nr_lines) /* lines is NULL when nothing matched */
+		qsort(r.lines, r.nr_lines, sizeof(*r.lines), compare_count);
 
 	if (a->json)
 		print_json_meta(&v);
@@ -893,11 +954,13 @@ static int report_run(struct report_args *a, bool no_demangle)
 	if (a->tree)
 		print_tree(&t, &v, a);
 	else
-		print_lines(a, lines, groups, total);
+		print_lines(a, &v, &r, total);
 	ret = cmd_finish_stdout(0);
 out:
-	free(lines);
-	free(path);
+	free(r.lines);
+	key_map_free(&r.lines_index);
+	key_map_free(&r.frames);
+	string_table_free(&r.names);
 	if (a->tree)
 		tree_free(&t);
 	profile_view_close(&v);

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "format_internal.h"
 #include "profile_internal.h"
@@ -725,17 +727,22 @@ static void test_working_torn_tail(void **state)
 }
 
 /* data with the chunk at [off, end) replaced by a stored one holding raw. */
-static void spit_with_chunk(const char *path, const uint8_t *data, size_t size,
-			    size_t off, size_t end, uint32_t type,
-			    const uint8_t *raw, size_t n)
+/* data with the chunk at [off, end) replaced by one of the stored payload
+ * (n bytes; raw_size after decompressing as flags say). */
+static void spit_with_stored_chunk(const char *path, const uint8_t *data,
+				   size_t size, size_t off, size_t end,
+				   uint32_t type, uint32_t flags,
+				   const uint8_t *raw, size_t n,
+				   size_t raw_size)
 {
 	struct dcp_fmt_chunk h = { 0 };
 	static const uint8_t pad[8];
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 	h.type = htole32(type);
+	h.flags = htole32(flags);
 	h.payload_size = htole64(n);
-	h.raw_size = h.payload_size;
+	h.raw_size = htole64(raw_size);
 	h.crc32 = htole32(dcp_fmt_chunk_crc(&h, raw, n));
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, off), (ssize_t)off);
@@ -746,6 +753,13 @@ static void spit_with_chunk(const char *path, const uint8_t *data, size_t size,
 	assert_int_equal(write(fd, data + end, size - end),
 			 (ssize_t)(size - end));
 	close(fd);
+}
+
+static void spit_with_chunk(const char *path, const uint8_t *data, size_t size,
+			    size_t off, size_t end, uint32_t type,
+			    const uint8_t *raw, size_t n)
+{
+	spit_with_stored_chunk(path, data, size, off, end, type, 0, raw, n, n);
 }
 
 static void open_mutant(const char *path)
@@ -763,6 +777,37 @@ static void open_mutant(const char *path)
 	}
 }
 
+static void expect_corrupt(const char *path)
+{
+	struct dcp_profile *p;
+
+	errno = 0;
+	p = dcp_profile_open(path);
+	if (p)
+		fail_msg("'%s' opened", path);
+	assert_int_equal(errno, EBADMSG);
+}
+
+/* A zstd chunk whose frame states another size than the chunk, cut short,
+ * or also flagged deflated: corrupt, whatever the checksum says. */
+static void reject_bad_zstd(const char *bad, const uint8_t *data, size_t size,
+			    size_t off, size_t end, uint32_t type,
+			    size_t stored, size_t raw_len)
+{
+	const uint8_t *z = data + off + 32;
+
+	spit_with_stored_chunk(bad, data, size, off, end, type,
+			       DCP_FMT_CHUNK_ZSTD, z, stored, raw_len + 1);
+	expect_corrupt(bad);
+	spit_with_stored_chunk(bad, data, size, off, end, type,
+			       DCP_FMT_CHUNK_ZSTD, z, stored - 1, raw_len);
+	expect_corrupt(bad);
+	spit_with_stored_chunk(bad, data, size, off, end, type,
+			       DCP_FMT_CHUNK_ZSTD | DCP_FMT_CHUNK_DEFLATE, z,
+			       stored, raw_len);
+	expect_corrupt(bad);
+}
+
 /*
  * Payloads with valid checksums but damaged contents (every byte flipped,
  * every length cut), chunk by chunk: the decoders' own bounds checks, not
@@ -774,7 +819,7 @@ static void test_mutated_payloads(void **state)
 	size_t size, off, end, raw_len, i;
 	struct dcp_fmt_chunk h;
 	uint8_t *data, *raw, *mut;
-	uint32_t type, nr_chunks = 0;
+	uint32_t type, nr_chunks = 0, nr_zstd = 0;
 	struct dcp_profile *p;
 	struct rec r;
 
@@ -789,23 +834,44 @@ static void test_mutated_payloads(void **state)
 		mut = malloc(raw_len + 1);
 		assert_non_null(raw);
 		assert_non_null(mut);
-		if (le32toh(h.flags) & DCP_FMT_CHUNK_DEFLATE) {
-			uLongf n = raw_len;
-
-			assert_int_equal(uncompress(raw, &n, data + off + 32,
-						    le64toh(h.payload_size)),
-					 Z_OK);
-			assert_int_equal(n, raw_len);
+		if (le32toh(h.flags) & DCP_FMT_CHUNK_ZSTD) {
+			assert_int_equal(
+				ZSTD_decompress(raw, raw_len, data + off + 32,
+						le64toh(h.payload_size)),
+				raw_len);
+			nr_zstd++;
 		} else {
+			assert_int_equal(le32toh(h.flags), 0);
 			memcpy(raw, data + off + 32, raw_len);
 		}
-		/* Stored instead of deflated: still the same profile. */
+		/* Stored instead of compressed: still the same profile. */
 		spit_with_chunk(bad, data, size, off, end, type, raw, raw_len);
 		p = dcp_profile_open(bad);
 		if (!p)
 			fail_msg("%s", dcp_last_error());
 		assert_int_equal(profile_total(p), r.total);
 		dcp_profile_close(p);
+		/* Deflated, as files were written before zstd: the same. */
+		if (raw_len) {
+			uLongf zlen = compressBound(raw_len);
+			uint8_t *z = malloc(zlen);
+
+			assert_non_null(z);
+			assert_int_equal(compress(z, &zlen, raw, raw_len),
+					 Z_OK);
+			spit_with_stored_chunk(bad, data, size, off, end, type,
+					       DCP_FMT_CHUNK_DEFLATE, z, zlen,
+					       raw_len);
+			free(z);
+			p = dcp_profile_open(bad);
+			if (!p)
+				fail_msg("%s", dcp_last_error());
+			assert_int_equal(profile_total(p), r.total);
+			dcp_profile_close(p);
+		}
+		if (le32toh(h.flags) & DCP_FMT_CHUNK_ZSTD)
+			reject_bad_zstd(bad, data, size, off, end, type,
+					le64toh(h.payload_size), raw_len);
 		for (i = 0; i < raw_len; i++) {
 			memcpy(mut, raw, raw_len);
 			mut[i] ^= 0xff;
@@ -826,6 +892,7 @@ static void test_mutated_payloads(void **state)
 		nr_chunks++;
 	}
 	assert_true(nr_chunks >= 10);
+	assert_true(nr_zstd >= 1);
 	free(data);
 	rec_free(&r);
 }
