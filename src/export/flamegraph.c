@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cmd/intern.h"
 #include "flamegraph.h"
 
 #define NONE UINT32_MAX
@@ -28,13 +29,8 @@ struct fg_node {
 struct fg_tree {
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
-	/* Open addressing on (parent, name, file, type): node index + 1. */
-	uint32_t *node_slots;
-	size_t nr_node_slots;
-	char **strings;
-	size_t nr_strings, cap_strings;
-	uint32_t *string_slots; /* string index + 1 */
-	size_t nr_string_slots;
+	struct key_map node_index; /* (parent, name, file, type) -> node */
+	struct string_table strings;
 };
 
 /* What a cookie contributes to each of its frames, looked up once. */
@@ -44,121 +40,22 @@ struct cookie_class {
 	uint32_t file;
 };
 
-static uint64_t hash_bytes(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-static uint64_t node_key_hash(uint32_t parent, uint32_t name, uint32_t file,
-			      uint8_t type)
-{
-	return hash_mix(((uint64_t)parent << 32 | name) ^
-			hash_mix((uint64_t)file << 8 | type));
-}
-
-static int grow_slots(uint32_t **slots, size_t *nr, size_t used,
-		      uint64_t (*hash)(const struct fg_tree *, uint32_t),
-		      const struct fg_tree *t)
-{
-	size_t n = *nr ? *nr : 1024;
-	uint32_t *s;
-
-	/* Keep the load under one half so that probes stay short. */
-	while (n < 2 * (used + 1))
-		n *= 2;
-	if (n == *nr)
-		return 0;
-	s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < *nr; i++) {
-		uint32_t v = (*slots)[i];
-		size_t j;
-
-		if (!v)
-			continue;
-		for (j = hash(t, v - 1) & (n - 1); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = v;
-	}
-	free(*slots);
-	*slots = s;
-	*nr = n;
-	return 0;
-}
-
-static uint64_t string_hash_of(const struct fg_tree *t, uint32_t i)
-{
-	return hash_bytes(t->strings[i]);
-}
-
-static uint64_t node_hash_of(const struct fg_tree *t, uint32_t i)
-{
-	const struct fg_node *n = &t->nodes[i];
-
-	return node_key_hash(n->parent, n->name, n->file, n->type);
-}
-
-/* The index of s in the string table, adding a copy when it is new. */
 static int64_t intern(struct fg_tree *t, const char *s)
 {
-	uint64_t h = hash_bytes(s);
-	size_t j;
-
-	if (grow_slots(&t->string_slots, &t->nr_string_slots, t->nr_strings,
-		       string_hash_of, t))
-		return -ENOMEM;
-	for (j = h & (t->nr_string_slots - 1); t->string_slots[j];
-	     j = (j + 1) & (t->nr_string_slots - 1))
-		if (!strcmp(t->strings[t->string_slots[j] - 1], s))
-			return t->string_slots[j] - 1;
-	if (t->nr_strings == t->cap_strings) {
-		size_t cap = t->cap_strings ? 2 * t->cap_strings : 1024;
-		char **n = realloc(t->strings, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->strings = n;
-		t->cap_strings = cap;
-	}
-	t->strings[t->nr_strings] = strdup(s);
-	if (!t->strings[t->nr_strings])
-		return -ENOMEM;
-	t->string_slots[j] = (uint32_t)++t->nr_strings;
-	return (int64_t)t->nr_strings - 1;
+	return string_table_intern(&t->strings, s);
 }
 
 /* The child of parent with this identity, created when missing. */
 static int64_t child(struct fg_tree *t, uint32_t parent, uint32_t name,
 		     uint32_t file, uint8_t type)
 {
-	uint64_t h = node_key_hash(parent, name, file, type);
+	uint64_t k1 = (uint64_t)parent << 32 | name;
+	uint64_t k2 = (uint64_t)file << 8 | type;
 	struct fg_node *n;
-	size_t j;
+	uint32_t id;
 
-	if (grow_slots(&t->node_slots, &t->nr_node_slots, t->nr_nodes,
-		       node_hash_of, t))
-		return -ENOMEM;
-	for (j = h & (t->nr_node_slots - 1); t->node_slots[j];
-	     j = (j + 1) & (t->nr_node_slots - 1)) {
-		n = &t->nodes[t->node_slots[j] - 1];
-		if (n->parent == parent && n->name == name && n->file == file &&
-		    n->type == type)
-			return t->node_slots[j] - 1;
-	}
+	if (!key_map_find(&t->node_index, k1, k2, &id))
+		return id;
 	if (t->nr_nodes == t->cap_nodes) {
 		size_t cap = t->cap_nodes ? 2 * t->cap_nodes : 4096;
 		struct fg_node *nn = realloc(t->nodes, cap * sizeof(*nn));
@@ -168,6 +65,8 @@ static int64_t child(struct fg_tree *t, uint32_t parent, uint32_t name,
 		t->nodes = nn;
 		t->cap_nodes = cap;
 	}
+	if (key_map_add(&t->node_index, k1, k2, (uint32_t)t->nr_nodes) < 0)
+		return -ENOMEM;
 	n = &t->nodes[t->nr_nodes];
 	memset(n, 0, sizeof(*n));
 	n->name = name;
@@ -182,8 +81,7 @@ static int64_t child(struct fg_tree *t, uint32_t parent, uint32_t name,
 	} else {
 		n->next_sibling = NONE;
 	}
-	t->node_slots[j] = (uint32_t)++t->nr_nodes;
-	return (int64_t)t->nr_nodes - 1;
+	return (int64_t)t->nr_nodes++;
 }
 
 struct fg_tree *fg_tree_new(void)
@@ -203,12 +101,9 @@ void fg_tree_free(struct fg_tree *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr_strings; i++)
-		free(t->strings[i]);
-	free(t->strings);
-	free(t->string_slots);
+	string_table_free(&t->strings);
 	free(t->nodes);
-	free(t->node_slots);
+	key_map_free(&t->node_index);
 	free(t);
 }
 
@@ -345,12 +240,13 @@ static int compare_siblings(const void *a, const void *b)
 {
 	const struct fg_node *x = &sort_tree->nodes[*(const uint32_t *)a];
 	const struct fg_node *y = &sort_tree->nodes[*(const uint32_t *)b];
-	int c = strcmp(sort_tree->strings[x->name],
-		       sort_tree->strings[y->name]);
+	int c = strcmp(string_table_get(&sort_tree->strings, x->name),
+		       string_table_get(&sort_tree->strings, y->name));
 
 	if (c)
 		return c;
-	c = strcmp(sort_tree->strings[x->file], sort_tree->strings[y->file]);
+	c = strcmp(string_table_get(&sort_tree->strings, x->file),
+		   string_table_get(&sort_tree->strings, y->file));
 	if (c)
 		return c;
 	return (int)x->type - (int)y->type;
@@ -558,10 +454,10 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 	      "\"inline\",\"unknown\",\"idle\"]",
 	      out);
 	fputs(",\"strings\":[", out);
-	for (size_t i = 0; i < t->nr_strings; i++) {
+	for (size_t i = 0; i < t->strings.nr; i++) {
 		if (i)
 			fputs(i % 64 ? "," : ",\n", out);
-		json_string(out, t->strings[i]);
+		json_string(out, string_table_get(&t->strings, (uint32_t)i));
 	}
 	/* Flat: name, file, type, depth, samples[, samples before]. */
 	fprintf(out, "],\"stride\":%d,\"nodes\":[", diff ? 6 : 5);
@@ -791,7 +687,7 @@ int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
 	}
 	for (size_t k = 0; k < ord.n;) {
 		const struct fg_node *n = &t->nodes[ord.nodes[k]];
-		const char *name = t->strings[n->name];
+		const char *name = string_table_get(&t->strings, n->name);
 		double w = (double)n->value[FG_AFTER] * scale;
 		double y = SVG_TOP + (rows - 1 - n->depth) * SVG_ROW;
 		int rgb[3];
@@ -806,9 +702,11 @@ int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
 			type_colour(name, n->type, rgb);
 		fputs("<g><title>", out);
 		xml_text(out, name, 0);
-		if (*t->strings[n->file] && strcmp(t->strings[n->file], name)) {
+		if (*string_table_get(&t->strings, n->file) &&
+		    strcmp(string_table_get(&t->strings, n->file), name)) {
 			fputs(" in ", out);
-			xml_text(out, t->strings[n->file], 0);
+			xml_text(out, string_table_get(&t->strings, n->file),
+				 0);
 		}
 		fprintf(out, " (%" PRIu64 " sample%s, %.2f%%",
 			n->value[FG_AFTER], n->value[FG_AFTER] == 1 ? "" : "s",
