@@ -173,6 +173,8 @@ static int load_modules(struct dcp_kernel_layout *k,
 		m->end = addr + size;
 		m->cookie = (uint32_t)cookie;
 		snprintf(m->name, sizeof(m->name), "%s", name);
+		memcpy(m->build_id, id.build_id, id.build_id_size);
+		m->build_id_size = id.build_id_size;
 	}
 	fclose(f);
 	if (hidden)

@@ -1271,6 +1271,23 @@ static bool running_kernel(struct dcp_kernel_layout *k,
 	return true;
 }
 
+/* Whether the profile's kernel image is the kernel of id, by build id. */
+static bool recorded_on(const struct dcp_profile *p,
+			const struct dcp_cookie_info *id)
+{
+	size_t n = dcp_cookie_table_size(p->cookies);
+	struct dcp_cookie_info ci;
+
+	for (size_t i = 0; i < n; i++)
+		if (!dcp_cookie_table_lookup(p->cookies, (uint32_t)i, &ci) &&
+		    ci.kind == DCP_COOKIE_KIND_KERNEL)
+			return ci.build_id_size &&
+			       ci.build_id_size == id->build_id_size &&
+			       !memcmp(ci.build_id, id->build_id,
+				       ci.build_id_size);
+	return false;
+}
+
 DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 				       const struct dcp_resymbolize_opts *opts,
 				       struct dcp_resymbolize_stats *stats)
@@ -1282,7 +1299,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	struct dcp_cookie_table *kernel_cookies = NULL;
 	struct dcp_kernel_layout kernel;
 	struct dcp_cookie_info kernel_id;
-	bool kernel_ok = false;
+	bool kernel_ok = false, same_kernel;
 	struct offsets *per;
 	char *path = NULL;
 	int ret;
@@ -1315,6 +1332,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	}
 	st.resolved_before = count_resolved(p->symbols);
 	kernel_ok = running_kernel(&kernel, &kernel_cookies, &kernel_id);
+	same_kernel = kernel_ok && recorded_on(p, &kernel_id);
 	s = dcp_symbolizer_new(kernel_ok ? &kernel : NULL);
 	fresh = dcp_symtab_new();
 	if (!s || !fresh) {
@@ -1334,16 +1352,19 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 		if (!o->n ||
 		    dcp_cookie_table_lookup(p->cookies, (uint32_t)id, &ci) < 0)
 			continue;
-		/* The kernel image only when it is the running one: its
-		 * symbols are offsets from _text, the same at every boot. */
-		if (ci.kind == DCP_COOKIE_KIND_KERNEL &&
-		    !(kernel_ok && ci.build_id_size &&
-		      ci.build_id_size == kernel_id.build_id_size &&
-		      !memcmp(ci.build_id, kernel_id.build_id,
-			      ci.build_id_size)))
+		/* The kernel image, its modules and its vdso only when it is
+		 * the running kernel: its symbols are offsets from _text,
+		 * the same at every boot; modules are matched by name and
+		 * build id; the vdso is the one this process has. */
+		if ((ci.kind == DCP_COOKIE_KIND_KERNEL ||
+		     ci.kind == DCP_COOKIE_KIND_MODULE ||
+		     ci.kind == DCP_COOKIE_KIND_VDSO) &&
+		    !same_kernel)
 			continue;
 		if (ci.kind != DCP_COOKIE_KIND_FILE &&
-		    ci.kind != DCP_COOKIE_KIND_KERNEL)
+		    ci.kind != DCP_COOKIE_KIND_KERNEL &&
+		    ci.kind != DCP_COOKIE_KIND_MODULE &&
+		    ci.kind != DCP_COOKIE_KIND_VDSO)
 			continue;
 		qsort(o->v, o->n, sizeof(*o->v), cmp_u64);
 		for (size_t i = 0; i < o->n; i++)

@@ -500,6 +500,39 @@ static int ksyms_load(struct dcp_symbolizer *s,
 	return 0;
 }
 
+/*
+ * The module of the layout a module cookie stands for, as 1 + its index:
+ * the module of that name loaded now, if its build id is the one recorded
+ * (-ESTALE when it was rebuilt); without build ids, only the same cookie
+ * of the same table (while recording).
+ */
+static int module_of(const struct dcp_kernel_layout *k,
+		     const struct dcp_cookie_info *info, uint32_t *owner)
+{
+	for (size_t i = 0; i < k->nr_modules; i++) {
+		const struct dcp_kernel_module *m = &k->modules[i];
+
+		if (!info->name || strcmp(m->name, info->name))
+			continue;
+		*owner = (uint32_t)(i + 1);
+		if (!info->build_id_size || !m->build_id_size) {
+			if (m->cookie == info->cookie)
+				return 0;
+		} else if (m->build_id_size == info->build_id_size &&
+			   !memcmp(m->build_id, info->build_id,
+				   m->build_id_size)) {
+			return 0;
+		}
+		return dcp_error(ESTALE,
+				 "kernel module '%s' loaded now is another "
+				 "build",
+				 info->name);
+	}
+	return dcp_error(ENOENT,
+			 "kernel module '%s' is not in the kernel layout",
+			 info->name ? info->name : "?");
+}
+
 static int resolve_kernel(struct dcp_symbolizer *s,
 			  const struct dcp_cookie_info *info,
 			  const uint64_t *offsets, size_t n,
@@ -517,16 +550,9 @@ static int resolve_kernel(struct dcp_symbolizer *s,
 		goto unresolved;
 	}
 	if (info->kind == DCP_COOKIE_KIND_MODULE) {
-		for (size_t i = 0; i < k->nr_modules; i++)
-			if (k->modules[i].cookie == info->cookie)
-				owner = (uint32_t)(i + 1);
-		if (!owner) {
-			err = dcp_error(ENOENT,
-					"kernel module '%s' is not in "
-					"the kernel layout",
-					info->name);
+		err = module_of(k, info, &owner);
+		if (err < 0)
 			goto unresolved;
-		}
 		base = k->modules[owner - 1].start;
 		end = k->modules[owner - 1].end;
 	} else {

@@ -22,6 +22,8 @@ struct dcp_kernel_module {
 	uint64_t start, end;
 	uint32_t cookie;
 	char name[64];
+	uint8_t build_id[DCP_BUILD_ID_MAX];
+	uint8_t build_id_size; /* 0: its notes were unreadable */
 };
 
 struct dcp_kernel_layout {
