@@ -12,6 +12,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -330,7 +331,29 @@ static int ksyms_index(struct dcp_symbolizer *s)
 	return 0;
 }
 
-#define KSYMS_CACHE_MAGIC "dcprof kernel symbols 1\n"
+/*
+ * A kernel-symbols cache entry: the magic, u64 count, u64 names_size, then
+ * count entries of struct ksyms_cache_entry (little endian), then
+ * names_size bytes of NUL-terminated names. Binary so that reading it is
+ * three reads and one pass (a text copy took a parse of its 100,000-odd
+ * lines); its size must add up exactly, so a cut entry is damaged.
+ */
+#define KSYMS_CACHE_MAGIC "dcprof kernel symbols 2\n"
+
+struct ksyms_cache_head {
+	char magic[sizeof(KSYMS_CACHE_MAGIC) - 1];
+	uint64_t count;
+	uint64_t names_size;
+};
+
+struct ksyms_cache_entry {
+	uint64_t offset; /* from _text */
+	uint32_t name; /* offset into the names */
+	uint32_t local; /* 1: 't', 0: 'T' */
+};
+
+_Static_assert(sizeof(struct ksyms_cache_head) == 40, "cache head size");
+_Static_assert(sizeof(struct ksyms_cache_entry) == 16, "cache entry size");
 
 /*
  * The kernel's own text symbols from the cache entry written by
@@ -341,11 +364,11 @@ static int ksyms_index(struct dcp_symbolizer *s)
 static int ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
 {
 	const struct dcp_cache *c = symbolizer_cache(s);
-	size_t cap = 0, ncap = 0, count = 0, expect;
-	char *data, *p, *end, *trailer;
+	struct ksyms_cache_entry *e = NULL;
+	struct ksyms_cache_head h;
+	uint64_t count, names_size;
 	struct stat st;
-	ssize_t r;
-	int fd, err = 0;
+	int fd, err = -EINVAL;
 
 	if (!c || !s->k)
 		return -ENOENT;
@@ -353,56 +376,46 @@ static int ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0 ||
-	    st.st_size < (off_t)sizeof(KSYMS_CACHE_MAGIC) ||
-	    st.st_size > (64 << 20)) {
-		close(fd);
-		return -EINVAL;
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, KSYMS_CACHE_MAGIC, sizeof(h.magic)))
+		goto out;
+	count = le64toh(h.count);
+	names_size = le64toh(h.names_size);
+	if (!count || count > (64u << 20) / sizeof(*e) || !names_size ||
+	    names_size > (64u << 20) ||
+	    (uint64_t)st.st_size != sizeof(h) + count * sizeof(*e) + names_size)
+		goto out;
+	e = malloc(count * sizeof(*e));
+	s->ksyms = malloc(count * sizeof(*s->ksyms));
+	s->knames = malloc(names_size);
+	if (!e || !s->ksyms || !s->knames) {
+		err = -ENOMEM;
+		goto out;
 	}
-	data = malloc((size_t)st.st_size + 1);
-	if (!data) {
-		close(fd);
-		return -ENOMEM;
-	}
-	r = pread(fd, data, (size_t)st.st_size, 0);
-	close(fd);
-	if (r != st.st_size) {
-		free(data);
-		return -EIO;
-	}
-	data[r] = '\0';
-	end = data + r;
-	/* Whole or nothing: the last line counts the lines before it. */
-	trailer = end > data + 1 ?
-			  memrchr(data, '\n', (size_t)(end - data - 1)) :
-			  NULL;
-	if (strncmp(data, KSYMS_CACHE_MAGIC, strlen(KSYMS_CACHE_MAGIC)) ||
-	    !trailer || sscanf(trailer + 1, "end %zu\n", &expect) != 1) {
-		free(data);
-		return -EINVAL;
-	}
-	for (p = data + strlen(KSYMS_CACHE_MAGIC); p < trailer + 1;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *q, *sym;
-		uint64_t off = strtoull(p, &q, 16);
+	if (pread(fd, e, count * sizeof(*e), sizeof(h)) !=
+		    (ssize_t)(count * sizeof(*e)) ||
+	    pread(fd, s->knames, names_size,
+		  (off_t)(sizeof(h) + count * sizeof(*e))) !=
+		    (ssize_t)names_size ||
+	    s->knames[names_size - 1] != '\0')
+		goto out;
+	for (size_t i = 0; i < count; i++) {
+		struct ksym *k = &s->ksyms[i];
 
-		if (!nl || q == p || q[0] != ' ' ||
-		    (q[1] != 't' && q[1] != 'T') || q[2] != ' ' ||
-		    nl == q + 3) {
-			err = -EINVAL;
-			break;
-		}
-		sym = q + 3;
-		err = ksyms_push(s, &cap, &ncap, s->k->text_start + off, sym,
-				 (size_t)(nl - sym), 0, q[1] == 't');
-		if (err < 0)
-			break;
-		count++;
-		p = nl + 1;
+		k->addr = s->k->text_start + le64toh(e[i].offset);
+		k->name = le32toh(e[i].name);
+		k->owner = 0;
+		k->seq = (uint32_t)i;
+		k->local = le32toh(e[i].local) != 0;
+		if (k->name >= names_size)
+			goto out;
 	}
-	free(data);
-	if (!err && count != expect)
-		err = -EINVAL;
-	if (!err)
-		err = ksyms_index(s);
+	s->nr_ksyms = count;
+	s->knames_len = names_size;
+	err = ksyms_index(s);
+out:
+	close(fd);
+	free(e);
 	if (err < 0) {
 		ksyms_reset(s);
 		return err;
@@ -416,39 +429,58 @@ static int ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
 static void ksyms_cache_store(struct dcp_symbolizer *s, const char *name)
 {
 	const struct dcp_cache *c = symbolizer_cache(s);
-	size_t len = 0, count = 0;
-	char tmp[64], *text = NULL;
-	FILE *f;
+	size_t first, last, count = 0, names_size = 0, at = 0;
+	struct ksyms_cache_head h;
+	struct ksyms_cache_entry *e;
+	char tmp[64], *names;
 	int fd;
 
 	if (!c || !s->k)
 		return;
-	f = open_memstream(&text, &len);
-	if (!f)
+	first = s->owner_first[0];
+	last = s->owner_first[1];
+	for (size_t i = first; i < last; i++)
+		if (s->ksyms[i].addr >= s->k->text_start) {
+			count++;
+			names_size += strlen(s->knames + s->ksyms[i].name) + 1;
+		}
+	if (!count)
 		return;
-	fputs(KSYMS_CACHE_MAGIC, f);
-	for (size_t i = s->owner_first[0]; i < s->owner_first[1]; i++) {
+	e = malloc(count * sizeof(*e));
+	names = malloc(names_size);
+	if (!e || !names)
+		goto out;
+	count = 0;
+	for (size_t i = first; i < last; i++) {
 		const struct ksym *k = &s->ksyms[i];
+		size_t len;
 
 		if (k->addr < s->k->text_start)
 			continue;
-		fprintf(f, "%" PRIx64 " %c %s\n", k->addr - s->k->text_start,
-			k->local ? 't' : 'T', s->knames + k->name);
+		len = strlen(s->knames + k->name) + 1;
+		e[count].offset = htole64(k->addr - s->k->text_start);
+		e[count].name = htole32((uint32_t)at);
+		e[count].local = htole32(k->local ? 1 : 0);
+		memcpy(names + at, s->knames + k->name, len);
+		at += len;
 		count++;
 	}
-	fprintf(f, "end %zu\n", count);
-	if (fclose(f) != 0) {
-		free(text);
-		return;
-	}
+	memcpy(h.magic, KSYMS_CACHE_MAGIC, sizeof(h.magic));
+	h.count = htole64(count);
+	h.names_size = htole64(names_size);
 	fd = dcp_cache_entry_create(c, tmp, sizeof(tmp));
 	if (fd >= 0) {
-		if (write(fd, text, len) == (ssize_t)len)
+		if (write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+		    write(fd, e, count * sizeof(*e)) ==
+			    (ssize_t)(count * sizeof(*e)) &&
+		    write(fd, names, names_size) == (ssize_t)names_size)
 			dcp_cache_entry_commit(c, fd, tmp, name);
 		else
 			dcp_cache_entry_abort(c, fd, tmp);
 	}
-	free(text);
+out:
+	free(e);
+	free(names);
 }
 
 /*

@@ -29,7 +29,34 @@ rec "$C" "$F"
 K=$(cd "$C" && ls kernel-symbols-* 2>/dev/null)
 [ -n "$K" ] || die "no kernel symbols cached: $(ls -la "$C")"
 [ "$(stat -c %a "$C/$K")" = 600 ] || die "entry mode $(stat -c %a "$C/$K")"
-tail -1 "$C/$K" | grep -q '^end [0-9]*$' || die "entry without its trailer"
+# kentry FILE [PREFIX]: check the entry's layout (docs/SYMBOLS.md) and
+# print its count; with PREFIX, rewrite it with every name so prefixed
+kentry() {
+	python3 - "$@" <<'PY'
+import struct, sys
+path = sys.argv[1]
+d = open(path, "rb").read()
+magic = b"dcprof kernel symbols 2\n"
+assert d[:24] == magic, d[:24]
+count, names_size = struct.unpack_from("<QQ", d, 24)
+assert len(d) == 40 + 16 * count + names_size, (len(d), count, names_size)
+ents = [struct.unpack_from("<QII", d, 40 + 16 * i) for i in range(count)]
+names = d[40 + 16 * count:]
+assert names.endswith(b"\0")
+if len(sys.argv) > 2:
+    blob, out = b"", []
+    for off, name, local in ents:
+        n = names[name:names.index(b"\0", name)]
+        out.append(struct.pack("<QII", off, len(blob), local))
+        blob += sys.argv[2].encode() + n + b"\0"
+    open(path, "wb").write(magic + struct.pack("<QQ", count, len(blob)) +
+                           b"".join(out) + blob)
+print(count)
+PY
+}
+n=$(kentry "$C/$K") || die "damaged kernel symbols entry"
+echo "kernel symbols cached: $n"
+[ "$n" -ge 1000 ] || die "only $n kernel symbols cached"
 
 rec "$C" "$TMP/two.data"
 grep -q "kernel symbols from the cache" "$TMP/err" ||
@@ -44,7 +71,7 @@ grep -q '"kernel":true' "$TMP/cache.json" || die "no kernel frame named"
 
 # The entry is what names kernel frames: a doctored copy shows.
 cp "$C/$K" "$TMP/kept"
-sed -i 's/^\([0-9a-f]* [tT] \)/\1cached_/' "$C/$K"
+kentry "$C/$K" cached_ >/dev/null || die "cannot doctor the entry"
 DCPROF_CACHE_DIR=$C "$DCPROF" report -i "$F" --resymbolize --format json \
 	--sort symbol >"$TMP/doctored.json" 2>/dev/null || die "report failed"
 python3 - "$TMP/doctored.json" <<'PY' || die "kernel frames not named from the cache"
@@ -103,7 +130,7 @@ head -c 100000 "$C/$K" >"$TMP/cut" && cat "$TMP/cut" >"$C/$K"
 rec "$C" "$TMP/three.data"
 grep -q "kernel symbols from the cache" "$TMP/err" &&
 	die "a truncated entry was used"
-tail -1 "$C/$K" | grep -q '^end [0-9]*$' || die "the damaged entry was not rewritten"
+kentry "$C/$K" >/dev/null || die "the damaged entry was not rewritten"
 
 # A symlink planted as the entry is neither followed nor kept.
 echo "precious" >"$TMP/target"
