@@ -7,23 +7,19 @@
 # synthesize', one thread) and with a whole 'perf record -a -- true'.
 # Prints markdown tables.
 #   usage: bench/collect.sh [NxM ...]      (default: 500x50 2000x50)
-#   env:   BUILD (build dir, default ./build), RUNS (best of, default 3)
+#   env:   RUNS (best of, default 3), BENCH_KEEP=1 (keep the temporary
+#          directory), BUILD (build dir, default ./build),
+#          DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -eu
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
-DCPROF=$BUILD/dcprof
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 RUNS=${RUNS:-3}
 CONFIGS=("$@")
 [ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=(500x50 2000x50)
-[ -x "$DCPROF" ] || { echo "no $DCPROF: run make first" >&2; exit 1; }
-TMP=$(mktemp -d /tmp/dcprof-bench.XXXXXX)
-WORKLOAD_PID=
-cleanup() {
-	[ -z "$WORKLOAD_PID" ] || { kill -KILL "$WORKLOAD_PID"; wait "$WORKLOAD_PID"; } 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-gcc -O1 -o "$TMP/collect_maps" "$TOP/tests/workloads/collect_maps.c"
+need_dcprof
+bench_init
+compile collect_maps -O1 "$TOP/tests/workloads/collect_maps.c"
 # the library alone, in process, as perf's synthesis benchmark is
 cat >"$TMP/walk.c" <<'C'
 #include <stdio.h>
@@ -77,23 +73,11 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" -o "$TMP/walk" \
-	"$TMP/walk.c" "$BUILD/libdcprof.a" $(pkg-config --libs libelf libdw zlib) -lpthread
+# shellcheck disable=SC2046 # pkg-config's words
+compile walk -O2 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" "$TMP/walk.c" \
+	"$BUILD/libdcprof.a" $(pkg-config --libs libelf libdw zlib) -lpthread
 have_strace=$(command -v strace || true)
-have_perf=$(command -v perf || true)
-
-# best wall time in ms of RUNS runs of a command (output discarded)
-best_ms() {
-	local best= t0 t1 ms i
-	for ((i = 0; i < RUNS; i++)); do
-		t0=$(date +%s%N)
-		"$@" >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; return 1; }
-		t1=$(date +%s%N)
-		ms=$(( (t1 - t0) / 1000 ))
-		[ -z "$best" ] || [ "$ms" -lt "$best" ] && best=$ms
-	done
-	printf '%d.%03d' $((best / 1000)) $((best % 1000))
-}
+have_perf=$(command -v "$PERF" || true)
 
 # system calls made by a command, all of them, start-up included
 syscalls() {
@@ -102,10 +86,6 @@ syscalls() {
 	awk '$NF == "total" { print $4 }' "$TMP/strace"
 }
 
-records_of() { sed -n 's/^\([0-9]*\) records.*/\1/p' "$TMP/err"; }
-reads_of() { sed -n 's/.* in \([0-9]*\) reads.*/\1/p' "$TMP/err"; }
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 rate() { awk -v n="$1" -v ms="$2" 'BEGIN { if (ms > 0) printf "%.0f", n / ms * 1000; else print "-" }'; }
 
 walk() { "$TMP/walk" "$@"; }
@@ -123,49 +103,42 @@ declare -A SYSTEM
 for cfg in "${CONFIGS[@]}"; do
 	n=${cfg%x*} m=${cfg#*x}
 	rm -f "$TMP/pids"
-	"$TMP/collect_maps" "$n" "$m" "$TMP/pids" &
-	WORKLOAD_PID=$!
-	for ((i = 0; i < 1200; i++)); do
-		[ -e "$TMP/pids" ] && break
-		sleep 0.05
-	done
-	[ -e "$TMP/pids" ] || { echo "workload did not start" >&2; exit 1; }
+	start_bg "$TMP/collect_maps" "$n" "$m" "$TMP/pids"
+	wait_file "$TMP/pids" 60 || die "workload did not start"
 	pids=$(cat "$TMP/pids")
 	# the smallest buffer that holds every record
 	small=64
 	until "$DCPROF" collect --kind maps -p "$pids" --buffer $small >/dev/null 2>"$TMP/err"; do
 		small=$(sed -n 's/.*next record of \([0-9]*\) bytes$/\1/p' "$TMP/err")
-		[ -n "$small" ] || { cat "$TMP/err" >&2; exit 1; }
+		[ -n "$small" ] || die "$(cat "$TMP/err")"
 	done
 	for buf in "$small" 4096 65536 1048576; do
 		read -r recs reads lms psc _ < <(walk maps "$buf" "$RUNS" "$pids")
-		cms=$(best_ms "$DCPROF" collect --kind maps -p "$pids" --buffer "$buf")
+		cms=$(best_ms "$RUNS" "$DCPROF" collect --kind maps -p "$pids" --buffer "$buf")
 		sc=$(syscalls "$DCPROF" collect --kind maps -p "$pids" --buffer "$buf")
 		label=$buf
 		[ "$buf" = "$small" ] && label="$buf (1 record)"
-		echo "| $n x $m | $label | $recs | $reads | $lms | $(rate "$recs" "$lms") | $(ratio "$psc" "$recs") | $cms | $(ratio "$sc" "$recs") |"
+		echo "| $n x $m | $label | $recs | $reads | $lms | $(rate "$recs" "$lms") | $(div "$psc" "$recs") | $cms | $(div "$sc" "$recs") |"
 	done
 
 	# every process of the system, as the recorder injects them
-	nproc_now=$(ls /proc | grep -c '^[0-9]')
+	nproc_now=$(nprocs)
 	read -r r_tasks _ l_tasks _ < <(walk tasks 65536 "$RUNS")
 	read -r r_maps _ l_maps _ < <(walk maps 65536 "$RUNS")
-	c_tasks=$(best_ms "$DCPROF" collect --kind tasks)
-	c_maps=$(best_ms "$DCPROF" collect --kind maps)
+	c_tasks=$(best_ms "$RUNS" "$DCPROF" collect --kind tasks)
+	c_maps=$(best_ms "$RUNS" "$DCPROF" collect --kind maps)
 	perf_synth=- perf_events=- perf_record=-
 	if [ -n "$have_perf" ]; then
-		perf bench internals synthesize --mt -m 1 -M 1 -I "$RUNS" \
+		"$PERF" bench internals synthesize --mt -m 1 -M 1 -I "$RUNS" \
 			>"$TMP/perf" 2>&1 || true
 		perf_synth=$(awk '/Average synthesis took/ { printf "%.3f", $4 / 1000 }' "$TMP/perf")
 		perf_events=$(awk '/Average num. events/ { printf "%d", $4 }' "$TMP/perf")
-		perf_record=$(best_ms perf record -q -a -o "$TMP/perf.data" -- true || echo -)
+		perf_record=$(best_ms "$RUNS" "$PERF" record -q -a -o "$TMP/perf.data" -- true || echo -)
 	fi
 	sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 	SYSTEM[$cfg]="| $cfg | $nproc_now | $((r_tasks + r_maps)) | $(sum "$l_tasks" "$l_maps") | $(sum "$c_tasks" "$c_maps") | ${perf_events:--} | ${perf_synth:--} | $perf_record |"
 
-	kill -KILL "$WORKLOAD_PID"
-	wait "$WORKLOAD_PID" 2>/dev/null || true
-	WORKLOAD_PID=
+	stop_bg
 done
 
 echo

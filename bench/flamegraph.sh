@@ -6,48 +6,37 @@
 # page's load-to-first-paint in headless chromium (median of RUNS fresh
 # loads; performance.now() at the first draw, counted from navigation
 # start, and at the paint after it). Prints markdown tables.
-# Environment: SECONDS_REC (8), FREQ (20000), THREADS (2), DEPTH (5), RUNS (5).
+# Environment: SECONDS_REC (8), FREQ (20000), THREADS (2), DEPTH (5), RUNS (5),
+# BENCH_KEEP=1 (keep the temporary directory), BUILD=build,
+# DCPROF=$BUILD/dcprof, CC=cc, CHROMIUM=/usr/bin/chromium.
 set -u
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
-DCPROF=$BUILD/dcprof
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 SECONDS_REC=${SECONDS_REC:-8}
 FREQ=${FREQ:-20000}
 THREADS=${THREADS:-2}
 DEPTH=${DEPTH:-5}
 RUNS=${RUNS:-5}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-bench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 
-die() {
-	echo "flamegraph.sh: $*" >&2
-	exit 1
-}
-
-[ -x "$DCPROF" ] || die "no dcprof at '$DCPROF' (run make first)"
-gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
-	-o "$TMP/stacks" "$TOP/bench/workloads/stacks.c" -lpthread ||
-	die "cannot build the workload"
+need_dcprof
+bench_init
+compile stacks -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
+	"$TOP/bench/workloads/stacks.c" -lpthread
 "$DCPROF" record -g -F "$FREQ" -o "$TMP/stacks.data" -- \
 	"$TMP/stacks" "$SECONDS_REC" "$THREADS" "$DEPTH" >/dev/null 2>"$TMP/rec.err" ||
 	die "recording failed: $(tail -3 "$TMP/rec.err")"
 
-ms_of() { # best wall time in ms of RUNS runs of a command
-	local best=0 t0 t1 ms i
-	for ((i = 0; i < RUNS; i++)); do
-		t0=$(date +%s%N)
-		"$@" >/dev/null 2>"$TMP/cmd.err" || die "'$*' failed: $(cat "$TMP/cmd.err")"
-		t1=$(date +%s%N)
-		ms=$(( (t1 - t0) / 1000000 ))
-		if [ "$best" -eq 0 ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
-	done
-	echo "$best"
+ms_of() { # best wall time in whole ms of RUNS runs of a command
+	local ms
+	ms=$(best_ms "$RUNS" "$@") || die "'$*' failed"
+	printf '%.0f\n' "$ms"
 }
 
-html_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" -o "$TMP/fg.html")
-svg_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" --format svg -o "$TMP/fg.svg")
-pprof_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format pprof -o "$TMP/out.pb.gz")
-folded_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format folded -o "$TMP/out.folded")
+html_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" -o "$TMP/fg.html") || exit 1
+svg_ms=$(ms_of "$DCPROF" flamegraph -i "$TMP/stacks.data" --format svg -o "$TMP/fg.svg") || exit 1
+pprof_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format pprof -o "$TMP/out.pb.gz") || exit 1
+folded_ms=$(ms_of "$DCPROF" export -i "$TMP/stacks.data" --format folded -o "$TMP/out.folded") || exit 1
 
 # Distinct stacks: the rows of the profile as (comm, stack) with the
 # process name as root, which is what the tree merges; its leaves and nodes.

@@ -42,14 +42,11 @@
 #   BENCH_KEEP=1               keep the temporary directory (its path is printed)
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
-DCPROF=${DCPROF:-$BUILD/dcprof}
-PERF=${PERF:-perf}
-CC=${CC:-cc}
 FREQ=${BENCH_FREQ:-999}
-if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
+if is_on "${BENCH_QUICK:-}"; then
 	ACC_SECONDS=${BENCH_ACC_SECONDS:-3}
 	ATTR_SECONDS=${BENCH_ATTR_SECONDS:-2}
 	STORM_CHILDREN=${BENCH_STORM_CHILDREN:-300}
@@ -67,78 +64,26 @@ fi
 ACC_RUNS=${BENCH_ACC_RUNS:-1}
 STORM_BURN_MS=${BENCH_STORM_BURN_MS:-2}
 LOST_RATES=${BENCH_LOST_RATES:-10000 max}
-NCPU=$(nproc)
 MAX_RATE_FILE=/proc/sys/kernel/perf_event_max_sample_rate
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-bench-proof.XXXXXX")
-BG_PIDS=()
-
-cleanup() {
-	local p
-	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do
-		kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	if [ -n "${BENCH_KEEP:-}" ]; then
-		echo "proof.sh: kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-die() {
-	echo "proof.sh: $*" >&2
-	exit 1
-}
-
-say() {
-	echo "proof.sh: $*" >&2
-}
-
-# Kills the background processes started so far (burners).
-stop_bg() {
-	local p
-	for p in "${BG_PIDS[@]+"${BG_PIDS[@]}"}"; do
-		kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	BG_PIDS=()
-}
-
-[ -x "$DCPROF" ] || die "no '$DCPROF': run make first"
-command -v "$PERF" >/dev/null ||
-	die "no '$PERF' in PATH: this bench compares with perf (Debian: apt-get install linux-perf)"
+need_dcprof
+need "$PERF" "no '$PERF' in PATH: this bench compares with perf (Debian: apt-get install linux-perf)"
 "$PERF" version >/dev/null 2>&1 || die "'$PERF' does not run: $("$PERF" version 2>&1 | head -1)"
-command -v python3 >/dev/null || die "python3 is needed to read perf.data and the reports"
-command -v "$CC" >/dev/null || die "no C compiler '$CC' to build the workloads"
+need python3 "python3 is needed to read perf.data and the reports"
+need "$CC" "no C compiler '$CC' to build the workloads"
 [ -r "$MAX_RATE_FILE" ] || die "cannot read $MAX_RATE_FILE"
-
-# DEBUGINFOD_URLS unset: neither tool goes to the network for symbols.
-unset DEBUGINFOD_URLS
+bench_init
 
 # The workloads, as the tests build them (frame pointers for -g).
-build() {
-	local src=$1 out=$2
-	$CC -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
-		-o "$TMP/$out" "$src" -lpthread ||
-		die "cannot build the workload $src (compiler '$CC')"
-}
-build "$TOP/tests/workloads/split.c" split
-build "$TOP/tests/workloads/storm.c" storm
-build "$TOP/tests/workloads/spin.c" spin
-build "$TOP/bench/workloads/units.c" units
-for w in split storm spin units; do
-	[ -x "$TMP/$w" ] || die "the workload build left no $TMP/$w"
+for w in tests/workloads/split tests/workloads/storm tests/workloads/spin \
+	bench/workloads/units; do
+	compile "${w##*/}" -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
+		"$TOP/$w.c" -lpthread
+	[ -x "$TMP/${w##*/}" ] || die "the workload build left no $TMP/${w##*/}"
 done
 
-# Every reading of perf.data and of dcprof's JSON, in one helper:
-#   clear PERF.DATA         clear the false build-id flag on MMAP2 records
-#                           in place; prints how many were cleared
-#   count PERF.DATA         prints: samples lost_records lost_samples
-#                           throttle unthrottle (from the records themselves)
+# Every reading of perf script's output and of dcprof's JSON, in one helper
+# (perf.data itself is read by perf_data, bench/lib.sh):
 #   perf-rows SCRIPT.TXT    `perf script -F comm,pid,ip,sym,dso` output to
 #                           rows "comm<TAB>pid<TAB>file<TAB>symbol<TAB>n"
 #   dc-rows REPORT.JSON     the same from dcprof report --format json
@@ -151,27 +96,13 @@ done
 #   dc-stats REPORT.JSON    prints: samples lost_records lost_samples throttle
 #                           unattributed
 cat >"$TMP/proof.py" <<'PY'
-import collections, json, mmap, re, struct, sys
+import collections, json, re, sys
 
 def norm(sym):
     sym = re.sub(r"\+0x[0-9a-f]+$", "", sym)
     sym = re.sub(r"@.*$", "", sym)
     sym = re.sub(r"\.(part|constprop|isra|cold|lto_priv)(\.\d+)?$", "", sym)
     return sym
-
-def perf_records(path):
-    with open(path, "rb") as f:
-        d = f.read()
-    if d[:8] != b"PERFILE2":
-        sys.exit("%s: not a perf.data file" % path)
-    off, size = struct.unpack_from("<QQ", d, 40)
-    end = off + size if size else len(d)
-    while off + 8 <= end:
-        kind, misc, rsize = struct.unpack_from("<IHH", d, off)
-        if rsize < 8:
-            break
-        yield kind, misc, d, off
-        off += rsize
 
 def read_rows(path):
     rows = []
@@ -188,38 +119,7 @@ def pct(a, b):
     return "%.2f%%" % (100.0 * a / b) if b else "-"
 
 cmd = sys.argv[1]
-if cmd == "clear":
-    with open(sys.argv[2], "r+b") as f:
-        m = mmap.mmap(f.fileno(), 0)
-        if m[:8] != b"PERFILE2":
-            sys.exit("%s: not a perf.data file" % sys.argv[2])
-        off, size = struct.unpack_from("<QQ", m, 40)
-        pos, end, fixed = off, off + size, 0
-        while pos + 8 <= end:
-            typ, misc, sz = struct.unpack_from("<IHH", m, pos)
-            if sz < 8:
-                break
-            if typ == 10 and misc & 0x4000:
-                struct.pack_into("<H", m, pos + 4, misc & ~0x4000)
-                fixed += 1
-            pos += sz
-        m.flush()
-    print(fixed)
-elif cmd == "count":
-    samples = lost_rec = lost_samp = thr = unthr = 0
-    for kind, misc, d, off in perf_records(sys.argv[2]):
-        if kind == 9:
-            samples += 1
-        elif kind == 2:    # PERF_RECORD_LOST: id, lost
-            lost_rec += struct.unpack_from("<Q", d, off + 16)[0]
-        elif kind == 13:   # PERF_RECORD_LOST_SAMPLES: lost
-            lost_samp += struct.unpack_from("<Q", d, off + 8)[0]
-        elif kind == 5:
-            thr += 1
-        elif kind == 6:
-            unthr += 1
-    print(samples, lost_rec, lost_samp, thr, unthr)
-elif cmd == "perf-rows":
+if cmd == "perf-rows":
     # "  comm  pid  ip  sym (dso)"; comm may hold spaces, sym may be missing
     pat = re.compile(r"^\s*(.*?)\s+(\d+)\s+([0-9a-f]+)\s+(.*?)\s*\((.*)\)\s*$")
     c = collections.Counter()
@@ -312,7 +212,8 @@ proof() { python3 "$PY_HELPER" "$@"; }
 # clearing the false build-id flags (their number goes to $1.cleared).
 perf_rows() {
 	local f=$1
-	proof clear "$f" >"$f.cleared" || die "cannot clear the MMAP2 flags of $f"
+	perf_data clear "$f" >"$f.counts" || die "cannot clear the MMAP2 flags of $f"
+	awk '{ print $7 }' "$f.counts" >"$f.cleared"
 	"$PERF" script -i "$f" -F comm,pid,ip,sym,dso >"$f.script" \
 		2>"$f.script.err" || die "perf script failed on $f: $(tail -c 300 "$f.script.err")"
 	proof perf-rows "$f.script" >"$f.rows" || die "cannot read perf script of $f"
@@ -331,14 +232,14 @@ dc_rows() {
 run_rec() {
 	local base=$1
 	shift
-	"$@" >"$base.out" 2>"$base.err" ||
+	recorder "$@" >"$base.out" 2>"$base.err" ||
 		die "failed ($?): $* : $(tail -c 400 "$base.err")"
 }
 
 perf_rec() { # BASE [perf record args...]: perf record -B -e cpu-clock
 	local base=$1
 	shift
-	run_rec "$base" "$PERF" record -B -e cpu-clock -o "$base" "$@"
+	run_rec "$base" perf_record -o "$base" "$@"
 }
 
 # Steal time: the hypervisor running something else on this VM's CPUs.
@@ -354,8 +255,8 @@ steal_pct() {
 		if (y[2] > x[2]) printf "%.1f%%", 100 * (y[1] - x[1]) / (y[2] - x[2]); else print "-" }'
 }
 
-load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-tasks_start=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+load_start=$(load_avg)
+tasks_start=$(nprocs)
 max_rate_start=$(cat "$MAX_RATE_FILE")
 
 # --- 1. Accuracy ---------------------------------------------------------
@@ -385,14 +286,9 @@ proof accuracy "${acc_args[@]}" >"$TMP/acc.table" || die "accuracy analysis fail
 
 # --- 2a. A process that ran before recording -----------------------------
 say "attribution: a process running before the recording"
-"$TMP/spin" "$TMP/spin.ready" >/dev/null &
-SPIN_PID=$!
-BG_PIDS+=("$SPIN_PID")
-for _ in $(seq 50); do
-	[ -s "$TMP/spin.ready" ] && break
-	sleep 0.1
-done
-[ -s "$TMP/spin.ready" ] || die "the spin workload did not start"
+start_bg "$TMP/spin" "$TMP/spin.ready" >/dev/null
+SPIN_PID=$BG_LAST
+wait_file "$TMP/spin.ready" 5 || die "the spin workload did not start"
 sleep 0.5
 f=$TMP/pre-dcprof.data
 say "attribution: dcprof record -a for $ATTR_SECONDS s"
@@ -447,8 +343,7 @@ done
 # --- 3. Lost samples -----------------------------------------------------
 say "lost samples: $NCPU burners"
 for _ in $(seq 1 "$NCPU"); do
-	"$TMP/spin" >/dev/null &
-	BG_PIDS+=("$!")
+	start_bg "$TMP/spin" >/dev/null
 done
 sleep 0.5
 : >"$TMP/lost.table"
@@ -475,7 +370,7 @@ for want in $LOST_RATES; do
 		else
 			perf_rec "$f" -F "$freq" -a -- sleep "$LOST_SECONDS"
 			steal=$(steal_pct "$t0" "$(ticks)")
-			read -r samples lrec lsamp thr unthr < <(proof count "$f")
+			read -r samples lrec lsamp thr unthr _ < <(perf_data "$f")
 			unattr=-
 		fi
 		[ -n "${samples:-}" ] || die "no sample count for $f"
@@ -526,12 +421,10 @@ cbase=$(median "$TMP/slow-alone.corrected")
 slowdown() { awk -v m="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f%%", 100 * (b - m) / b; else print "-" }'; }
 
 # --- Tables --------------------------------------------------------------
-kernel=$(uname -r)
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "### Accuracy, attribution, lost samples, slowdown"
 echo
-echo "Machine: $NCPU CPUs ($cpu), kernel $kernel; $("$PERF" --version); perf_event_max_sample_rate $max_rate_start at the start, $(cat "$MAX_RATE_FILE") at the end."
-echo "Load average (1, 5, 15 min) at the start: $load_start, at the end: $(cut -d' ' -f1-3 /proc/loadavg); $tasks_start processes at the start."
+echo "Machine: $NCPU CPUs ($(cpu_model)), kernel $(uname -r); $("$PERF" --version); perf_event_max_sample_rate $max_rate_start at the start, $(cat "$MAX_RATE_FILE") at the end."
+echo "Load average (1, 5, 15 min) at the start: $load_start, at the end: $(load_avg); $tasks_start processes at the start."
 echo "Steal: the share of CPU time the hypervisor took from this machine's CPUs during a recording (/proc/stat); cpu-clock samples fall in it too, and the CPU time the kernel accounts to tasks leaves it out."
 echo
 echo "#### 1. Accuracy: split (50/30/20% of its CPU time), $ACC_RUNS × $ACC_SECONDS s at $FREQ Hz"

@@ -14,89 +14,35 @@
 # Environment:
 #   BENCH_DURATION=30   seconds of each recording (BENCH_QUICK=1: 5)
 #   BENCH_FREQ=999      sampling frequency of both
-#   BENCH_KEEP=1        keep the temporary directory
+#   BENCH_KEEP=1        keep the temporary directory (its path is printed)
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
-DCPROF=${DCPROF:-$BUILD/dcprof}
-PERF=${PERF:-perf}
-CC=${CC:-cc}
 FREQ=${BENCH_FREQ:-999}
-if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
+if is_on "${BENCH_QUICK:-}"; then
 	DURATION=${BENCH_DURATION:-5}
 else
 	DURATION=${BENCH_DURATION:-30}
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-bench-unwind.XXXXXX")
-WORKLOAD_PIDS=()
-
-cleanup() {
-	local p
-	for p in "${WORKLOAD_PIDS[@]+"${WORKLOAD_PIDS[@]}"}"; do
-		kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	if [ -n "${BENCH_KEEP:-}" ]; then
-		echo "unwind.sh: kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-die() {
-	echo "unwind.sh: $*" >&2
-	exit 1
-}
-
-say() {
-	echo "unwind.sh: $*" >&2
-}
-
-[ -x "$DCPROF" ] || die "no '$DCPROF': run make first"
-command -v "$PERF" >/dev/null || die "no '$PERF' in PATH"
-command -v python3 >/dev/null || die "python3 is needed"
+need_dcprof
+need "$PERF" "no '$PERF' in PATH"
+need python3 "python3 is needed"
+bench_init
 
 W=$TOP/tests/workloads
-$CC -std=gnu11 -O1 -g -fomit-frame-pointer -shared -fPIC -Wl,--build-id \
-	-o "$TMP/libdcpwork.so" "$W/unwind_lib.c" &&
-	$CC -std=gnu11 -O1 -g -fomit-frame-pointer -Wl,--build-id \
-		-o "$TMP/unwind_main" "$W/unwind_main.c" -L"$TMP" -ldcpwork \
-		-Wl,-rpath,"$TMP" || die "cannot build the workload"
-$CC -std=gnu11 -O1 -g -I"$TOP/include" -o "$TMP/folded" \
-	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
-	die "cannot build tests/tools/folded.c"
-
-# CPU seconds (user + sys) of the children of a subshell that ran "$@".
-cpu_of() {
-	local out=$1
-	shift
-	(
-		"$@"
-		rc=$?
-		times >"$out.times"
-		exit $rc
-	)
-	local rc=$?
-	sed -n 2p "$out.times" | awk '
-		function secs(t,   m) {
-			m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t);
-			sub(/s$/, "", t); return m * 60 + t
-		}
-		{ printf "%.0f\n", (secs($1) + secs($2)) * 1000 }' >"$out"
-	return $rc
-}
+compile libdcpwork.so -O1 -g -fomit-frame-pointer -shared -fPIC \
+	-Wl,--build-id "$W/unwind_lib.c"
+compile unwind_main -O1 -g -fomit-frame-pointer -Wl,--build-id \
+	"$W/unwind_main.c" -L"$TMP" -ldcpwork -Wl,-rpath,"$TMP"
+compile folded -O1 -g -I"$TOP/include" "$TOP/tests/tools/folded.c" \
+	-L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD"
 
 say "workload: unwind_main cb and unwind_main qsort, one per CPU"
-"$TMP/unwind_main" cb 100000 &
-WORKLOAD_PIDS+=($!)
-"$TMP/unwind_main" qsort 100000 &
-WORKLOAD_PIDS+=($!)
+start_bg "$TMP/unwind_main" cb 100000
+start_bg "$TMP/unwind_main" qsort 100000
 sleep 1
 
 say "warming up"
@@ -104,48 +50,29 @@ say "warming up"
 	-o "$TMP/warm.data" 2>/dev/null || die "dcprof record failed"
 
 say "dcprof record --call-graph dwarf for $DURATION s"
-cpu_of "$TMP/dc.cpu" "$DCPROF" record -a --call-graph dwarf -F "$FREQ" \
+recorder "$DCPROF" record -a --call-graph dwarf -F "$FREQ" \
 	--duration "$DURATION" -o "$TMP/dc.data" 2>"$TMP/dc.err" ||
 	die "dcprof record failed: $(cat "$TMP/dc.err")"
+echo "$CPU_MS" >"$TMP/dc.cpu"
 "$DCPROF" report -i "$TMP/dc.data" --format json --limit 1 >"$TMP/dc.json" ||
 	die "dcprof report failed"
 "$TMP/folded" -u "$TMP/dc.data" >"$TMP/dc.folded" || die "folded failed"
 
-# perf record -B: perf 6.1 aborts in its closing build-id pass whenever a
-# recorder asking for MMAP2 build ids runs at the same time (a kernel bug,
-# see "perf and the build-id flag" in docs/PERFORMANCE.md); without that
-# pass perf does less work, which only makes the CPU comparison stricter.
+# perf record -B (see perf_record in bench/lib.sh).
 say "perf record --call-graph dwarf for $DURATION s"
-cpu_of "$TMP/perf.cpu" "$PERF" record -B --call-graph dwarf -e cpu-clock \
-	-F "$FREQ" -a -o "$TMP/perf.data" -- sleep "$DURATION" \
-	2>"$TMP/perf.err" ||
+recorder perf_record --call-graph dwarf -F "$FREQ" -a -o "$TMP/perf.data" \
+	-- sleep "$DURATION" 2>"$TMP/perf.err" ||
 	die "perf record failed: $(tail -c 400 "$TMP/perf.err")"
-# The same kernel bug flags perf's MMAP2 records as carrying build ids that
-# they do not carry, and perf report then aborts reading them. perf never
-# asked for build ids (attr.build_id is 0), so the flag is cleared on every
-# MMAP2 record of perf.data, in place, before perf reads it back.
-python3 - "$TMP/perf.data" <<'PY' || die "cannot clear the MMAP2 flags of perf.data"
-import mmap, struct, sys
-with open(sys.argv[1], "r+b") as f:
-    m = mmap.mmap(f.fileno(), 0)
-    assert m[:8] == b"PERFILE2", "not a perf.data file"
-    off, size = struct.unpack_from("<QQ", m, 40)
-    pos, end, fixed = off, off + size, 0
-    while pos + 8 <= end:
-        typ, misc, sz = struct.unpack_from("<IHH", m, pos)
-        if sz < 8:
-            break
-        if typ == 10 and misc & (1 << 14):
-            struct.pack_into("<H", m, pos + 4, misc & ~(1 << 14))
-            fixed += 1
-        pos += sz
-    m.flush()
-print("unwind.sh: cleared the build-id flag of %d MMAP2 records" % fixed,
-      file=sys.stderr)
-PY
+echo "$CPU_MS" >"$TMP/perf.cpu"
+# perf report aborts on the MMAP2 records the kernel flags as carrying a
+# build id: the flag is cleared first (see perf_data in bench/lib.sh).
+read -r _ _ _ _ _ _ cleared < <(perf_data clear "$TMP/perf.data") ||
+	die "cannot clear the MMAP2 flags of perf.data"
+say "cleared the build-id flag of $cleared MMAP2 records"
 say "perf report"
-cpu_of "$TMP/perfrep.cpu" sh -c "'$PERF' report -i '$TMP/perf.data' --stdio \
+recorder sh -c "'$PERF' report -i '$TMP/perf.data' --stdio \
 	>'$TMP/perf.report' 2>/dev/null" || die "perf report failed"
+echo "$CPU_MS" >"$TMP/perfrep.cpu"
 say "perf script (for the call paths; not counted)"
 "$PERF" script -i "$TMP/perf.data" --no-inline -F comm,ip,sym,dso \
 	>"$TMP/perf.script" 2>/dev/null || die "perf script failed"
