@@ -27,6 +27,8 @@ struct dcp_process {
 	uint64_t start_time; /* ns, CLOCK_MONOTONIC; 0 if unknown */
 	bool injected; /* described by the collection walk */
 	bool live; /* described by a live FORK/COMM/MMAP record */
+	bool born_live; /* created by a live FORK: its maps known from birth */
+	uint64_t exec_time; /* ns of its last live exec; 0 if none was seen */
 	bool target; /* in the process tree being recorded (-p, command) */
 	/* sorted by start, non-overlapping */
 	struct dcp_map *maps;

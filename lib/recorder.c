@@ -21,6 +21,7 @@
 #include "aggregate_internal.h"
 #include "collect_internal.h"
 #include "cookie_internal.h"
+#include "grow_internal.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 #include "process_internal.h"
@@ -56,6 +57,12 @@ struct dcp_recorder {
 	uint64_t round_max_time; /* newest timestamp seen in the last round */
 	uint64_t this_round_max;
 	uint64_t last_processed_time;
+
+	/* samples held until the collection walk is replayed (hold_sample) */
+	unsigned char *held;
+	size_t held_len, held_cap;
+	uint64_t hold_until; /* when the walk ended; 0: nothing is held */
+	uint64_t samples_held;
 
 	struct dcp_cookie_table *cookies;
 	struct dcp_process_table *procs;
@@ -119,13 +126,13 @@ static struct dcp_process *process_get(struct dcp_recorder *r, pid_t pid)
 	return p;
 }
 
-static int64_t comm_id_of(struct dcp_recorder *r, const struct dcp_process *p)
+static int64_t comm_id_of(struct dcp_recorder *r, pid_t pid, const char *comm)
 {
 	char name[32];
 
-	if (p->comm[0])
-		return dcp_aggregate_intern_string(r->agg, p->comm);
-	snprintf(name, sizeof(name), ":%d", p->pid);
+	if (comm[0])
+		return dcp_aggregate_intern_string(r->agg, comm);
+	snprintf(name, sizeof(name), ":%d", pid);
 	return dcp_aggregate_intern_string(r->agg, name);
 }
 
@@ -220,6 +227,7 @@ static int handle_comm(struct dcp_recorder *r, const struct dcp_comm_record *c)
 		p->live = true;
 		if (c->header.misc & PERF_RECORD_MISC_COMM_EXEC) {
 			dcp_process_exec(p);
+			p->exec_time = dcp_record_sample_id(&c->header)->time;
 			maps_changed(r, p);
 			p->user_id = 0; /* a new program may JIT anew */
 		}
@@ -260,6 +268,7 @@ static int handle_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 		return dcp_error(ENOMEM, "out of memory");
 	r->stats.processes_seen++;
 	p->live = true;
+	p->born_live = true;
 	p->start_time = t->time;
 	maps_changed(r, p);
 	if (is_root_target(r, p->pid))
@@ -461,8 +470,9 @@ static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
 		resolve_frame(r, p, v, kernel, n == 0, &r->frames[n]);
 		n++;
 	}
-	if (!s->regs) {
-		/* a kernel thread, or no user state to unwind */
+	if (!s->regs || !p) {
+		/* a kernel thread, no user state to unwind, or a program
+		 * that is no longer the process's (handle_sample) */
 		if (n == 0)
 			resolve_frame(r, p, s->ip, is_kernel_ip(s->ip), true,
 				      &r->frames[n++]);
@@ -492,8 +502,14 @@ static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
 	return n;
 }
 
+/*
+ * One sample into the aggregate. before_exec: the sample ran a program
+ * its process has since replaced by exec (a held sample, see
+ * hold_sample()), whose maps are gone: only its kernel frames can be
+ * named, and its name is not known.
+ */
 static int handle_sample(struct dcp_recorder *r,
-			 const struct perf_event_header *h)
+			 const struct perf_event_header *h, bool before_exec)
 {
 	struct dcp_sample s;
 	uint64_t ip;
@@ -544,9 +560,10 @@ static int handle_sample(struct dcp_recorder *r,
 				return dcp_error(ENOMEM, "out of memory");
 		}
 		if (r->call_graph == DCP_CALL_GRAPH_DWARF)
-			n = build_dwarf_stack(r, p, &s);
+			n = build_dwarf_stack(r, before_exec ? NULL : p, &s);
 		else
-			n = build_stack(r, p, ip, chain, nr);
+			n = build_stack(r, before_exec ? NULL : p, ip, chain,
+					nr);
 		if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
 			r->stats.samples_unattributed++;
 		if (dcp_cookie_table_has_marks(r->cookies) &&
@@ -555,7 +572,7 @@ static int handle_sample(struct dcp_recorder *r,
 			r->stats.samples_filtered++;
 			return 0;
 		}
-		comm = comm_id_of(r, p);
+		comm = comm_id_of(r, p->pid, before_exec ? "" : p->comm);
 	}
 	if (comm < 0)
 		return (int)comm;
@@ -602,17 +619,100 @@ static bool is_munmap_id(const struct dcp_recorder *r, uint64_t id)
 	return false;
 }
 
+/*
+ * The collection walk describes the processes that existed before
+ * recording with records stamped when it read them, after the events were
+ * enabled: a sample taken in between would find its process without maps
+ * and count as unattributed. So until the walk's last record is replayed,
+ * the samples of every process not born from a live FORK are held, and
+ * then resolved against what the walk (and the live records up to its
+ * end) described. A held sample older than its process's live exec ran a
+ * program whose maps are gone: it keeps only its kernel frames, as
+ * before. A map changed between the sample and the walk's end is the race
+ * this accepts. Held samples are bounded; past the bound they are
+ * resolved at once, as if nothing were held.
+ */
+#define HELD_MAX_BYTES (64u << 20)
+
+struct held_sample {
+	uint64_t time;
+	uint64_t size;
+};
+
+static bool hold_sample(struct dcp_recorder *r, uint64_t time, const void *rec,
+			size_t size)
+{
+	struct held_sample hs = { .time = time, .size = size };
+	size_t need = sizeof(hs) + ((size + 7) & ~(size_t)7);
+	const struct dcp_process *p;
+	struct dcp_sample s;
+	unsigned char *held;
+
+	if (dcp_sample_parse(rec, &r->layout, &s) || (s.pid == 0 && s.tid == 0))
+		return false;
+	p = dcp_process_table_find(r->procs, (pid_t)s.pid);
+	/* with -p or a command, only the targets are worth holding */
+	if ((p && p->born_live) || (r->targeted && !(p && p->target)) ||
+	    r->held_len + need > HELD_MAX_BYTES)
+		return false;
+	held = dcp_grow(r->held, &r->held_cap, r->held_len + need, 1);
+	if (!held)
+		return false;
+	r->held = held;
+	memcpy(held + r->held_len, &hs, sizeof(hs));
+	memcpy(held + r->held_len + sizeof(hs), rec, size);
+	r->held_len += need;
+	r->samples_held++;
+	return true;
+}
+
+static int release_held(struct dcp_recorder *r)
+{
+	int ret = 0;
+
+	r->hold_until = 0;
+	for (size_t off = 0; off < r->held_len && !ret;) {
+		struct held_sample hs;
+		const struct perf_event_header *h;
+		const struct dcp_process *p;
+		struct dcp_sample s;
+
+		memcpy(&hs, r->held + off, sizeof(hs));
+		h = (const void *)(r->held + off + sizeof(hs));
+		off += sizeof(hs) + ((hs.size + 7) & ~(size_t)7);
+		if (dcp_sample_parse(h, &r->layout, &s))
+			continue; /* parsed once already */
+		p = dcp_process_table_find(r->procs, (pid_t)s.pid);
+		ret = handle_sample(r, h, p && p->exec_time > hs.time);
+	}
+	if (r->samples_held)
+		dcp_log(DCP_LOG_DEBUG,
+			"%" PRIu64 " samples held until the collection walk "
+			"described their processes",
+			r->samples_held);
+	free(r->held);
+	r->held = NULL;
+	r->held_len = r->held_cap = 0;
+	return ret;
+}
+
 /* Called in timestamp order for every record. */
 static int process_record(uint64_t time, const void *rec, size_t size,
 			  void *ctx)
 {
 	struct dcp_recorder *r = ctx;
 	const struct perf_event_header *h = rec;
+	int ret;
 
 	if (time < r->last_processed_time)
 		r->stats.reorder_late++;
 	else
 		r->last_processed_time = time;
+	if (r->hold_until && time >= r->hold_until) {
+		ret = release_held(r);
+		if (ret)
+			return ret;
+	}
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
@@ -621,7 +721,9 @@ static int process_record(uint64_t time, const void *rec, size_t size,
 
 		if (is_munmap_id(r, u[0]))
 			return handle_munmap(r, u, end);
-		return handle_sample(r, h);
+		if (r->hold_until && hold_sample(r, time, rec, size))
+			return 0;
+		return handle_sample(r, h, false);
 	}
 	case PERF_RECORD_MMAP2:
 		return handle_mmap2(r, rec);
@@ -713,9 +815,13 @@ static int drain_round(struct dcp_recorder *r, bool final)
 		if (ret < 0)
 			return ret;
 	}
-	if (final)
-		return dcp_reorder_flush(r->queue, UINT64_MAX, process_record,
-					 r);
+	if (final) {
+		ret = dcp_reorder_flush(r->queue, UINT64_MAX, process_record,
+					r);
+		if (!ret && r->hold_until)
+			ret = release_held(r);
+		return ret;
+	}
 	ret = dcp_reorder_flush(r->queue, r->round_max_time, process_record, r);
 	if (ret)
 		return ret;
@@ -1057,6 +1163,8 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 				  r->nr_roots);
 	if (ret)
 		goto fail;
+	/* every record of the walk is stamped before this */
+	r->hold_until = now_ns(CLOCK_MONOTONIC);
 	ret = flush_file(r);
 	if (ret)
 		goto fail;
@@ -1238,6 +1346,7 @@ void dcp_recorder_free(struct dcp_recorder *r)
 	dcp_cookie_table_free(r->cookies);
 	dcp_unwinder_free(r->unwinder);
 	free(r->compact);
+	free(r->held);
 	free(r->roots);
 	free(r->output);
 	free(r->event_name);
