@@ -673,7 +673,9 @@ struct segment {
 
 struct ftable {
 	struct fsym *syms;
-	size_t nr;
+	size_t nr, cap;
+	char **plt_names; /* the names made for PLT stubs, owned */
+	size_t nr_plt_names, cap_plt_names;
 	struct segment *segs;
 	size_t nr_segs;
 	GElf_Addr bias; /* main file vaddr + bias = module address */
@@ -758,6 +760,121 @@ static const char *function_symbol(Dwfl_Module *mod, int i, GElf_Sym *sym,
 	return name;
 }
 
+/* A new entry at the end of t->syms, zeroed; NULL when out of memory. */
+static struct fsym *ftable_push(struct ftable *t)
+{
+	struct fsym *syms =
+		dcp_grow(t->syms, &t->cap, t->nr + 1, sizeof(*t->syms));
+
+	if (!syms)
+		return NULL;
+	t->syms = syms;
+	memset(&syms[t->nr], 0, sizeof(*syms));
+	syms[t->nr].seq = (uint32_t)t->nr;
+	return &syms[t->nr++];
+}
+
+/* The section of elf called name, its header in *sh; NULL if none. */
+static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * PLT stubs have no symbol, yet a program that calls into libraries runs
+ * them (a jump through the GOT per call). As perf does, a sampled stub is
+ * named after the function its relocation binds, "strcmp@plt". The stubs
+ * are the entries of .plt.sec when the binary has one (x86-64 with IBT),
+ * else those of .plt after its header, in the order of .rela.plt. Only
+ * stubs that hold a sampled address (qs, sorted) are named.
+ */
+static int ftable_add_plt(struct ftable *t, Elf *elf, const uint64_t *qs,
+			  size_t nq)
+{
+	GElf_Shdr rela_sh, plt_sh, dynsym_sh;
+	Elf_Scn *rela, *plt, *dynsym;
+	Elf_Data *relocs, *syms;
+	uint64_t header, entry = 16, first, end;
+	GElf_Ehdr ehdr;
+
+	if (!nq || !gelf_getehdr(elf, &ehdr))
+		return 0;
+	switch (ehdr.e_machine) {
+	case EM_X86_64:
+		header = 16;
+		break;
+	case EM_AARCH64:
+		header = 32;
+		break;
+	default:
+		return 0;
+	}
+	rela = section_named(elf, ".rela.plt", &rela_sh);
+	plt = section_named(elf, ".plt.sec", &plt_sh);
+	if (plt)
+		header = 0;
+	else
+		plt = section_named(elf, ".plt", &plt_sh);
+	if (!rela || !plt || rela_sh.sh_type != SHT_RELA ||
+	    plt_sh.sh_type != SHT_PROGBITS)
+		return 0;
+	dynsym = elf_getscn(elf, rela_sh.sh_link);
+	relocs = elf_getdata(rela, NULL);
+	if (!dynsym || !gelf_getshdr(dynsym, &dynsym_sh) || !relocs)
+		return 0;
+	syms = elf_getdata(dynsym, NULL);
+	if (!syms)
+		return 0;
+	first = plt_sh.sh_addr + t->bias + header;
+	end = plt_sh.sh_addr + t->bias + plt_sh.sh_size;
+	for (int i = 0;; i++) {
+		uint64_t addr = first + (uint64_t)i * entry;
+		GElf_Rela rel;
+		GElf_Sym sym;
+		const char *name;
+		struct fsym *f;
+		char **names, *made;
+
+		if (addr + entry > end || !gelf_getrela(relocs, i, &rel))
+			break;
+		if (!covers_any(qs, nq, addr, entry) ||
+		    !gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym))
+			continue;
+		name = elf_strptr(elf, dynsym_sh.sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue; /* an IRELATIVE stub: no name to give */
+		names = dcp_grow(t->plt_names, &t->cap_plt_names,
+				 t->nr_plt_names + 1, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		t->plt_names = names;
+		if (asprintf(&made, "%s@plt", name) < 0)
+			return -ENOMEM;
+		names[t->nr_plt_names++] = made;
+		f = ftable_push(t);
+		if (!f)
+			return -ENOMEM;
+		f->addr = addr;
+		f->size = entry;
+		f->name = made;
+	}
+	return 0;
+}
+
 /*
  * The symbols of mod that can name one of the sampled file offsets: the
  * sized symbols that cover one, the sizeless labels, and the sized
@@ -768,7 +885,7 @@ static const char *function_symbol(Dwfl_Module *mod, int i, GElf_Sym *sym,
 static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 			const uint64_t *offsets, size_t n)
 {
-	size_t nphdr = 0, cap = 0, kept, nq = 0, nlabels = 0, lcap = 0;
+	size_t nphdr = 0, kept, nq = 0, nlabels = 0, lcap = 0;
 	uint64_t *qs = NULL, *labels = NULL, *label_next = NULL;
 	Elf *main_elf;
 	int nsyms, err = 0;
@@ -864,19 +981,12 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 		if (sym.st_size && !covers_any(qs, nq, addr, sym.st_size) &&
 		    !covers_any(labels, nlabels, addr, sym.st_size))
 			continue;
-		if (t->nr == cap) {
-			size_t c = cap ? 2 * cap : 1024;
-			void *p = realloc(t->syms, c * sizeof(*t->syms));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			t->syms = p;
-			cap = c;
+		f = ftable_push(t);
+		if (!f) {
+			err = -ENOMEM;
+			goto out;
 		}
 		bind = GELF_ST_BIND(sym.st_info);
-		f = &t->syms[t->nr];
 		f->addr = addr;
 		f->size = sym.st_size;
 		f->name = name;
@@ -884,8 +994,6 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 		f->bias = bias;
 		f->shndx = shndx;
 		f->rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-		f->seq = (uint32_t)t->nr;
-		t->nr++;
 	}
 	for (size_t i = 0; i < t->nr; i++)
 		if (!t->syms[i].size) {
@@ -894,7 +1002,8 @@ static int ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 
 			t->syms[i].next = label_next[k];
 		}
-	if (!t->nr)
+	err = ftable_add_plt(t, main_elf, qs, nq);
+	if (err || !t->nr)
 		goto out;
 	qsort(t->syms, t->nr, sizeof(*t->syms), fsym_cmp);
 	/* One entry per address: the best alias sorted first. */
@@ -918,6 +1027,9 @@ out:
 
 static void ftable_free(struct ftable *t)
 {
+	for (size_t i = 0; i < t->nr_plt_names; i++)
+		free(t->plt_names[i]);
+	free(t->plt_names);
 	free(t->syms);
 	free(t->segs);
 }
