@@ -898,6 +898,36 @@ out:
 
 /* ---- the public interface ----------------------------------------------------- */
 
+/*
+ * Ring pages per CPU, when not asked: enough for half a second of samples
+ * at the requested rate, so that a recorder kept off the CPU that long by
+ * busy CPUs loses nothing (a dwarf sample carries its stack copy, 8 KiB
+ * where a frame-pointer one needs about 200 bytes). At least 128 pages
+ * (perf's default), a power of two, at most 16 MiB per CPU and 256 MiB
+ * for all CPUs together. Other users than root keep the smaller rings of
+ * before: the kernel charges their ring pages to perf_event_mlock_kb.
+ */
+static uint32_t default_ring_pages(const struct dcp_recorder *r)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t per_sample = r->call_graph == DCP_CALL_GRAPH_DWARF ?
+				      r->stack_user + 512 :
+			      r->callchain ? 200 :
+					     64;
+	uint64_t want = (uint64_t)r->sample_freq * per_sample / 2 / page;
+	uint64_t most = (256ull << 20) / page / (uint64_t)(cpus > 0 ? cpus : 1);
+	uint32_t pages = 128;
+
+	if (most > (16ull << 20) / page)
+		most = (16ull << 20) / page;
+	if (geteuid() != 0)
+		most = r->call_graph == DCP_CALL_GRAPH_DWARF ? 1024 : 128;
+	while (pages < want && (uint64_t)pages * 2 <= most)
+		pages *= 2;
+	return pages;
+}
+
 static void fill_meta(struct dcp_recorder *r)
 {
 	r->meta.version = 1;
@@ -1120,15 +1150,18 @@ struct dcp_recorder *dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	ring_opts.dwarf = r->call_graph == DCP_CALL_GRAPH_DWARF;
 	ring_opts.regs_user_mask = r->layout.regs_mask;
 	ring_opts.stack_user = r->stack_user;
-	/* a dwarf sample carries its stack copy: 8 KiB where fp needs 100
-	 * bytes, so the ring must be larger to hold the same time */
-	ring_opts.mmap_pages = opts->mmap_pages ? opts->mmap_pages :
-			       ring_opts.dwarf	? 1024 :
-						  128;
+	ring_opts.mmap_pages =
+		opts->mmap_pages ? opts->mmap_pages : default_ring_pages(r);
 	ring_opts.munmap = &r->munmap;
 	ret = dcp_rings_open(&ring_opts, &r->rings, &r->nr_rings);
 	if (ret)
 		goto fail;
+	dcp_log(DCP_LOG_INFO,
+		"ring buffers: %u pages (%u KiB) per CPU, %zu CPUs",
+		ring_opts.mmap_pages,
+		(unsigned)(ring_opts.mmap_pages *
+			   (sysconf(_SC_PAGESIZE) / 1024)),
+		r->nr_rings);
 	r->pollfds = calloc(r->nr_rings, sizeof(*r->pollfds));
 	if (!r->pollfds) {
 		ret = dcp_error(ENOMEM, "out of memory");

@@ -29,7 +29,8 @@ static const struct cmd commands[] = {
 	  "      --only FILE        keep only samples whose leaf frame is in FILE (a path or a\n"
 	  "                         build id); repeatable; the rest is counted as filtered\n"
 	  "      --flush-interval S write the profile to disk every S seconds (default 2)\n"
-	  "      --mmap-pages N     ring buffer pages per CPU (default 128; 1024 with dwarf)\n"
+	  "      --mmap-pages N     ring buffer pages per CPU (default: half a second\n"
+	  "                         of samples at -F, at least 128)\n"
 	  "  -v, --verbose          say more about what the recorder does\n" },
 	{ "report", cmd_report, 0,
 	  "print the flat profile, inclusive time or call trees",

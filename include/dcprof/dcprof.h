@@ -317,7 +317,8 @@ struct dcp_recorder_opts {
 	size_t nr_only;
 	uint32_t flush_interval_ms; /* default 2000 */
 	const char *cmdline; /* stored in the profile */
-	uint32_t mmap_pages; /* per-CPU ring size in pages, default 128 */
+	/* per-CPU ring size in pages; 0: about half a second of samples */
+	uint32_t mmap_pages;
 	/* DCP_CALL_GRAPH_*; DCP_CALL_GRAPH_NONE defers to callchain */
 	uint32_t call_graph;
 	/* dwarf: user stack bytes copied per sample, default 8192, at most

@@ -7,7 +7,8 @@
 # stats.lost_samples > 0, and in the text report's "lost:" line), the run
 # must still end cleanly with a complete profile, and the recorder's peak
 # resident memory (VmHWM) must stay under 96 MiB (64-68 MiB measured here,
-# most of it reached at the end, when symbols are resolved).
+# most of it reached at the end, when symbols are resolved). Then the
+# default ring size follows the sampling rate.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -61,4 +62,20 @@ expect_exit 0 "$DCPROF" report -i "$F"
 grep '^# lost:' "$TMP/out" || die "the text report has no 'lost:' line"
 grep -q '^# lost: [1-9][0-9]* records\|^# lost: [0-9]* records, [1-9][0-9]* samples' "$TMP/out" ||
 	die "the text report shows nothing lost"
+
+# Without --mmap-pages the rings hold about half a second of samples at
+# the rate asked: 128 pages (perf's default) at 999 Hz, more at 20 kHz
+# (20000 x 64 bytes / 2 = 625 KiB: 256 pages of 4 KiB).
+ring_pages() {
+	expect_exit 0 "$DCPROF" record -a -v -F "$1" --duration 1 \
+		-o "$TMP/ring.data"
+	sed -n 's/.*ring buffers: \([0-9]*\) pages.*/\1/p' "$TMP/err"
+}
+slow=$(ring_pages 999)
+[ "$slow" = 128 ] || die "ring of $slow pages at 999 Hz, not 128"
+if [ "$MAX" -ge 20000 ] && [ "$(getconf PAGESIZE)" = 4096 ]; then
+	fast=$(ring_pages 20000)
+	echo "ring pages: $slow at 999 Hz, $fast at 20000 Hz"
+	[ "$fast" = 256 ] || die "ring of $fast pages at 20 kHz, not 256"
+fi
 pass
