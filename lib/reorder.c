@@ -3,6 +3,12 @@
  * A binary min-heap of record copies ordered by (time, arrival), so that
  * records with equal timestamps leave in the order they came in: a ring's
  * own order is kept for ties.
+ *
+ * The copies are carved from blocks of 1 MiB rather than malloc'ed one by
+ * one (a malloc and a free per record were 7% of a recorder's CPU with
+ * -g). Records leave in nearly the order they came in, so a block is
+ * freed soon after the last record carved from it; the current block is
+ * reused once it empties.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,11 +17,21 @@
 #include "log_internal.h"
 #include "reorder_internal.h"
 
+#define BLOCK_SIZE (1u << 20)
+
+struct block {
+	size_t used; /* bytes carved, from data */
+	size_t live; /* records carved and not yet released */
+	size_t size; /* bytes of data */
+	_Alignas(8) unsigned char data[];
+};
+
 struct queued_record {
 	uint64_t time;
 	uint64_t seq;
 	uint32_t size;
 	void *data;
+	struct block *block;
 };
 
 struct dcp_reorder {
@@ -23,6 +39,7 @@ struct dcp_reorder {
 	size_t count, cap;
 	size_t bytes;
 	uint64_t seq;
+	struct block *current; /* where new copies are carved */
 };
 
 struct dcp_reorder *dcp_reorder_new(void)
@@ -39,7 +56,10 @@ void dcp_reorder_free(struct dcp_reorder *q)
 	if (!q)
 		return;
 	for (size_t i = 0; i < q->count; i++)
-		free(q->heap[i].data);
+		if (q->heap[i].block != q->current &&
+		    --q->heap[i].block->live == 0)
+			free(q->heap[i].block);
+	free(q->current);
 	free(q->heap);
 	free(q);
 }
@@ -60,6 +80,41 @@ static void swap_records(struct queued_record *a, struct queued_record *b)
 	*b = t;
 }
 
+/* Room for size bytes (8-byte aligned) in the current block, or a new one. */
+static void *carve(struct dcp_reorder *q, size_t size, struct block **blockp)
+{
+	size_t need = (size + 7) & ~(size_t)7;
+	struct block *b = q->current;
+
+	if (!b || b->size - b->used < need) {
+		size_t bytes = need > BLOCK_SIZE ? need : BLOCK_SIZE;
+
+		b = malloc(sizeof(*b) + bytes);
+		if (!b)
+			return NULL;
+		b->used = b->live = 0;
+		b->size = bytes;
+		/* the old block goes once its last record is released */
+		if (q->current && q->current->live == 0)
+			free(q->current);
+		q->current = b;
+	}
+	b->live++;
+	b->used += need;
+	*blockp = b;
+	return b->data + b->used - need;
+}
+
+static void release(struct dcp_reorder *q, struct block *b)
+{
+	if (--b->live)
+		return;
+	if (b == q->current)
+		b->used = 0; /* empty: carve from its start again */
+	else
+		free(b);
+}
+
 int dcp_reorder_push(struct dcp_reorder *q, uint64_t time, const void *record,
 		     size_t size)
 {
@@ -77,7 +132,7 @@ int dcp_reorder_push(struct dcp_reorder *q, uint64_t time, const void *record,
 		q->cap = cap;
 	}
 	r = &q->heap[q->count];
-	r->data = malloc(size);
+	r->data = carve(q, size, &r->block);
 	if (!r->data)
 		return dcp_error(ENOMEM, "out of memory");
 	memcpy(r->data, record, size);
@@ -127,7 +182,7 @@ int dcp_reorder_flush(struct dcp_reorder *q, uint64_t upto, dcp_reorder_fn fn,
 
 		pop_root(q);
 		ret = fn(r.time, r.data, r.size, ctx);
-		free(r.data);
+		release(q, r.block);
 		if (ret)
 			return ret;
 	}
