@@ -7,7 +7,7 @@
 # attribution, lost samples and slowdown against perf. Exits non-zero if any
 # bench failed, after running them all; says on stderr how long each took.
 #
-# About 7.5 minutes on the 2-CPU VM of docs/PERFORMANCE.md (at most 8),
+# About 7 minutes on the 2-CPU VM of docs/PERFORMANCE.md (at most 8),
 # with shorter runs than the benches' own defaults, and with the report
 # bench timing its reports on the -g recordings the record bench made
 # (passed through the directory BENCH_RECORDINGS) instead of recording the
