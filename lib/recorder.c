@@ -636,13 +636,14 @@ static bool is_munmap_id(const struct dcp_recorder *r, uint64_t id)
 
 struct held_sample {
 	uint64_t time;
-	uint64_t size;
+	uint32_t size;
+	uint32_t pid;
 };
 
 static bool hold_sample(struct dcp_recorder *r, uint64_t time, const void *rec,
 			size_t size)
 {
-	struct held_sample hs = { .time = time, .size = size };
+	struct held_sample hs = { .time = time, .size = (uint32_t)size };
 	size_t need = sizeof(hs) + ((size + 7) & ~(size_t)7);
 	const struct dcp_process *p;
 	struct dcp_sample s;
@@ -650,6 +651,7 @@ static bool hold_sample(struct dcp_recorder *r, uint64_t time, const void *rec,
 
 	if (dcp_sample_parse(rec, &r->layout, &s) || (s.pid == 0 && s.tid == 0))
 		return false;
+	hs.pid = s.pid;
 	p = dcp_process_table_find(r->procs, (pid_t)s.pid);
 	/* with -p or a command, only the targets are worth holding */
 	if ((p && p->born_live) || (r->targeted && !(p && p->target)) ||
@@ -675,14 +677,11 @@ static int release_held(struct dcp_recorder *r)
 		struct held_sample hs;
 		const struct perf_event_header *h;
 		const struct dcp_process *p;
-		struct dcp_sample s;
 
 		memcpy(&hs, r->held + off, sizeof(hs));
 		h = (const void *)(r->held + off + sizeof(hs));
 		off += sizeof(hs) + ((hs.size + 7) & ~(size_t)7);
-		if (dcp_sample_parse(h, &r->layout, &s))
-			continue; /* parsed once already */
-		p = dcp_process_table_find(r->procs, (pid_t)s.pid);
+		p = dcp_process_table_find(r->procs, (pid_t)hs.pid);
 		ret = handle_sample(r, h, p && p->exec_time > hs.time);
 	}
 	if (r->samples_held)
