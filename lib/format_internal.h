@@ -59,6 +59,12 @@ enum dcp_fmt_chunk_type {
 	DCP_FMT_CHUNK_SYMBOLS = 7,
 	DCP_FMT_CHUNK_END = 8,
 	DCP_FMT_CHUNK_SYMBOL_DETAILS = 9,
+	/* The summary (compact file): the records of STACKS, ROWS, SYMBOLS
+	 * and SYMBOL_DETAILS, with stack ids of its own. */
+	DCP_FMT_CHUNK_SUMMARY_STACKS = 10,
+	DCP_FMT_CHUNK_SUMMARY_ROWS = 11,
+	DCP_FMT_CHUNK_SUMMARY_SYMBOLS = 12,
+	DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS = 13,
 };
 
 /* Chunk header flags. */

@@ -27,6 +27,7 @@ struct dcp_profile {
 	struct dcp_aggregate *agg; /* rows summed across flushes */
 	struct dcp_symtab *symbols;
 	uint64_t created_ns; /* of the file header, kept by dcp_profile_save */
+	bool summary; /* agg and symbols hold the file's summary */
 };
 
 /* File ids to aggregate ids: the aggregate interns, so a (hand-made)
@@ -53,6 +54,7 @@ struct reader {
 	size_t frames_cap;
 	uint64_t cookie_records;
 	bool end_seen;
+	bool summary; /* read the summary's chunks instead of the full ones */
 };
 
 /* Bounds-checked decoding: a short read sets bad and yields zeros. */
@@ -630,6 +632,14 @@ static const char *chunk_name(uint32_t type)
 		return "END";
 	case DCP_FMT_CHUNK_SYMBOL_DETAILS:
 		return "SYMBOL_DETAILS";
+	case DCP_FMT_CHUNK_SUMMARY_STACKS:
+		return "SUMMARY_STACKS";
+	case DCP_FMT_CHUNK_SUMMARY_ROWS:
+		return "SUMMARY_ROWS";
+	case DCP_FMT_CHUNK_SUMMARY_SYMBOLS:
+		return "SUMMARY_SYMBOLS";
+	case DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS:
+		return "SUMMARY_SYMBOL_DETAILS";
 	}
 	return "unknown";
 }
@@ -640,7 +650,6 @@ static int read_payload(struct reader *r, uint32_t type, const uint8_t *p,
 	struct cursor c = { .p = p, .left = n };
 	int ret;
 
-	r->chunk_name = chunk_name(type);
 	switch (type) {
 	case DCP_FMT_CHUNK_META:
 		return read_meta(r, &c);
@@ -765,6 +774,53 @@ static int decompress(struct reader *r, uint32_t flags, const uint8_t *payload,
 	return 0;
 }
 
+/*
+ * The type a chunk is read as: a profile is read either whole or as its
+ * summary, whose chunks hold the same records as the full ones and stand
+ * in for them. 0: the chunk is not read (it belongs to the other form).
+ */
+static uint32_t chunk_type_read(const struct reader *r, uint32_t type)
+{
+	static const uint32_t full[] = { DCP_FMT_CHUNK_STACKS,
+					 DCP_FMT_CHUNK_ROWS,
+					 DCP_FMT_CHUNK_SYMBOLS,
+					 DCP_FMT_CHUNK_SYMBOL_DETAILS };
+	static const uint32_t summary[] = {
+		DCP_FMT_CHUNK_SUMMARY_STACKS, DCP_FMT_CHUNK_SUMMARY_ROWS,
+		DCP_FMT_CHUNK_SUMMARY_SYMBOLS,
+		DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS
+	};
+
+	for (size_t i = 0; i < sizeof(full) / sizeof(full[0]); i++) {
+		if (type == full[i])
+			return r->summary ? 0 : type;
+		if (type == summary[i])
+			return r->summary ? full[i] : 0;
+	}
+	return type;
+}
+
+/* Whether the chunks of a compact file include a summary; only their
+ * headers are looked at (read_chunks checks everything). */
+static bool has_summary(const struct reader *r, uint64_t off)
+{
+	struct dcp_fmt_chunk h;
+
+	while (off <= r->size && r->size - off >= sizeof(h)) {
+		uint64_t left, psize;
+
+		memcpy(&h, r->data + off, sizeof(h));
+		if (le32toh(h.type) == DCP_FMT_CHUNK_SUMMARY_ROWS)
+			return true;
+		left = r->size - off - sizeof(h);
+		psize = le64toh(h.payload_size);
+		if (psize > left || dcp_fmt_pad(psize) > left)
+			break;
+		off += sizeof(h) + dcp_fmt_pad(psize);
+	}
+	return false;
+}
+
 static int read_chunks(struct reader *r, uint64_t off, bool complete)
 {
 	struct dcp_fmt_chunk h;
@@ -833,7 +889,12 @@ static int read_chunks(struct reader *r, uint64_t off, bool complete)
 				       "unknown flags 0x%" PRIx32
 				       " in chunk at offset %" PRIu64,
 				       flags, off);
-		if (flags & (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD)) {
+		r->chunk_name = chunk_name(type);
+		type = chunk_type_read(r, type);
+		if (!type) {
+			/* checked, not wanted: not even decompressed */
+		} else if (flags &
+			   (DCP_FMT_CHUNK_DEFLATE | DCP_FMT_CHUNK_ZSTD)) {
 			ret = decompress(r, flags, payload, psize, raw_size);
 			if (ret == 0)
 				ret = read_payload(r, type, r->inflated,
@@ -996,6 +1057,15 @@ static void count_cookie_samples(struct reader *r)
 
 DCPROF_API struct dcp_profile *dcp_profile_open(const char *path)
 {
+	return dcp_profile_open_opts(path, NULL);
+}
+
+DCPROF_API struct dcp_profile *
+dcp_profile_open_opts(const char *path, const struct dcp_profile_open_opts *o)
+{
+	bool want_summary =
+		o && o->sz > offsetof(struct dcp_profile_open_opts, summary) &&
+		o->summary;
 	struct reader r = { .path = path };
 	uint8_t *data = NULL;
 	uint64_t first = 0;
@@ -1017,6 +1087,10 @@ DCPROF_API struct dcp_profile *dcp_profile_open(const char *path)
 		goto fail;
 	r.data = data;
 	ret = read_header(&r, &first, &complete);
+	/* Only a compact file vouches that its summary covers every row. */
+	r.summary =
+		ret == 0 && want_summary && complete && has_summary(&r, first);
+	r.p->summary = r.summary;
 	if (ret == 0)
 		ret = read_chunks(&r, first, complete);
 	if (ret == 0 && complete && !r.end_seen)
@@ -1054,6 +1128,11 @@ DCPROF_API void dcp_profile_close(struct dcp_profile *p)
 	dcp_aggregate_free(p->agg);
 	dcp_symtab_free(p->symbols);
 	free(p);
+}
+
+DCPROF_API bool dcp_profile_is_summary(const struct dcp_profile *p)
+{
+	return p->summary;
 }
 
 DCPROF_API const struct dcp_profile_meta *
@@ -1304,6 +1383,11 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	char *path = NULL;
 	int ret;
 
+	/* Its addresses stand for functions: naming them again could split
+	 * or merge what the summary merged. */
+	if (p->summary)
+		return dcp_error(EINVAL, "cannot resymbolize the summary of a "
+					 "profile; open it whole");
 	per = calloc(nr_cookies + 1, sizeof(*per));
 	if (!per)
 		return nomem();
@@ -1423,6 +1507,11 @@ out:
 
 DCPROF_API int dcp_profile_save(const struct dcp_profile *p, const char *path)
 {
+	if (p->summary)
+		return dcp_error(EINVAL,
+				 "cannot write '%s': only the profile's "
+				 "summary was read",
+				 path);
 	/* A compact file says the recorder finished: an incomplete profile
 	 * must not be turned into one. */
 	if (!p->meta.complete)

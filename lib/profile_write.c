@@ -15,6 +15,7 @@
 #include "format_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
+#include "summary_internal.h"
 
 /* Bytes in memory; an allocation failure is remembered, not checked at
  * every put, and turned into -ENOMEM when the buffer is used. */
@@ -310,14 +311,14 @@ static void emit_strings(struct emitter *em, const struct dcp_aggregate *agg,
 	chunk_end(em);
 }
 
-static void emit_stacks(struct emitter *em, const struct dcp_aggregate *agg,
-			size_t from)
+static void emit_stacks(struct emitter *em, uint32_t type,
+			const struct dcp_aggregate *agg, size_t from)
 {
 	size_t n = dcp_aggregate_nr_stacks(agg), i;
 	const struct dcp_frame *f;
 	uint32_t nr, j;
 
-	chunk_begin(em, DCP_FMT_CHUNK_STACKS, true);
+	chunk_begin(em, type, true);
 	for (i = from; i < n; i++) {
 		f = dcp_aggregate_stack(agg, (uint32_t)i, &nr);
 		put_u32(&em->raw, (uint32_t)i);
@@ -333,14 +334,14 @@ static void emit_stacks(struct emitter *em, const struct dcp_aggregate *agg,
 }
 
 /* Rows: the deltas since the last flush, or (compact) the totals. */
-static void emit_rows(struct emitter *em, const struct dcp_aggregate *agg,
-		      bool deltas)
+static void emit_rows(struct emitter *em, uint32_t type,
+		      const struct dcp_aggregate *agg, bool deltas)
 {
 	size_t n = dcp_aggregate_nr_rows(agg), i;
 	struct dcp_row_key key;
 	uint64_t count;
 
-	chunk_begin(em, DCP_FMT_CHUNK_ROWS, true);
+	chunk_begin(em, type, true);
 	for (i = 0; i < n; i++) {
 		dcp_aggregate_row(agg, i, &key, &count);
 		if (deltas)
@@ -357,14 +358,15 @@ static void emit_rows(struct emitter *em, const struct dcp_aggregate *agg,
 	chunk_end(em);
 }
 
-static void emit_symbols(struct emitter *em, const struct dcp_symtab *s)
+static void emit_symbols(struct emitter *em, uint32_t type,
+			 const struct dcp_symtab *s)
 {
 	size_t n = dcp_symtab_count(s), i;
 	struct dcp_symbol sym;
 	uint64_t offset;
 	uint32_t cookie;
 
-	chunk_begin(em, DCP_FMT_CHUNK_SYMBOLS, true);
+	chunk_begin(em, type, true);
 	for (i = 0; i < n; i++) {
 		dcp_symtab_entry(s, i, &cookie, &offset, &sym);
 		put_u32(&em->raw, cookie);
@@ -379,7 +381,8 @@ static void emit_symbols(struct emitter *em, const struct dcp_symtab *s)
 }
 
 /* Only the addresses DWARF or the demangler said something about. */
-static void emit_symbol_details(struct emitter *em, const struct dcp_symtab *s)
+static void emit_symbol_details(struct emitter *em, uint32_t type,
+				const struct dcp_symtab *s)
 {
 	size_t n = dcp_symtab_count(s), i;
 	struct dcp_inline_frame inl;
@@ -387,7 +390,7 @@ static void emit_symbol_details(struct emitter *em, const struct dcp_symtab *s)
 	uint64_t offset;
 	uint32_t cookie;
 
-	chunk_begin(em, DCP_FMT_CHUNK_SYMBOL_DETAILS, true);
+	chunk_begin(em, type, true);
 	for (i = 0; i < n; i++) {
 		dcp_symtab_entry(s, i, &cookie, &offset, &sym);
 		if (!sym.demangled && !sym.file && !sym.nr_inline)
@@ -409,6 +412,31 @@ static void emit_symbol_details(struct emitter *em, const struct dcp_symtab *s)
 		record_done(em);
 	}
 	chunk_end(em);
+}
+
+/*
+ * The summary, for the views that group by process name and function. A
+ * profile is whole without it, so a summary that cannot be made (out of
+ * memory) is left out with a warning rather than failing the write.
+ */
+static void emit_summary(struct emitter *em, const struct dcp_aggregate *agg,
+			 const struct dcp_symtab *symbols)
+{
+	struct dcp_summary sum;
+
+	if (dcp_summary_build(agg, symbols, &sum) < 0) {
+		dcp_log(DCP_LOG_WARN,
+			"the profile is written without its "
+			"summary: %s",
+			dcp_last_error());
+		return;
+	}
+	emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0);
+	emit_rows(em, DCP_FMT_CHUNK_SUMMARY_ROWS, sum.agg, false);
+	emit_symbols(em, DCP_FMT_CHUNK_SUMMARY_SYMBOLS, sum.symbols);
+	emit_symbol_details(em, DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,
+			    sum.symbols);
+	dcp_summary_free(&sum);
 }
 
 static void emit_stats(struct emitter *em, const struct dcp_profile_stats *s)
@@ -584,8 +612,8 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		emit_dirty_cookies(em, cookies);
 	if (agg) {
 		emit_strings(em, agg, w->strings_written);
-		emit_stacks(em, agg, w->stacks_written);
-		emit_rows(em, agg, true);
+		emit_stacks(em, DCP_FMT_CHUNK_STACKS, agg, w->stacks_written);
+		emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true);
 	}
 	if (stats)
 		emit_stats(em, stats);
@@ -650,13 +678,15 @@ int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 		emit_all_cookies(&em, cookies);
 	if (agg) {
 		emit_strings(&em, agg, 0);
-		emit_stacks(&em, agg, 0);
-		emit_rows(&em, agg, false);
+		emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0);
+		emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false);
 	}
 	if (symbols) {
-		emit_symbols(&em, symbols);
-		emit_symbol_details(&em, symbols);
+		emit_symbols(&em, DCP_FMT_CHUNK_SYMBOLS, symbols);
+		emit_symbol_details(&em, DCP_FMT_CHUNK_SYMBOL_DETAILS, symbols);
 	}
+	if (agg && symbols)
+		emit_summary(&em, agg, symbols);
 	if (stats)
 		emit_stats(&em, stats);
 	emit_end(&em);

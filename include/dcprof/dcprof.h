@@ -194,6 +194,28 @@ struct dcp_profile;
  * (finished) or foreign files fail with -EINVAL/-EBADMSG and a message.
  */
 DCPROF_API struct dcp_profile *dcp_profile_open(const char *path);
+
+struct dcp_profile_open_opts {
+	size_t sz;
+	/*
+	 * Read the file's summary instead of its full rows, when it has one
+	 * (compact files do): the rows summed over pids (all pid 0), each
+	 * frame replaced by one representative address of its function
+	 * (same object, symbol and inlined calls), so the same names and
+	 * counts in every view grouped by process name, file and function,
+	 * read in a time that does not grow with the recording's length.
+	 * Not for per-pid or per-address views (annotate, exports); such a
+	 * profile can be neither resymbolized nor saved. Files without a
+	 * summary are read whole (dcp_profile_is_summary() tells).
+	 */
+	bool summary;
+};
+
+DCPROF_API struct dcp_profile *
+dcp_profile_open_opts(const char *path,
+		      const struct dcp_profile_open_opts *opts);
+/* Whether p holds only the summary of its file. */
+DCPROF_API bool dcp_profile_is_summary(const struct dcp_profile *p);
 DCPROF_API void dcp_profile_close(struct dcp_profile *p);
 
 DCPROF_API const struct dcp_profile_meta *

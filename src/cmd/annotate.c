@@ -587,7 +587,7 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	if (ret)
 		return ret;
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, a->input);
+	ret = profile_view_open(&v, a->input, false);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;

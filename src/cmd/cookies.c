@@ -91,7 +91,7 @@ int cmd_cookies(int argc, char **argv)
 		return cmd_usage_error("cookies", "unexpected argument '%s'",
 				       argv[optind]);
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, input);
+	ret = profile_view_open(&v, input, false);
 	if (ret)
 		return ret;
 

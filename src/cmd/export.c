@@ -96,7 +96,7 @@ int cmd_export(int argc, char **argv)
 		output = fmt == FORMAT_PPROF ? "dcprof.pb.gz" : "-";
 
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, input);
+	ret = profile_view_open(&v, input, false);
 	if (ret)
 		return ret;
 	ret = cmd_output_open(&o, output);

@@ -125,7 +125,7 @@ int cmd_flamegraph(int argc, char **argv)
 	cmd_setup_log(0);
 
 	if (before) {
-		ret = profile_view_open(&views[nr_views], before);
+		ret = profile_view_open(&views[nr_views], before, true);
 		if (!ret)
 			nr_views++;
 	}
@@ -133,7 +133,8 @@ int cmd_flamegraph(int argc, char **argv)
 		ret = profile_view_open(&views[nr_views],
 					before ? after :
 					input  ? input :
-						 "dcprof.data");
+						 "dcprof.data",
+					true);
 		if (!ret)
 			nr_views++;
 	}

@@ -4,11 +4,17 @@
 #include "cmd.h"
 #include "profile_view.h"
 
-int profile_view_open(struct profile_view *v, const char *path)
+int profile_view_open(struct profile_view *v, const char *path,
+		      bool by_function)
 {
+	struct dcp_profile_open_opts o = {
+		.sz = sizeof(o),
+		.summary = by_function,
+	};
+
 	v->path = path;
 	v->raw_names = false;
-	v->profile = dcp_profile_open(path);
+	v->profile = dcp_profile_open_opts(path, &o);
 	if (!v->profile)
 		return cmd_error("%s", dcp_last_error());
 	v->cookies = dcp_profile_cookies(v->profile);

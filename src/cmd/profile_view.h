@@ -12,8 +12,14 @@ struct profile_view {
 	bool raw_names; /* names as the binaries spell them (--no-demangle) */
 };
 
-/* Open path; on failure print one error line and return the exit code. */
-int profile_view_open(struct profile_view *v, const char *path);
+/*
+ * Open path; on failure print one error line and return the exit code.
+ * by_function: the caller groups samples by process name, file and
+ * function only (no pids, no addresses), so the file's summary is read
+ * when it has one (dcp_profile_open_opts).
+ */
+int profile_view_open(struct profile_view *v, const char *path,
+		      bool by_function);
 void profile_view_close(struct profile_view *v);
 
 /* The display name of a cookie's object (a path, "[vdso]", ...). */

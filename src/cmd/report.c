@@ -237,11 +237,14 @@ static void print_json_meta(const struct profile_view *v)
 
 	printf("{\"file\":");
 	json_print_string(stdout, v->path);
-	printf(",\"meta\":{\"complete\":%s,\"start_realtime_ns\":%" PRIu64
-	       ",\"duration_ns\":%" PRIu64 ",\"sample_freq\":%u,\"nr_cpus\":%u"
+	/* summary: read from the file's summary (docs/FORMAT.md) */
+	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,"
+	       "\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+	       ",\"sample_freq\":%u,\"nr_cpus\":%u"
 	       ",\"callchain\":%s,\"event\":",
-	       m->complete ? "true" : "false", m->start_realtime_ns,
-	       m->duration_ns, m->sample_freq, m->nr_cpus,
+	       m->complete ? "true" : "false",
+	       dcp_profile_is_summary(v->profile) ? "true" : "false",
+	       m->start_realtime_ns, m->duration_ns, m->sample_freq, m->nr_cpus,
 	       m->callchain ? "true" : "false");
 	json_print_string(stdout, m->event);
 	printf(",\"cmdline\":");
@@ -894,7 +897,11 @@ static int report_run(struct report_args *a, bool no_demangle)
 	int ret;
 
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, a->input);
+	/* Without a pid to show or select, nor names to find again, the
+	 * file's summary has everything the views print. */
+	ret = profile_view_open(&v, a->input,
+				!a->pids.n && !has_key(a, KEY_PID) &&
+					!a->resymbolize);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;

@@ -85,16 +85,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		_exit(2);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	p = dcp_profile_open(path);
-	if (p) {
-		walk(p);
-		dcp_profile_close(p);
-	} else {
-		/* A refusal must always say why. */
-		const char *e = dcp_last_error();
+	/* Read whole, then as its summary (the same checks, other chunks). */
+	for (int summary = 0; summary < 2; summary++) {
+		struct dcp_profile_open_opts o = {
+			.sz = sizeof(o),
+			.summary = summary,
+		};
 
-		if (!e || !*e)
-			__builtin_trap();
+		p = dcp_profile_open_opts(path, &o);
+		if (p) {
+			walk(p);
+			dcp_profile_close(p);
+		} else {
+			/* A refusal must always say why. */
+			const char *e = dcp_last_error();
+
+			if (!e || !*e)
+				__builtin_trap();
+		}
 	}
 	return 0;
 }

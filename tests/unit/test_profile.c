@@ -931,6 +931,199 @@ static void test_unknown_chunk_skipped(void **state)
 	rec_free(&r);
 }
 
+/* Self samples per (process name, leaf function name) of a profile. */
+struct leaf_count {
+	char key[96];
+	uint64_t count;
+};
+
+static size_t leaf_counts(const struct dcp_profile *p, struct leaf_count *out,
+			  size_t max)
+{
+	struct dcp_sample_row row;
+	struct dcp_symbol sym;
+	size_t n = 0, i, j;
+	char key[96];
+
+	for (i = 0; i < dcp_profile_nr_rows(p); i++) {
+		assert_int_equal(dcp_profile_row(p, i, &row), 0);
+		assert_true(row.nr_frames > 0);
+		if (dcp_profile_symbol(p, row.frames[0].cookie,
+				       row.frames[0].offset, &sym))
+			sym.name = NULL;
+		snprintf(key, sizeof(key), "%s %u %s", row.comm,
+			 row.frames[0].cookie, sym.name ? sym.name : "?");
+		for (j = 0; j < n && strcmp(out[j].key, key); j++)
+			;
+		if (j == n) {
+			assert_true(n < max);
+			strcpy(out[n].key, key);
+			out[n++].count = 0;
+		}
+		out[j].count += row.count;
+	}
+	return n;
+}
+
+/*
+ * The summary: rows summed over pids, each frame one address of its
+ * function (same symbol, same inlined calls; unnamed addresses one per
+ * file), with the same counts per function as the whole profile.
+ */
+static void test_summary(void **state)
+{
+	char *path = in_dir("prof.data");
+	struct dcp_profile_open_opts o = { .sz = sizeof(o), .summary = true };
+	const struct dcp_inline_frame inl = { .name = "inlined_helper" };
+	struct leaf_count full[16], sum[16];
+	size_t nr_full, nr_sum, i;
+	struct dcp_sample_row row;
+	struct dcp_symbol sym;
+	struct dcp_profile *p;
+	struct rec r;
+	int64_t app;
+
+	rec_init(&r);
+	app = dcp_aggregate_intern_string(r.agg, "app");
+	assert_true(app >= 0);
+	/* 10 pids x 8 addresses of app_main x 2 addresses of the syscall
+	 * entry: 160 rows of one function-level stack. */
+	for (uint32_t pid = 100; pid < 110; pid++)
+		for (uint64_t k = 0; k < 16; k++) {
+			struct dcp_frame f[2] = {
+				{ .cookie = r.c_app,
+				  .offset = 0x2000 + 4 * (k % 8) },
+				{ .cookie = r.c_kernel,
+				  .flags = DCP_FRAME_KERNEL,
+				  .offset = 0xffff00 + 8 * (k / 8) },
+			};
+			struct dcp_row_key key = {
+				.comm_id = (uint32_t)app,
+				.pid = pid,
+				.stack_id =
+					(uint32_t)dcp_aggregate_intern_stack(
+						r.agg, f, 2),
+			};
+
+			assert_int_equal(dcp_aggregate_add(r.agg, &key, 1 + k),
+					 0);
+		}
+	/* Two addresses of libc_fn, one in an inlined call: two functions
+	 * to a reader; two unnamed addresses of the app: one. */
+	for (uint64_t k = 0; k < 4; k++) {
+		struct dcp_frame f = {
+			.cookie = k < 2 ? r.c_libc : r.c_app,
+			.offset = k < 2 ? 0x1000 + 16 * k : 0x4000 + k,
+		};
+		struct dcp_row_key key = {
+			.comm_id = (uint32_t)app,
+			.pid = 200 + (uint32_t)k,
+			.stack_id = (uint32_t)dcp_aggregate_intern_stack(r.agg,
+									 &f, 1),
+		};
+
+		assert_int_equal(dcp_aggregate_add(r.agg, &key, 1000), 0);
+	}
+	for (uint64_t k = 0; k < 8; k++)
+		assert_int_equal(dcp_symtab_add(r.symbols, r.c_app,
+						0x2000 + 4 * k, "app_main",
+						0x2000, 0x100),
+				 0);
+	for (uint64_t k = 0; k < 2; k++)
+		assert_int_equal(
+			dcp_symtab_add(r.symbols, r.c_kernel, 0xffff00 + 8 * k,
+				       "do_syscall_64", 0xfffe00, 0x180),
+			0);
+	for (uint64_t k = 0; k < 2; k++)
+		assert_int_equal(dcp_symtab_add(r.symbols, r.c_libc,
+						0x1000 + 16 * k, "libc_fn",
+						0x1000, 0x200),
+				 0);
+	assert_int_equal(dcp_symtab_set_detail(r.symbols, r.c_libc, 0x1010,
+					       NULL, "x.c", 3, &inl, 1),
+			 0);
+	assert_int_equal(dcp_profile_write_compact(path, 1, &r.meta, r.cookies,
+						   r.agg, r.symbols, &r.stats),
+			 0);
+
+	/* Read whole, as before. */
+	p = dcp_profile_open(path);
+	if (!p)
+		fail_msg("%s", dcp_last_error());
+	assert_false(dcp_profile_is_summary(p));
+	assert_rows_match(p, r.agg);
+	nr_full = leaf_counts(p, full, 16);
+	dcp_profile_close(p);
+
+	p = dcp_profile_open_opts(path, &o);
+	if (!p)
+		fail_msg("%s", dcp_last_error());
+	assert_true(dcp_profile_is_summary(p));
+	/* app_main + syscall; libc_fn; libc_fn with its inlined call;
+	 * the app's unnamed code */
+	assert_int_equal(dcp_profile_nr_rows(p), 4);
+	for (i = 0; i < dcp_profile_nr_rows(p); i++) {
+		assert_int_equal(dcp_profile_row(p, i, &row), 0);
+		assert_int_equal(row.pid, 0);
+		assert_string_equal(row.comm, "app");
+		if (row.nr_frames == 2) {
+			/* the first address met of each function */
+			assert_int_equal(row.frames[0].offset, 0x2000);
+			assert_int_equal(row.frames[1].offset, 0xffff00);
+			assert_int_equal(row.count, 10 * (16 * 17 / 2));
+		} else if (row.frames[0].cookie == r.c_libc) {
+			assert_int_equal(
+				dcp_profile_symbol(p, r.c_libc,
+						   row.frames[0].offset, &sym),
+				0);
+			assert_string_equal(sym.name, "libc_fn");
+			assert_int_equal(sym.nr_inline,
+					 row.frames[0].offset == 0x1010);
+			assert_int_equal(row.count, 1000);
+		} else {
+			assert_int_equal(row.frames[0].offset, 0x4002);
+			assert_int_equal(row.count, 2000);
+		}
+	}
+	assert_int_equal(profile_total(p), r.total + 10 * (16 * 17 / 2) + 4000);
+	nr_sum = leaf_counts(p, sum, 16);
+	assert_int_equal(nr_sum, nr_full);
+	for (i = 0; i < nr_full; i++) {
+		size_t j;
+
+		for (j = 0; j < nr_sum && strcmp(sum[j].key, full[i].key); j++)
+			;
+		assert_true(j < nr_sum);
+		assert_int_equal(sum[j].count, full[i].count);
+	}
+	/* A summary is not a profile to rewrite. */
+	assert_int_equal(dcp_profile_save(p, in_dir("copy.data")), -EINVAL);
+	assert_int_equal(dcp_profile_resymbolize(p, NULL, NULL), -EINVAL);
+	dcp_profile_close(p);
+	assert_int_equal(warnings, 0);
+	rec_free(&r);
+}
+
+/* Files without a summary (working files) are read whole when one is
+ * asked for. */
+static void test_summary_absent(void **state)
+{
+	char *path = in_dir("prof.data");
+	struct dcp_profile_open_opts o = { .sz = sizeof(o), .summary = true };
+	struct dcp_profile *p;
+	struct rec r;
+
+	rec_init(&r);
+	write_working(&r, path, 2, NULL, NULL);
+	p = dcp_profile_open_opts(path, &o);
+	if (!p)
+		fail_msg("%s", dcp_last_error());
+	assert_false(dcp_profile_is_summary(p));
+	assert_rows_match(p, r.agg);
+	dcp_profile_close(p);
+	rec_free(&r);
+}
+
 static void test_foreign(void **state)
 {
 	char *path = in_dir("x.data");
@@ -1138,6 +1331,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_chunk_skipped,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary_absent, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_foreign, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_renamed, setup,
 						teardown),
