@@ -3,7 +3,7 @@
 # --stdio` on the same busy workload, recorded -a -g by both (one recorder
 # at a time, never both at once), at several recording lengths.
 #
-# Three pairs of comparable views, each timed best of RUNS with its output
+# Four pairs of comparable views, each timed best of RUNS with its output
 # to /dev/null, after one unmeasured run whose output is kept (to count its
 # lines, and to see whether the tool works on the file at all):
 #   flat      dcprof report                 perf report --no-children -g none
@@ -12,6 +12,8 @@
 #                                             (-g graph,0.5,callee: perf's
 #                                             default call graph under each
 #                                             entry, sampled function first)
+#   top-tree  the same two trees with --percent-limit 0.5: entries and
+#             branches under 0.5% hidden by both
 # Both group by process name, file and symbol by default. A perf report that
 # fails on a file is said so in the table; the bench goes on.
 # Prints markdown tables on stdout (the time of each view, the ratio
@@ -86,12 +88,14 @@ view_cmd() {
 		flat) echo "$DCPROF report -i $f" ;;
 		children) echo "$DCPROF report -i $f --children" ;;
 		tree) echo "$DCPROF report -i $f --tree callee" ;;
+		top-tree) echo "$DCPROF report -i $f --tree callee --percent-limit 0.5" ;;
 		esac
 	else
 		case $view in
 		flat) echo "$PERF report --stdio -i $f --no-children -g none" ;;
 		children) echo "$PERF report --stdio -i $f --children -g none" ;;
 		tree) echo "$PERF report --stdio -i $f --no-children -g graph,0.5,callee" ;;
+		top-tree) echo "$PERF report --stdio -i $f --no-children -g graph,0.5,callee --percent-limit 0.5" ;;
 		esac
 	fi
 }
@@ -190,7 +194,7 @@ for d in $DURATIONS; do
 		die "cannot read '$TMP/perf-$d.data'"
 done
 
-VIEWS="flat children tree"
+VIEWS="flat children tree top-tree"
 for d in $DURATIONS; do
 	for view in $VIEWS; do
 		say "timing $view on the $d s recordings"
@@ -240,7 +244,7 @@ for view in $VIEWS; do
 	done
 done
 echo
-echo "Views: flat \`dcprof report\` / \`perf report --stdio --no-children -g none\`; children \`dcprof report --children\` / \`perf report --stdio --children -g none\`; tree \`dcprof report --tree callee\` (the whole tree) / \`perf report --stdio --no-children -g graph,0.5,callee\` (perf's default: each entry's callers, branches under 0.5% hidden)."
+echo "Views: flat \`dcprof report\` / \`perf report --stdio --no-children -g none\`; children \`dcprof report --children\` / \`perf report --stdio --children -g none\`; tree \`dcprof report --tree callee\` (the whole tree) / \`perf report --stdio --no-children -g graph,0.5,callee\` (perf's default: each entry's callers, branches under 0.5% hidden); top-tree the same two trees with \`--percent-limit 0.5\` (entries and branches under 0.5% hidden by both)."
 echo
 echo "| view | tool | $FIRST_D s | $LAST_D s | time ×, $FIRST_D s → $LAST_D s (recording × $(div "$LAST_D" "$FIRST_D"); target: flat) |"
 echo "|---|---|---:|---:|---:|"
