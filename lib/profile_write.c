@@ -414,10 +414,30 @@ static void emit_symbol_details(struct emitter *em, uint32_t type,
 	chunk_end(em);
 }
 
+/* Raw bytes of the rows and stacks of agg, as emit_rows and emit_stacks
+ * write them. */
+static uint64_t rows_and_stacks_size(const struct dcp_aggregate *agg)
+{
+	uint64_t n = 24 * (uint64_t)dcp_aggregate_nr_rows(agg);
+	size_t i;
+
+	for (i = 0; i < dcp_aggregate_nr_stacks(agg); i++) {
+		uint32_t nr;
+
+		dcp_aggregate_stack(agg, (uint32_t)i, &nr);
+		n += 8 + 16 * (uint64_t)nr;
+	}
+	return n;
+}
+
 /*
  * The summary, for the views that group by process name and function. A
  * profile is whole without it, so a summary that cannot be made (out of
- * memory) is left out with a warning rather than failing the write.
+ * memory) is left out with a warning rather than failing the write. One
+ * that would hold more than 7/8 of the full rows and stacks is left out
+ * too: it would make the file almost twice as large for reading hardly
+ * less (every stack a different path of functions, with one pid and one
+ * address per function); readers then read the whole file.
  */
 static void emit_summary(struct emitter *em, const struct dcp_aggregate *agg,
 			 const struct dcp_symtab *symbols)
@@ -429,6 +449,10 @@ static void emit_summary(struct emitter *em, const struct dcp_aggregate *agg,
 			"the profile is written without its "
 			"summary: %s",
 			dcp_last_error());
+		return;
+	}
+	if (8 * rows_and_stacks_size(sum.agg) > 7 * rows_and_stacks_size(agg)) {
+		dcp_summary_free(&sum);
 		return;
 	}
 	emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The summary of a profile (docs/FORMAT.md): rows summed over pids, each
-# frame one address of its function. Recorded with -g: a storm of 200
+# frame one address of its function. Recorded with -g: a storm of 300
 # short-lived processes (a new pid each) and a function inlined into two
 # callers.
 # (a) the compact file has a summary, with at most a third of the full
@@ -23,7 +23,7 @@ INLINE=$(build_workload sym_inline)
 F=$TMP/summary.data
 PLAIN=$TMP/plain.data
 
-expect_exit 0 "$DCPROF" record -g -o "$F" -- sh -c "'$STORM' 200 5 && '$INLINE' 1"
+expect_exit 0 "$DCPROF" record -g -o "$F" -- sh -c "'$STORM' 300 5 && '$INLINE' 1"
 
 # Chunk statistics from the chunk headers (raw_size: the uncompressed
 # payload, 4 bytes of count then 24 bytes per row); with "strip OUT",
@@ -55,7 +55,7 @@ PY
 read -r rows sum_rows stack_bytes sum_stack_bytes < <(chunks "$F" strip "$PLAIN") ||
 	die "cannot read the chunks of '$F'"
 echo "rows: $rows in the file, $sum_rows in its summary; stack bytes $stack_bytes, $sum_stack_bytes"
-[ "$rows" -ge 200 ] || die "only $rows rows for 200 processes"
+[ "$rows" -ge 300 ] || die "only $rows rows for 300 processes"
 [ "$sum_rows" -ge 1 ] || die "the compact file has no summary"
 [ $((sum_rows * 3)) -le "$rows" ] ||
 	die "the summary has $sum_rows rows, the file $rows: pids not summed"
@@ -124,7 +124,7 @@ expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,pid --comm stor
 	die "--sort pid read the summary"
 pids=$(json_get "$TMP/out" 'len(set(r["pid"] for r in d["rows"]))')
 echo "--sort pid: $pids storm pids"
-[ "$pids" -ge 150 ] || die "--sort pid shows $pids storm processes of 200"
+[ "$pids" -ge 250 ] || die "--sort pid shows $pids storm processes of 300"
 
 # (d)
 expect_exit 0 "$DCPROF" report -i "$PLAIN" --resymbolize --write

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1104,14 +1105,16 @@ static void test_summary(void **state)
 	rec_free(&r);
 }
 
-/* Files without a summary (working files) are read whole when one is
- * asked for. */
+/* Files without a summary are read whole when one is asked for: working
+ * files, and compact files whose summary would not have been smaller
+ * (every address its own function, one pid), which are written without. */
 static void test_summary_absent(void **state)
 {
 	char *path = in_dir("prof.data");
 	struct dcp_profile_open_opts o = { .sz = sizeof(o), .summary = true };
 	struct dcp_profile *p;
 	struct rec r;
+	int64_t comm;
 
 	rec_init(&r);
 	write_working(&r, path, 2, NULL, NULL);
@@ -1121,6 +1124,39 @@ static void test_summary_absent(void **state)
 	assert_false(dcp_profile_is_summary(p));
 	assert_rows_match(p, r.agg);
 	dcp_profile_close(p);
+	rec_free(&r);
+
+	rec_init(&r);
+	comm = dcp_aggregate_intern_string(r.agg, "app");
+	assert_true(comm >= 0);
+	for (uint64_t k = 0; k < 20; k++) {
+		struct dcp_frame f = { .cookie = r.c_libc,
+				       .offset = 0x1000 + 16 * k };
+		struct dcp_row_key key = {
+			.comm_id = (uint32_t)comm,
+			.pid = 100,
+			.stack_id = (uint32_t)dcp_aggregate_intern_stack(r.agg,
+									 &f, 1),
+		};
+		char name[32];
+
+		snprintf(name, sizeof(name), "fn_%" PRIu64, k);
+		assert_int_equal(dcp_symtab_add(r.symbols, r.c_libc, f.offset,
+						name, f.offset, 16),
+				 0);
+		assert_int_equal(dcp_aggregate_add(r.agg, &key, 1), 0);
+	}
+	assert_int_equal(dcp_profile_write_compact(path, 1, &r.meta, r.cookies,
+						   r.agg, r.symbols, &r.stats),
+			 0);
+	p = dcp_profile_open_opts(path, &o);
+	if (!p)
+		fail_msg("%s", dcp_last_error());
+	assert_false(dcp_profile_is_summary(p));
+	assert_true(dcp_profile_meta(p)->complete);
+	assert_rows_match(p, r.agg);
+	dcp_profile_close(p);
+	assert_int_equal(warnings, 0);
 	rec_free(&r);
 }
 
