@@ -23,19 +23,69 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib -D_GNU_SOURCE \
-	-fvisibility=hidden $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS))
-LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -liberty -lpthread
-LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread
-TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
+BASE_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib/base \
+	-D_GNU_SOURCE -fvisibility=hidden $(SAN_FLAGS)
 
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS := $(wildcard lib/*.c)
-CMD_SRCS := src/dcprof.c $(wildcard src/cmd/*.c) $(wildcard src/export/*.c)
+# The layers, lowest first (docs/ARCHITECTURE.md). Each folder is compiled
+# with the include paths and pkg-config flags of itself and the layers below
+# it only, so an include of a higher layer's header does not compile, and
+# each layer's objects are linked together with -Wl,--no-undefined against
+# only their own libraries (the *-check.so targets below), so a call into a
+# higher layer or into a library the layer must not use does not link.
+#   base     lib/base      header-only helpers (hashing, growing, sorting)
+#   core     lib/core      records, processes, cookies, collection, aggregate,
+#                          the profile file: zlib and zstd only
+#   symbols  lib/symbols   ELF/DWARF symbolization: libelf, libdw, libiberty
+#   unwind   lib/unwind    DWARF unwinding: libdw
+#   record   lib/record    the recorder and its record sources
+#   view     src/view      naming frames and interning keys for reading
+#                          commands, through the public API only
+#   export   src/export    pprof, folded, flame graphs
+#   cmd      src/cmd       the subcommands
+CORE_PKGS := zlib libzstd
+SYMBOLS_PKGS := libelf libdw
+CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS))
+SYMBOLS_LIBS = $(shell pkg-config --libs $(SYMBOLS_PKGS)) -liberty
+UNWIND_LIBS = $(shell pkg-config --libs libdw libelf)
+RECORD_LIBS = -lpthread
+
+LIB_INC_core := -Ilib/core
+LIB_INC_symbols := $(LIB_INC_core) -Ilib/symbols
+LIB_INC_unwind := $(LIB_INC_symbols) -Ilib/unwind
+LIB_INC_record := $(LIB_INC_unwind) -Ilib/record
+PKG_CFLAGS_core := $(shell pkg-config --cflags $(CORE_PKGS))
+PKG_CFLAGS_symbols := $(PKG_CFLAGS_core) $(shell pkg-config --cflags $(SYMBOLS_PKGS))
+PKG_CFLAGS_unwind := $(PKG_CFLAGS_symbols)
+PKG_CFLAGS_record := $(PKG_CFLAGS_unwind)
+
+LAYERS := core symbols unwind record
+$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(wildcard lib/$(l)/*.c lib/$(l)/*/*.c)))
+$(foreach l,$(LAYERS),$(eval $(l)_OBJS := $$($(l)_SRCS:%.c=$$(BUILD)/%.o)))
+$(foreach l,$(LAYERS),$(eval $$($(l)_OBJS): LAYER_CFLAGS = $$(LIB_INC_$(l)) $$(PKG_CFLAGS_$(l))))
+
+VIEW_SRCS := $(wildcard src/view/*.c)
+EXPORT_SRCS := $(wildcard src/export/*.c)
+CMD_ONLY_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
+$(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
+$(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
+	$(shell pkg-config --cflags libprotobuf-c zlib)
+$(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/cmd \
+	$(shell pkg-config --cflags capstone)
+
+# Unit tests and fuzz targets reach into every layer's internal headers.
+ALL_LIB_INC := $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS))
+ALL_CFLAGS = $(BASE_CFLAGS) $(ALL_LIB_INC)
+LIB_LIBS = $(SYMBOLS_LIBS) $(CORE_LIBS) $(RECORD_LIBS)
+LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread
+TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
+
+LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))
+CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -43,17 +93,35 @@ CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o \
 	$(BUILD)/gen/flamegraph_assets.o
 FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+LAYER_CHECKS := $(LAYERS:%=$(BUILD)/layer-check/%.so)
 
-.PHONY: all deps check unit-check t-check profile bench clean format fuzz
+.PHONY: all deps check unit-check t-check profile bench clean format fuzz check-layers
 
-all: $(BUILD)/dcprof $(BUILD)/libdcprof.so
+all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS)
 
 deps:
 	scripts/install-deps.sh
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(LAYER_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+# Each layer's objects with the layers below it and their libraries only.
+$(BUILD)/layer-check/core.so: $(core_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(CORE_LIBS)
+$(BUILD)/layer-check/symbols.so: $(core_OBJS) $(symbols_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(SYMBOLS_LIBS) $(CORE_LIBS)
+$(BUILD)/layer-check/unwind.so: $(core_OBJS) $(symbols_OBJS) $(unwind_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(SYMBOLS_LIBS) $(CORE_LIBS)
+$(BUILD)/layer-check/record.so: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
+check-layers: $(LAYER_CHECKS)
+	scripts/check-layers.sh
 
 # pprof's schema, compiled by protoc-c; its output is not ours to lint.
 $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: proto/profile.proto | $(DEPS_STAMP)
@@ -73,6 +141,10 @@ $(BUILD)/gen/flamegraph_assets.c: scripts/embed.sh $(FG_ASSETS)
 $(BUILD)/gen/flamegraph_assets.o: $(BUILD)/gen/flamegraph_assets.c
 	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -c $< -o $@
 
+$(BUILD)/libdcprof-core.a: $(core_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/libdcprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -87,7 +159,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(BUILD)/libdcprof.a $(LDFLAGS) $(LIBS) $(TEST_LIBS)
 
-check: all $(UNIT_BINS)
+check: all check-layers $(UNIT_BINS)
 	BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BINS)
 
 DURATION ?= 10
@@ -115,7 +187,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(BUILD)/libdcprof.a $(LIB_LIBS)
 
 format:
-	clang-format -i include/dcprof/*.h lib/*.[ch] src/*.[ch] src/cmd/*.[ch] src/export/*.[ch] tests/unit/*.c tests/workloads/*.c
+	clang-format -i include/dcprof/*.h lib/*/*.[ch] src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/workloads/*.c
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Growing arrays: the one realloc-by-doubling the library's tables use. */
-#ifndef DCPROF_GROW_INTERNAL_H
-#define DCPROF_GROW_INTERNAL_H
+#ifndef DCPROF_BASE_GROW_H
+#define DCPROF_BASE_GROW_H
 
 #include <stdlib.h>
 

@@ -14,6 +14,29 @@
 #include "cookie_internal.h"
 #include "symtab_internal.h"
 
+struct dcp_profile {
+	struct dcp_profile_meta meta;
+	char *meta_strings[4]; /* owned: event, cmdline, hostname, release */
+	struct dcp_profile_stats stats;
+	struct dcp_cookie_table *cookies;
+	struct dcp_aggregate *agg; /* rows summed across flushes */
+	struct dcp_symtab *symbols;
+	uint64_t created_ns; /* of the file header, kept by dcp_profile_save */
+	bool summary; /* agg and symbols hold the file's summary */
+};
+
+/* A demangler (C++, Rust): a new string, or NULL when name is not mangled. */
+typedef char *(*dcp_demangle_fn)(const char *name);
+
+/*
+ * Read the profile at path (its summary alone when want_summary and the
+ * file has one). Names stored by builds older than the SYMBOL_DETAILS
+ * chunk are demangled with demangle (may be NULL). NULL with errno set and
+ * a message on error.
+ */
+struct dcp_profile *dcp_profile_read(const char *path, bool want_summary,
+				     dcp_demangle_fn demangle);
+
 struct dcp_profile_writer;
 
 /*

@@ -21,7 +21,7 @@
 #include "aggregate_internal.h"
 #include "collect_internal.h"
 #include "cookie_internal.h"
-#include "grow_internal.h"
+#include "grow.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 #include "process_internal.h"

@@ -28,7 +28,7 @@
 
 #include "buildid_internal.h"
 #include "cache_internal.h"
-#include "grow_internal.h"
+#include "grow.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 #include "symbolize_internal.h"

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "process_internal.h"
+#include "records_internal.h"
 
 /*
  * perf's x86_64 register indices (asm/perf_regs.h): AX BX CX DX SI DI BP
@@ -30,52 +31,6 @@
 
 #define DCP_UNWIND_STACK_DEFAULT 8192u /* bytes, as perf */
 #define DCP_UNWIND_STACK_MAX 65528u /* the kernel's limit (u16 record size) */
-
-/* What the sample records carry, from the attributes we opened. */
-struct dcp_sample_layout {
-	bool callchain; /* PERF_SAMPLE_CALLCHAIN */
-	uint64_t regs_mask; /* PERF_SAMPLE_REGS_USER with this mask, or 0 */
-	bool stack_user; /* PERF_SAMPLE_STACK_USER */
-};
-
-/*
- * One decoded sample: IDENTIFIER, IP, TID, TIME, CPU, PERIOD, then
- * CALLCHAIN (u64 nr, ips[nr]), REGS_USER (u64 abi, regs[hweight(mask)]
- * when abi is not NONE), STACK_USER (u64 size, data[size], u64 dyn_size
- * when size is not 0). Pointers point into the record.
- */
-struct dcp_sample {
-	uint64_t id, ip;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu;
-	uint64_t period;
-	const uint64_t *chain;
-	uint64_t nr_chain;
-	uint64_t regs_abi; /* PERF_SAMPLE_REGS_ABI_*, 0: no user registers */
-	const uint64_t *regs; /* in mask bit order */
-	uint32_t nr_regs;
-	const unsigned char *stack; /* the copy of [sp, sp + stack_size) */
-	uint64_t stack_size; /* dyn_size: the bytes the kernel copied */
-	uint64_t stack_room; /* size: the bytes reserved for the copy */
-};
-
-/*
- * Decode a PERF_RECORD_SAMPLE of the given layout. Every length is checked
- * against the record; a malformed record gives -EBADMSG (no message: it
- * is counted, not explained).
- */
-int dcp_sample_parse(const struct perf_event_header *h,
-		     const struct dcp_sample_layout *l, struct dcp_sample *s);
-
-/*
- * Copy a sample record into out (at least h->size bytes) with its stack
- * copy cut to the bytes the kernel filled: most stacks are far shallower
- * than the room reserved for them, and records wait in the reorder window.
- * Returns the new size, or 0 when the record is kept as it is.
- */
-size_t dcp_sample_compact(const struct perf_event_header *h,
-			  const struct dcp_sample_layout *l, void *out);
 
 /*
  * perf's user registers (in mask order) to the DWARF numbering libdwfl's

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow_internal.h"
+#include "grow.h"
 #include "log_internal.h"
 #include "summary_internal.h"
 

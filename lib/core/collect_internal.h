@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collection iterator's internals: cookies of decoded MMAP2 records and
+ * the count of /proc system calls behind a walk.
+ */
+#ifndef DCPROF_COLLECT_INTERNAL_H
+#define DCPROF_COLLECT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cookie_internal.h"
+#include "records_internal.h"
+
+/*
+ * The cookie of a decoded MMAP2 record's object: its file identity, or the
+ * named special region. Returns the cookie (> 0) or a negative errno.
+ */
+int64_t dcp_record_intern(struct dcp_cookie_table *t,
+			  const struct dcp_record_view *v);
+
+/*
+ * The number of /proc system calls (opens, reads, readlinks, directory
+ * reads) the collection has made so far: the work behind its records.
+ */
+uint64_t dcp_collection_syscalls(const struct dcp_collection *c);
+
+#endif
