@@ -3,6 +3,12 @@
 # this only when pkg-config cannot find one of the libraries.
 set -e
 PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev"
+# Every tool a test needs (`need` in tests/t fails under CI when one is
+# missing): compilers for the workloads, python3 for the JSON checks,
+# strace (t0770), readelf/objcopy/strip (binutils), protoc (above), gzip,
+# setpriv/mount (util-linux), libc's separate debug files (t0460), tmux and
+# man (the t08 tests drive a terminal and render the man page).
+PACKAGES="$PACKAGES gcc g++ make python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The flame graph's browser test: Debian's chromium, driven from node.

@@ -88,9 +88,13 @@ sum_cmd=0 sum_all=0
 for run in 1 2; do
 	for mode in all cmd; do
 		record $mode "$TMP/$mode$run.data"
-		read -r burn children < <(analyze "$TMP/$mode$run.data.json" \
-			check "$PARENT") ||
+		# analyze prints its counts before it asserts: its status, not
+		# the read, says whether the checks held
+		analyze "$TMP/$mode$run.data.json" check "$PARENT" \
+			>"$TMP/analysis" ||
 			die "$mode run $run: storm samples misattributed"
+		read -r burn children <"$TMP/analysis" && [ -n "$children" ] ||
+			die "$mode run $run: no counts from the analysis"
 		want=$((CPU_US * 999 / 1000000))
 		# 5%: the kernel's timer may miss periods on a loaded VM; above
 		# that, twice the share of time stolen by the hypervisor

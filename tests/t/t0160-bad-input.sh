@@ -85,13 +85,19 @@ failing_record "--only /nonexistent" --only "$TMP/nonexistent" -- true
 expect_exit 1 "$DCPROF" record -o /proc/nonexistent/x -- true
 one_line_error
 grep -q "/proc/nonexistent/x" "$TMP/err" || die "unwritable: $(cat "$TMP/err")"
-mkdir "$TMP/ro" && chmod 0500 "$TMP/ro"
-cp "$GOOD" "$TMP/ro/p.data"
-if [ "$(id -u)" -ne 0 ]; then
-	expect_exit 1 "$DCPROF" record -o "$TMP/ro/p.data" -- true
-	one_line_error
-	cmp -s "$TMP/ro/p.data" "$GOOD" || die "read-only dir: profile changed"
+# a read-only directory (0500): root writes anywhere, so as root the
+# recorder runs without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (setpriv
+# drops them from the bounding set; it keeps what perf_event_open needs)
+mkdir "$TMP/ro" && cp "$GOOD" "$TMP/ro/p.data" && chmod 0500 "$TMP/ro"
+no_dac=()
+if [ "$(id -u)" -eq 0 ]; then
+	need setpriv
+	no_dac=(setpriv --bounding-set=-dac_override,-dac_read_search --)
 fi
+expect_exit 1 "${no_dac[@]}" "$DCPROF" record -o "$TMP/ro/p.data" -- true
+one_line_error
+grep -q "$TMP/ro/p.data" "$TMP/err" || die "read-only dir: $(cat "$TMP/err")"
+cmp -s "$TMP/ro/p.data" "$GOOD" || die "read-only dir: profile changed"
 
 # a command that cannot run leaves the earlier profile at its path
 "$DCPROF" record -o "$T" -- "$TMP/no-such-command" >"$TMP/out" 2>"$TMP/err"

@@ -85,7 +85,9 @@ expect_exit 0 "$DCPROF" export --format folded -i "$F" -o "$TMP/keep.out"
 grep -q ' [0-9]*$' "$TMP/keep.out" || die "the output was not replaced"
 
 # a full disk: the error is reported and nothing is left behind
-if [ -w /dev/full ]; then
+if [ ! -w /dev/full ]; then
+	skip_part "/dev/full is not writable: write errors on stdout untested"
+else
 	"$DCPROF" export --format folded -i "$F" >/dev/full 2>"$TMP/err"
 	[ $? -eq 1 ] || die "a write error on stdout did not exit 1"
 	one_line_error

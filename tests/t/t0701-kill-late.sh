@@ -3,9 +3,11 @@
 # after several flushes; see t07-kill.inc for what each file must hold.
 # At least 8 of these files must hold samples.
 . "$(dirname "$0")/t07-kill.inc"
+test_seed
 moments=()
 for i in $(seq 0 9); do
-	moments+=("$(awk -v i="$i" -v r="$RANDOM" \
+	r=$RANDOM # drawn here: a subshell's $RANDOM is reseeded
+	moments+=("$(awk -v i="$i" -v r="$r" \
 		'BEGIN { printf "%.2f", 2.1 + i * 0.19 + r / 32768 * 0.19 }')")
 done
 echo "moments: ${moments[*]}"

@@ -44,8 +44,11 @@ rc=$?
 echo "at $FREQ Hz (kernel max $MAX), 1 page per ring: peak RSS $hwm KiB (bound $LIMIT_KB KiB)"
 [ "$hwm" -gt 0 ] || die "could not read the recorder's VmHWM"
 # (under ASan, resident size is the sanitizer's: the plain build holds it)
-[ -n "$SAN_CFLAGS" ] || [ "$hwm" -le "$LIMIT_KB" ] ||
-	die "the recorder grew to $hwm KiB"
+if [ -n "$SAN_CFLAGS" ]; then
+	skip_part "memory bounds are measured on the plain build"
+else
+	[ "$hwm" -le "$LIMIT_KB" ] || die "the recorder grew to $hwm KiB"
+fi
 
 expect_exit 0 "$DCPROF" report -i "$F" --format json
 cp "$TMP/out" "$TMP/over.json"
@@ -77,5 +80,9 @@ if [ "$MAX" -ge 20000 ] && [ "$(getconf PAGESIZE)" = 4096 ]; then
 	fast=$(ring_pages 20000)
 	echo "ring pages: $slow at 999 Hz, $fast at 20000 Hz"
 	[ "$fast" = 256 ] || die "ring of $fast pages at 20 kHz, not 256"
+elif [ "$MAX" -lt 20000 ]; then
+	skip_part "the kernel allows $MAX Hz (perf_event_max_sample_rate): the 20 kHz ring size untested"
+else
+	skip_part "pages of $(getconf PAGESIZE) bytes: the 20 kHz ring size untested"
 fi
 pass

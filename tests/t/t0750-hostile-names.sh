@@ -104,11 +104,10 @@ assert any("memfd:" in n for n in names + paths), "no memfd cookie"
 assert any(like(p, odd) for p in paths), "odd path missing from cookies"
 PY
 
-if "$DCPROF" export --help >/dev/null 2>&1; then
-	expect_exit 0 "$DCPROF" export --format folded -i "$F"
-	ctl "export --format folded"
-	cp "$TMP/out" "$TMP/folded.txt"
-	python3 - "$TMP/folded.txt" "$TMP/report.json" <<'PY' || die "folded output is not one line per stack"
+expect_exit 0 "$DCPROF" export --format folded -i "$F"
+ctl "export --format folded"
+cp "$TMP/out" "$TMP/folded.txt"
+python3 - "$TMP/folded.txt" "$TMP/report.json" <<'PY' || die "folded output is not one line per stack"
 import json, re, sys
 raw = open(sys.argv[1], "rb").read()
 lines = raw.split(b"\n")
@@ -124,5 +123,4 @@ print("%d folded lines, %d samples (report: %d)" % (len(lines), total, want))
 assert total == want, (total, want)
 assert any(b"hostile_spin" in l for l in lines)
 PY
-fi
 pass

@@ -61,7 +61,8 @@ victim_ok "link planted during recording"
 	die "the output path points elsewhere"
 
 # (e)
-if id nobody >/dev/null 2>&1; then
+id nobody >/dev/null 2>&1 || die "no user nobody for (e)"
+{
 	SHARED=$TMP/shared
 	mkdir -m 1777 "$SHARED"
 	su -s /bin/sh nobody -c "ln -s '$VICTIM' '$SHARED/e.data'" 2>/dev/null ||
@@ -69,5 +70,5 @@ if id nobody >/dev/null 2>&1; then
 	rec "$SHARED/e.data"
 	victim_ok "another user's link in a sticky directory"
 	check_out "$SHARED/e.data" "sticky directory"
-fi
+}
 pass

@@ -22,19 +22,35 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 as_nobody() { "${NOBODY[@]}" "$@"; }
 
 # One copy runs before the recording (collection walk), one starts during.
-spawn "${NOBODY[@]}" "$D/prog"
+spawn "${NOBODY[@]}" "$D/prog" "$D/ready1"
 first=$SPAWNED
-sleep 0.3
+wait_file "$D/ready1"
 # LeakSanitizer cannot run under ptrace: off for the traced recorder of a
 # sanitized build (the other tests check its leaks).
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 	strace -f -qq -e trace=open,openat,openat2 -o "$TMP/trace" \
 	"$DCPROF" record -a --duration 3 -o "$TMP/p.data" >"$TMP/rec.out" 2>"$TMP/rec.err" &
 rec=$!
-sleep 1
-spawn "${NOBODY[@]}" "$D/prog"
+_spawned+=("$rec")
+wait_file "$TMP/p.data"
+spawn "${NOBODY[@]}" "$D/prog" "$D/ready2"
 second=$SPAWNED
-sleep 0.7
+wait_file "$D/ready2"
+# The swap must come after the recorder pinned the program (at its first
+# sample of it, after the walk of the existing tasks): wait for its handle
+# (the recorder is strace's child), then half a second for the second
+# copy's samples.
+recorder=
+for ((i = 0; i < 300; i++)); do
+	[ -n "$recorder" ] || recorder=$(pgrep -P "$rec" -x dcprof | head -1)
+	[ -n "$recorder" ] &&
+		[[ $(ls -l "/proc/$recorder/fd" 2>/dev/null) == *" $D/prog"* ]] && break
+	[ -e "/proc/$rec" ] || die "the recorder exited: $(cat "$TMP/rec.err")"
+	sleep 0.05
+done
+[ "$i" -lt 300 ] || die "the recorder holds no handle on '$D/prog' after 15 s"
+echo "pinned after $((i * 50)) ms"
+sleep 0.5
 # The swap, by the file's owner: first a link to a file only root reads,
 # then another program at the same path.
 as_nobody mv "$D/prog" "$D/prog.gone" || die "nobody cannot move the program"

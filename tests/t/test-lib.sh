@@ -2,9 +2,20 @@
 # Shared helpers of the tests/t scripts: source it first.
 #   die MSG         fail the test (exit 1)
 #   pass            succeed (exit 0)
-#   skip MSG        skip the test (exit 77)
-#   need CMD...     skip unless every command exists
-#   need_root       skip unless running as root
+#   skip MSG        skip the test (exit 77); tests/run.sh counts it, and
+#                   under CI fails it unless docs/TESTING.md allows it
+#   skip_part MSG   say loudly that a part of the test does not run (the
+#                   test goes on); counted and judged like a skip
+#   need CMD...     skip unless every command exists; under CI fail
+#   need_root       skip unless running as root; under CI fail
+#   test_seed       seed $RANDOM from DCPROF_TEST_SEED (or a fresh seed) and
+#                   print it, so that a random choice can be repeated
+#   sample_rate HZ [MIN_HZ]
+#                   set RATE to HZ, or to the kernel's perf_event_max_sample_rate
+#                   if lower and at least MIN_HZ (default HZ: the test needs
+#                   that rate); skip (CI: fail) otherwise. Not in $(...)
+#   wait_line FILE REGEX [SECONDS]
+#                   wait until a line of FILE matches REGEX (grep -E)
 #   build_workload NAME [GCC ARGS...]
 #                   compile tests/workloads/NAME.c into $TMP/NAME, print its path
 #   spawn CMD...    start CMD in the background; killed at exit; sets $SPAWNED
@@ -50,20 +61,70 @@ pass() {
 	exit 0
 }
 
+# tests/run.sh sets DCPROF_SKIPS to a file that collects what was skipped,
+# one line each, so that a skip can be counted and judged under CI.
+_note_skip() {
+	[ -z "${DCPROF_SKIPS:-}" ] || printf '%s\n' "$*" >>"$DCPROF_SKIPS"
+}
+
 skip() {
 	echo "$TEST_NAME: skip: $*" >&2
+	_note_skip "$*"
 	exit 77
 }
 
+skip_part() {
+	echo "$TEST_NAME: SKIP PART: $*" >&2
+	_note_skip "$*"
+}
+
+# Under CI nothing may be missing: scripts/install-deps.sh installs every
+# tool and CI runs as root.
 need() {
 	local c
 	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed"
+		command -v "$c" >/dev/null 2>&1 && continue
+		[ -z "${CI:-}" ] ||
+			die "'$c' is not installed under CI (scripts/install-deps.sh must install it)"
+		skip "'$c' is not installed"
 	done
 }
 
 need_root() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	[ "$(id -u)" -eq 0 ] && return 0
+	[ -z "${CI:-}" ] || die "needs root, and CI must run as root"
+	skip "needs root"
+}
+
+test_seed() {
+	SEED=${DCPROF_TEST_SEED:-$(( ($(date +%s%N) / 1000 + $$) % 1000000 ))}
+	RANDOM=$SEED
+	echo "$TEST_NAME: seed $SEED (DCPROF_TEST_SEED=$SEED repeats its random choices)"
+}
+
+sample_rate() {
+	local want=$1 min=${2:-$1} max
+	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null) ||
+		max=$want
+	if [ "$want" -le "$max" ]; then
+		RATE=$want
+	elif [ "$max" -ge "$min" ]; then
+		echo "$TEST_NAME: sampling at $max Hz, the kernel's perf_event_max_sample_rate, not $want"
+		RATE=$max
+	else
+		[ -z "${CI:-}" ] ||
+			die "needs $min Hz, the kernel allows $max (perf_event_max_sample_rate)"
+		skip "needs $min Hz, the kernel allows $max (perf_event_max_sample_rate)"
+	fi
+}
+
+wait_line() {
+	local f=$1 re=$2 limit=$(( ${3:-10} * 20 )) i
+	for ((i = 0; i < limit; i++)); do
+		grep -qE -- "$re" "$f" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	die "no line matching '$re' in '$f' after ${3:-10} s: $(tail -c 300 "$f" 2>/dev/null)"
 }
 
 build_workload() {

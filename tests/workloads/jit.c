@@ -5,6 +5,8 @@
  * SECONDS. With OWNER, the map file is given to that uid (a map that is
  * not the process's own must be ignored). usage: jit SECONDS [OWNER]
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ int main(int argc, char **argv)
 	struct timespec start, now;
 	void *mem;
 	FILE *f;
+	int fd;
 
 	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -32,9 +35,22 @@ int main(int argc, char **argv)
 		return 1;
 	memcpy(mem, code, sizeof(code));
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
-	f = fopen(path, "w");
-	if (!f)
+	/* A stale map of an earlier process with this pid, maybe another
+	 * user's (which the profiler would rightly refuse), or a planted
+	 * link: remove it and create the file anew, never through a link. */
+	if (unlink(path) < 0 && errno != ENOENT) {
+		fprintf(stderr, "jit: cannot remove the stale '%s': %s\n", path,
+			strerror(errno));
 		return 1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		fprintf(stderr, "jit: cannot create '%s': %s\n", path,
+			strerror(errno));
+		return 1;
+	}
 	fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)(uintptr_t)mem,
 		sizeof(code));
 	fclose(f);
