@@ -97,7 +97,7 @@ LAYER_CHECKS := $(LAYERS:%=$(BUILD)/layer-check/%.so)
 
 .PHONY: all deps check unit-check t-check profile bench clean format fuzz check-layers
 
-all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS)
+all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS) $(BUILD)/libdcprof-core.a
 
 deps:
 	scripts/install-deps.sh
@@ -149,8 +149,21 @@ $(BUILD)/libdcprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libdcprof.so: $(LIB_OBJS)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+# The shared library: soname libdcprof.so.0, only the header's functions
+# exported, at the versions of lib/libdcprof.map; the links .so.0 (what
+# programs load) and .so (what -ldcprof finds) beside it.
+SOVERSION := 0
+LIBVERSION := 0.1.0
+$(BUILD)/libdcprof.so.$(LIBVERSION): $(LIB_OBJS) lib/libdcprof.map
+	$(CC) -shared -Wl,-soname,libdcprof.so.$(SOVERSION) \
+		-Wl,--version-script=lib/libdcprof.map -Wl,--no-undefined \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+
+$(BUILD)/libdcprof.so.$(SOVERSION): $(BUILD)/libdcprof.so.$(LIBVERSION)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/libdcprof.so: $(BUILD)/libdcprof.so.$(SOVERSION)
+	ln -sf $(notdir $<) $@
 
 $(BUILD)/dcprof: $(CMD_OBJS) $(BUILD)/libdcprof.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libdcprof.a $(LIBS)
@@ -193,3 +206,48 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+
+# ---- installing ------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the command, the
+# library (shared and static), its header and pkg-config file, the man page
+# and bash completion. make uninstall removes exactly those.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+# the version of the pkg-config file (DCPROF_VERSION above)
+PC_VERSION := 0.1
+
+.PHONY: install uninstall
+
+install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/dcprof $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 755 $(BUILD)/dcprof $(DESTDIR)$(BINDIR)/dcprof
+	$(INSTALL) -m 755 $(BUILD)/libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION)
+	ln -sf libdcprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so
+	$(INSTALL) -m 644 $(BUILD)/libdcprof.a $(DESTDIR)$(LIBDIR)/libdcprof.a
+	$(INSTALL) -m 644 include/dcprof/dcprof.h $(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(PC_VERSION)|g' \
+		dcprof.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
+	$(INSTALL) -m 644 docs/man/dcprof.1 $(DESTDIR)$(MANDIR)/man1/dcprof.1
+	$(INSTALL) -m 644 completion/dcprof.bash $(DESTDIR)$(BASHCOMPDIR)/dcprof
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/dcprof \
+		$(DESTDIR)$(LIBDIR)/libdcprof.so.$(LIBVERSION) \
+		$(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION) \
+		$(DESTDIR)$(LIBDIR)/libdcprof.so $(DESTDIR)$(LIBDIR)/libdcprof.a \
+		$(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc \
+		$(DESTDIR)$(MANDIR)/man1/dcprof.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/dcprof
+	rmdir $(DESTDIR)$(INCLUDEDIR)/dcprof 2>/dev/null || true

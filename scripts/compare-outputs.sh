@@ -19,18 +19,22 @@
 #   compare-outputs.sh diff OUTDIR_A OUTDIR_B
 #       one line per output, "same" or "DIFFERENT"; exit 1 if any differs
 #
-# Typical use:
-#   scripts/compare-outputs.sh record /tmp/compat/profiles OLD/dcprof
-#   scripts/compare-outputs.sh outputs /tmp/compat/profiles OLD/dcprof /tmp/compat/old
-#   scripts/compare-outputs.sh outputs /tmp/compat/profiles NEW/dcprof /tmp/compat/new
+# Typical use (P=/tmp/compat/profiles):
+#   scripts/compare-outputs.sh record $P OLD/dcprof
+#   scripts/compare-outputs.sh outputs $P OLD/dcprof /tmp/compat/old
+#   scripts/compare-outputs.sh outputs $P NEW/dcprof /tmp/compat/new
 #   scripts/compare-outputs.sh diff /tmp/compat/old /tmp/compat/new
 #
 # Nothing is normalised: every output of one profile is a function of the
 # profile and of the files it names (binaries, debug files, sources in DIR,
 # the running kernel's symbols), and two runs of one build give the same
-# bytes. The recording's own time, host and path appear in the outputs but
-# come from the profile. The environment is fixed below (no symbol cache,
-# no debuginfod, C locale, UTC) so that the two runs see the same inputs.
+# bytes. The recording's own time, host and paths appear in the outputs but
+# come from the profile; outputs written with -o do not name their own path.
+# The environment is fixed below (no symbol cache, no debuginfod, C locale,
+# UTC) so that the two runs see the same inputs. Run both builds on one
+# boot with the same files installed: --resymbolize reads the files the
+# profile names again (for the -a profile, system libraries and the
+# recording dcprof binary itself), and the running kernel's symbols.
 # Left out: `collect` (it prints the processes running now) and `--write`
 # (it changes the profile).
 set -eu
@@ -43,6 +47,7 @@ PROFILES="storm dwarf cxx stripped"
 # builds compared cannot feed each other through a cache they share.
 export DCPROF_CACHE_DIR=
 unset DEBUGINFOD_URLS
+# Headers print the recording's start in the local time zone: fix it.
 export LC_ALL=C TZ=UTC
 
 die() {
@@ -72,17 +77,20 @@ check_dcprof() {
 # ---- record
 
 # Same flags as tests/t/test-lib.sh's build_workload.
-CFLAGS_TEST="-std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id"
+CFLAGS_TEST=(-std=gnu11 -O1 -g -fno-omit-frame-pointer "-Wl,--build-id")
 
 build_workloads() {
-	local dir=$1 src=$1/src bin=$1/bin bid
+	local dir=$1 src=$1/src bin=$1/bin bid w
 
 	mkdir -p "$src" "$bin"
-	cp "$TOP"/tests/workloads/{storm.c,unwind_main.c,unwind_lib.c,sym_cxx.cc,sym_inline.c,split.c} \
-		"$src/" || die "cannot copy the workloads from '$TOP/tests/workloads'"
+	for w in storm.c unwind_main.c unwind_lib.c sym_cxx.cc sym_inline.c \
+		split.c; do
+		cp "$TOP/tests/workloads/$w" "$src/" ||
+			die "cannot copy '$TOP/tests/workloads/$w'"
+	done
 
 	# (a) the fork storm, as t0120
-	gcc $CFLAGS_TEST -o "$bin/storm" "$src/storm.c" -lpthread ||
+	gcc "${CFLAGS_TEST[@]}" -o "$bin/storm" "$src/storm.c" -lpthread ||
 		die "cannot build storm"
 
 	# (b) no frame pointers, main -> shared library -> callbacks, as t0500
@@ -101,7 +109,7 @@ build_workloads() {
 		die "cannot build sym_inline"
 
 	# (d) stripped, its debug file found by build id, as t0420
-	gcc $CFLAGS_TEST -o "$bin/split" "$src/split.c" -lpthread ||
+	gcc "${CFLAGS_TEST[@]}" -o "$bin/split" "$src/split.c" -lpthread ||
 		die "cannot build split"
 	bid=$(readelf -n "$bin/split" | awk '/Build ID/ { print $3 }')
 	[ -n "$bid" ] || die "split has no build id"
@@ -146,9 +154,10 @@ hottest() {
 }
 
 do_record() {
-	local dcprof=$2 bin
+	local dcprof bin
 
 	[ $# -eq 2 ] || usage
+	dcprof=$2
 	DIR=$(abspath "$1")
 	check_dcprof "$dcprof"
 	dcprof=$(abspath "$dcprof")
@@ -158,10 +167,12 @@ do_record() {
 
 	# 800 children x 5 ms, two at a time: about 2.5 s
 	rec storm "$dcprof" -a -g -- "$bin/storm" 800 5
+	# shellcheck disable=SC2016 # $1 and $2 are sh's, not ours
 	rec dwarf "$dcprof" --call-graph dwarf -- \
-		sh -c "'$bin/unwind_main' cb 2 && '$bin/unwind_main' qsort 1"
+		sh -c '"$1" cb 2 && "$1" qsort 1' sh "$bin/unwind_main"
+	# shellcheck disable=SC2016
 	rec cxx "$dcprof" -g -- \
-		sh -c "'$bin/sym_cxx' 3 & '$bin/sym_inline' 3; wait"
+		sh -c '"$1" 3 & "$2" 3; wait' sh "$bin/sym_cxx" "$bin/sym_inline"
 	rec stripped "$dcprof" -g -- "$bin/split" 2
 
 	rm -f "$DIR"/*.hot
@@ -179,7 +190,8 @@ do_record() {
 
 # out STATUS NAME COMMAND...: COMMAND's stdout in $OUT/NAME, its stderr in
 # $OUT/NAME.err unless empty; an exit status other than STATUS is noted at
-# the end of NAME.err and counted.
+# the end of NAME.err and counted. For commands that write their output
+# with -o, NAME ends in .stdout and is kept only if not empty.
 out() {
 	local want=$1 name=$2 rc=0
 
@@ -187,19 +199,25 @@ out() {
 	"$@" >"$OUT/$name" 2>"$OUT/$name.err" || rc=$?
 	if [ "$rc" -ne "$want" ]; then
 		echo "[exit status $rc, expected $want]" >>"$OUT/$name.err"
-		echo "$PROG: $name: exit status $rc, expected $want" >&2
+		echo "$PROG: ${OUT##*/}/$name: exit status $rc, expected $want" >&2
 		FAILED=$((FAILED + 1))
 	fi
 	[ -s "$OUT/$name.err" ] || rm -f "$OUT/$name.err"
+	case $name in
+	*.stdout) [ -s "$OUT/$name" ] || rm -f "$OUT/$name" ;;
+	esac
 }
 
 # profile_outputs DCPROF NAME: every output of DIR/NAME.data in $OUT
 profile_outputs() {
 	local d=$1 name=$2 f=$DIR/$2.data fn i=0
-	local dbg=()
+	local dbg=() resym=()
 
 	# the stripped binary's names are in its debug file
-	[ "$name" = stripped ] && dbg=(--debuginfo-dir "$DIR/debug")
+	if [ "$name" = stripped ]; then
+		dbg=(--debuginfo-dir "$DIR/debug")
+		resym=(--resymbolize "${dbg[@]}")
+	fi
 
 	out 0 report.txt "$d" report -i "$f"
 	out 0 report-children.txt "$d" report -i "$f" --children
@@ -240,16 +258,13 @@ profile_outputs() {
 	# its header), and decompressed, which tells a change of the
 	# compression from one of the profile
 	out 0 pprof.stdout "$d" export --format pprof -i "$f" -o "$OUT/pprof.pb.gz"
-	[ -s "$OUT/pprof.stdout" ] || rm -f "$OUT/pprof.stdout"
 	if [ -f "$OUT/pprof.pb.gz" ]; then
-		gzip -dc "$OUT/pprof.pb.gz" >"$OUT/pprof.pb" ||
-			die "$name: the pprof export is not gzip"
+		out 0 pprof.pb gzip -dc "$OUT/pprof.pb.gz"
 	fi
 
 	for fmt in html svg; do
-		out 0 flamegraph.stdout "$d" flamegraph -i "$f" --format $fmt \
+		out 0 flamegraph-$fmt.stdout "$d" flamegraph -i "$f" --format $fmt \
 			-o "$OUT/flamegraph.$fmt"
-		[ -s "$OUT/flamegraph.stdout" ] || rm -f "$OUT/flamegraph.stdout"
 	done
 
 	[ -s "$DIR/$name.hot" ] || die "no '$DIR/$name.hot' (run 'record' first)"
@@ -258,8 +273,10 @@ profile_outputs() {
 		out 0 "annotate-$i.txt" "$d" annotate "$fn" -i "$f" "${dbg[@]}"
 		out 0 "annotate-$i.json" "$d" annotate "$fn" -i "$f" \
 			--format json "${dbg[@]}"
-		out 0 "annotate-$i-no-demangle.txt" "$d" annotate "$fn" -i "$f" \
-			"${dbg[@]}"
+		# the report filtered to the function (named again where the
+		# profile has no names)
+		out 0 "report-symbol-$i.txt" "$d" report -i "$f" --tree caller \
+			--symbol "$fn" "${resym[@]}"
 		if [ "$name" = stripped ]; then
 			# without the debug file: one error line, exit 1
 			out 1 "annotate-$i-nodir.txt" "$d" annotate "$fn" -i "$f"
@@ -268,9 +285,10 @@ profile_outputs() {
 }
 
 do_outputs() {
-	local dcprof=$2 outdir name start
+	local dcprof outdir name start
 
 	[ $# -eq 3 ] || usage
+	dcprof=$2
 	DIR=$(abspath "$1")
 	outdir=$(abspath "$3")
 	check_dcprof "$dcprof"
@@ -293,14 +311,13 @@ do_outputs() {
 	OUT=$outdir/diff
 	mkdir "$OUT"
 	for fmt in html svg; do
-		out 0 flamegraph.stdout "$dcprof" flamegraph --format $fmt \
+		out 0 dwarf-cxx-$fmt.stdout "$dcprof" flamegraph --format $fmt \
 			--diff "$DIR/dwarf.data" "$DIR/cxx.data" \
 			-o "$OUT/dwarf-cxx.$fmt"
-		out 0 flamegraph.stdout "$dcprof" flamegraph --format $fmt \
+		out 0 cxx-dwarf-$fmt.stdout "$dcprof" flamegraph --format $fmt \
 			--diff "$DIR/cxx.data" "$DIR/dwarf.data" \
 			-o "$OUT/cxx-dwarf.$fmt"
 	done
-	[ -s "$OUT/flamegraph.stdout" ] || rm -f "$OUT/flamegraph.stdout"
 
 	echo "$PROG: $(find "$outdir" -type f | wc -l) files in $outdir" \
 		"($(echo "$start $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }') s)" >&2

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
+#include "cmd.h"
+#include "read_opts.h"
 
+/* Laid out as the help prints, which clang-format would undo. */
+/* clang-format off */
 static const struct cmd commands[] = {
 	{ "record", cmd_record, CMD_NEEDS_PERF,
 	  "sample the whole system, some processes, or a command",
@@ -24,7 +27,7 @@ static const struct cmd commands[] = {
 	  "                         and user stacks unwound at once from a copy of\n"
 	  "                         STACK_BYTES (default 8192, at most 65528) with the\n"
 	  "                         files' CFI, for code built without frame pointers\n"
-	  "  -o, --output FILE      profile to write (default dcprof.data; an old one becomes FILE.old)\n"
+	  "  -o, --output FILE      profile to write (default " CMD_DEFAULT_PROFILE "; an old one becomes FILE.old)\n"
 	  "      --duration SECONDS stop after this long\n"
 	  "      --only FILE        keep only samples whose leaf frame is in FILE (a path or a\n"
 	  "                         build id); repeatable; the rest is counted as filtered\n"
@@ -39,10 +42,10 @@ static const struct cmd commands[] = {
 	  "              [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
 	  "\n"
-	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  READ_HELP_INPUT
 	  "  -s, --sort KEYS        group by comm, pid, file, symbol, comma-separated\n"
 	  "                         (default comm,file,symbol)\n"
-	  "      --format FORMAT    text (default) or json\n"
+	  READ_HELP_FORMAT_TEXT_JSON
 	  "      --limit N          print at most N rows (tree: N top-level entries)\n"
 	  "      --children         inclusive time (the function anywhere on the stack) and\n"
 	  "                         self time, sorted by inclusive\n"
@@ -66,21 +69,21 @@ static const struct cmd commands[] = {
 	{ "cookies", cmd_cookies, 0, "list the files a recording saw",
 	  "[-i FILE] [--format text|json]\n"
 	  "\n"
-	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
-	  "      --format FORMAT    text (default) or json\n" },
+	  READ_HELP_INPUT
+	  READ_HELP_FORMAT_TEXT_JSON },
 	{ "export", cmd_export, 0,
 	  "write a recording as pprof or folded stacks",
 	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
 	  "\n"
 	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
-	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  READ_HELP_INPUT
 	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
 	  "      --no-comm          folded: no process name as the root frame\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
 	  "[-i FILE] [-o OUT] [--format html|svg] [--diff BEFORE AFTER]\n"
 	  "\n"
-	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  READ_HELP_INPUT
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
 	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
 	  "      --diff BEFORE AFTER\n"
@@ -89,7 +92,7 @@ static const struct cmd commands[] = {
 	  "show where in a function the samples fell, per instruction",
 	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle] [--debuginfo-dir DIR]...\n"
 	  "\n"
-	  "  -i, --input FILE       profile to read (default dcprof.data)\n"
+	  READ_HELP_INPUT
 	  "      --format FORMAT    text (default; hot lines coloured on a terminal) or json\n"
 	  "      --no-demangle      match and show names as the binaries spell them\n"
 	  "      --debuginfo-dir DIR\n"
@@ -104,8 +107,9 @@ static const struct cmd commands[] = {
 	  "      --kind KIND        tasks (default) or maps\n"
 	  "  -p, --pid PID,...      only these processes\n"
 	  "      --buffer BYTES     read through a buffer of this size (default 65536)\n"
-	  "      --format FORMAT    text (default) or json\n" },
+	  READ_HELP_FORMAT_TEXT_JSON },
 };
+/* clang-format on */
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -4,14 +4,26 @@
  *
  * Conventions, the same for every call:
  *  - functions returning int return 0 (or a non-negative count) on success
- *    and a negative errno on failure;
+ *    and a negative errno on failure, and then also set errno to that
+ *    errno (positive);
  *  - functions returning a pointer return NULL and set errno on failure;
  *  - on failure a one-line, lowercase explanation is left for the calling
  *    thread in dcp_last_error();
  *  - the library never prints: warnings and progress go to the callback set
  *    with dcp_set_log();
- *  - options structs start with `size_t sz` (set it to sizeof the struct),
- *    so that they can grow without breaking callers.
+ *  - every struct the caller allocates, options it passes in as well as
+ *    results it gets back, starts with `size_t sz`: set it to sizeof the
+ *    struct before the call. The structs can then grow at their end
+ *    without breaking programs built against an older header: the library
+ *    reads and fills only the first sz bytes, and clears the fields it
+ *    does not know of when sz is larger than its own size. A sz too small
+ *    for the fields of this version fails with -EINVAL;
+ *  - structs the library owns (returned as const pointers) are valid as
+ *    long as the object they come from;
+ *  - no name is both a struct and a function: the getters of a struct are
+ *    called *_get_*();
+ *  - every function is exported at version DCPROF_0.1 of libdcprof.so.0
+ *    (lib/libdcprof.map); a later one is added in a new version node.
  */
 #ifndef DCPROF_DCPROF_H
 #define DCPROF_DCPROF_H
@@ -76,6 +88,7 @@ enum dcp_cookie_kind {
 #define DCP_BUILD_ID_MAX 20
 
 struct dcp_cookie_info {
+	size_t sz; /* sizeof(struct dcp_cookie_info), set by the caller */
 	uint32_t cookie;
 	enum dcp_cookie_kind kind;
 	/* Display name: first path for files, "[kernel.kallsyms]",
@@ -94,6 +107,16 @@ struct dcp_cookie_info {
 
 struct dcp_cookie_table;
 
+/*
+ * A new, empty table: it holds only cookie 0 (DCP_COOKIE_KIND_UNKNOWN,
+ * "[unknown]"). For dcp_collection_opts.cookies and
+ * dcp_collection_record_decode(). NULL with errno set on failure.
+ */
+DCPROF_API struct dcp_cookie_table *dcp_cookie_table_new(void);
+
+/* Free a table from dcp_cookie_table_new() (NULL: nothing). */
+DCPROF_API void dcp_cookie_table_free(struct dcp_cookie_table *t);
+
 /* Number of cookies, including cookie 0; valid cookies are 0 .. n-1. */
 DCPROF_API size_t dcp_cookie_table_size(const struct dcp_cookie_table *t);
 
@@ -105,7 +128,10 @@ DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 				       uint32_t cookie,
 				       struct dcp_cookie_info *info);
 
-/* Hex form of a build id into buf (at least 2*DCP_BUILD_ID_MAX+1 bytes). */
+/*
+ * Hex form of a build id into buf (at least 2*DCP_BUILD_ID_MAX+1 bytes);
+ * returns buf.
+ */
 DCPROF_API char *dcp_build_id_hex(const uint8_t *id, size_t size, char *buf);
 
 /* ---- profiles (reading) ------------------------------------------------- */
@@ -120,6 +146,7 @@ struct dcp_frame {
 
 /* One aggregated row: how many samples hit this stack in this process. */
 struct dcp_sample_row {
+	size_t sz; /* sizeof(struct dcp_sample_row), set by the caller */
 	const char *comm;
 	uint32_t pid;
 	const struct dcp_frame *frames; /* leaf first */
@@ -129,6 +156,7 @@ struct dcp_sample_row {
 
 /* What a sampled (cookie, offset) resolved to when recording ended. */
 struct dcp_symbol {
+	size_t sz; /* sizeof(struct dcp_symbol), set by the caller */
 	const char *name; /* NULL: not resolved (counted, see stats) */
 	uint64_t start; /* symbol start, same space as the offset */
 	uint64_t size;
@@ -159,6 +187,7 @@ struct dcp_profile_meta {
 };
 
 struct dcp_profile_stats {
+	size_t sz; /* sizeof(struct dcp_profile_stats), set by the caller */
 	uint64_t samples; /* samples read from the kernel */
 	uint64_t samples_kept; /* stored in the profile */
 	uint64_t samples_idle; /* the idle task (part of kept) */
@@ -211,30 +240,42 @@ struct dcp_profile_open_opts {
 	bool summary;
 };
 
+/* dcp_profile_open() with options (opts may be NULL: the defaults). */
 DCPROF_API struct dcp_profile *
-dcp_profile_open_opts(const char *path,
+dcp_profile_open_file(const char *path,
 		      const struct dcp_profile_open_opts *opts);
 /* Whether p holds only the summary of its file. */
 DCPROF_API bool dcp_profile_is_summary(const struct dcp_profile *p);
 DCPROF_API void dcp_profile_close(struct dcp_profile *p);
 
+/* What the recorder wrote about the recording, owned by the profile. */
 DCPROF_API const struct dcp_profile_meta *
-dcp_profile_meta(const struct dcp_profile *p);
+dcp_profile_get_meta(const struct dcp_profile *p);
+/* Its counters (all zero in a file whose recorder was killed early). */
 DCPROF_API const struct dcp_profile_stats *
-dcp_profile_stats(const struct dcp_profile *p);
+dcp_profile_get_stats(const struct dcp_profile *p);
 DCPROF_API const struct dcp_cookie_table *
 dcp_profile_cookies(const struct dcp_profile *p);
 
 DCPROF_API size_t dcp_profile_nr_rows(const struct dcp_profile *p);
+/*
+ * Fill *row (row->sz set by the caller) with row i, below
+ * dcp_profile_nr_rows(); -ERANGE past the end. The strings and frames
+ * live as long as the profile.
+ */
 DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 			       struct dcp_sample_row *row);
 
-/* The symbol stored for (cookie, offset); name is NULL when none was. */
+/*
+ * The symbol stored for (cookie, offset) into *sym (sym->sz set by the
+ * caller); -ENOENT, and sym->name NULL, when none was.
+ */
 DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p, uint32_t cookie,
 				  uint64_t offset, struct dcp_symbol *sym);
 
 /* One inlined call at a sampled address (docs/SYMBOLS.md). */
 struct dcp_inline_frame {
+	size_t sz; /* sizeof(struct dcp_inline_frame), set by the caller */
 	const char *name; /* the inlined function (linkage name if any) */
 	const char *demangled; /* NULL: the name is not mangled */
 	/* Where in this inlined function the address is: the address's
@@ -255,6 +296,7 @@ DCPROF_API int dcp_profile_symbol_inline(const struct dcp_profile *p,
 
 /* One frame of a stack as people read it: a function or an inlined call. */
 struct dcp_expanded_frame {
+	size_t sz; /* sizeof(struct dcp_expanded_frame): see below */
 	const char *name; /* demangled when it was mangled; NULL: unresolved */
 	const char *raw_name; /* the name as the binary or DWARF spells it */
 	const char *file; /* source position in this function, NULL: none */
@@ -269,6 +311,10 @@ struct dcp_expanded_frame {
  * max entries and returns how many there are (at least 1; a frame without
  * a symbol gives one entry with a NULL name), so a return above max means
  * out was too small. The strings live as long as the profile.
+ *
+ * The caller sets out[0].sz to sizeof(struct dcp_expanded_frame); the
+ * entries are taken to be that many bytes apart, and every entry filled
+ * gets the same sz. -EINVAL when max is not 0 and out[0].sz is too small.
  */
 DCPROF_API int dcp_profile_frame_expand(const struct dcp_profile *p,
 					const struct dcp_frame *f,
@@ -293,6 +339,7 @@ struct dcp_resymbolize_opts {
 };
 
 struct dcp_resymbolize_stats {
+	size_t sz; /* sizeof(struct dcp_resymbolize_stats), set by the caller */
 	uint64_t objects; /* files (and the kernel) looked up again */
 	uint64_t objects_missing; /* no path holds the file any more */
 	uint64_t objects_mismatched; /* a path holds another build of it */
@@ -309,7 +356,7 @@ struct dcp_resymbolize_stats {
  * name. Objects that cannot be read are warned about (dcp_set_log) and
  * keep their names. Kernel frames are named again when the profile's kernel
  * (by build id) is the running one; modules, vdso and JIT code keep their
- * names. stats may be NULL.
+ * names. stats may be NULL; when it is not, stats->sz is set by the caller.
  */
 DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 				       const struct dcp_resymbolize_opts *opts,
@@ -381,7 +428,8 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms);
 /*
  * Stop the events, process everything left, resolve symbols from the
  * pinned files, and write the final, compact profile in place of the
- * working one. stats may be NULL.
+ * working one. stats may be NULL; when it is not, stats->sz is set by the
+ * caller (checked before anything is done: -EINVAL when too small).
  */
 DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats);
@@ -437,12 +485,65 @@ dcp_collection_open(enum dcp_collection_kind kind,
 DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
 				       size_t size, size_t *needed);
 
+/* The walk's statistics so far, owned by the collection. */
 DCPROF_API const struct dcp_collection_stats *
-dcp_collection_stats(const struct dcp_collection *c);
+dcp_collection_get_stats(const struct dcp_collection *c);
 DCPROF_API void dcp_collection_close(struct dcp_collection *c);
 
 /* header.misc bit on every injected record; the kernel never sets it. */
 #define DCP_RECORD_MISC_INJECTED (1u << 12)
+
+/* Types of the records a collection writes: the kernel's PERF_RECORD_*. */
+enum dcp_record_type {
+	DCP_RECORD_COMM = 3, /* PERF_RECORD_COMM */
+	DCP_RECORD_EXIT = 4, /* PERF_RECORD_EXIT (never from a collection) */
+	DCP_RECORD_FORK = 7, /* PERF_RECORD_FORK */
+	DCP_RECORD_MMAP2 = 10, /* PERF_RECORD_MMAP2 */
+};
+
+/* One record, decoded by dcp_collection_record_decode(). */
+struct dcp_collection_record {
+	size_t sz; /* sizeof(struct dcp_collection_record), set by the caller */
+	uint32_t type; /* enum dcp_record_type */
+	uint32_t size; /* bytes the record takes in the buffer */
+	bool injected; /* DCP_RECORD_MISC_INJECTED is set */
+	uint32_t pid, tid;
+	/* FORK and EXIT: the parent, and the time of the event (for injected
+	 * FORK records: the task's start time, CLOCK_MONOTONIC ns) */
+	uint32_t ppid, ptid;
+	uint64_t time;
+	/* COMM: the thread's name */
+	const char *comm;
+	/* MMAP2: the mapping, its protection (PROT_*) and flags (MAP_*) */
+	uint64_t addr, len, pgoff;
+	uint32_t prot, flags;
+	/* DCP_COOKIE_KIND_FILE, or ANON, VDSO, VSYSCALL for regions without a
+	 * file of their own */
+	enum dcp_cookie_kind kind;
+	const char *filename;
+	/* The file's identity: its build id, else device and inode */
+	uint8_t build_id[DCP_BUILD_ID_MAX];
+	uint8_t build_id_size;
+	uint32_t dev_major, dev_minor;
+	uint64_t ino, ino_generation;
+	/* MMAP2 decoded with a cookie table: the cookie of the mapped object
+	 * (0 otherwise) */
+	uint32_t cookie;
+};
+
+/*
+ * Decode the record at buf, one of those dcp_collection_read() wrote (the
+ * recorder decodes the kernel's records with the same code). size is the
+ * number of bytes readable at buf; the record's own size must not exceed
+ * it. Strings point into buf. With cookies not NULL, the object an MMAP2
+ * record maps is interned in that table (created on first sight, the
+ * path added to its paths) and its cookie stored in rec->cookie.
+ * Returns the record's size in bytes (> 0: where the next record starts),
+ * -EINVAL for a malformed record, -ENOTSUP for a record of another type.
+ */
+DCPROF_API int dcp_collection_record_decode(const void *buf, size_t size,
+					    struct dcp_cookie_table *cookies,
+					    struct dcp_collection_record *rec);
 
 #ifdef __cplusplus
 }

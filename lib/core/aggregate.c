@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The aggregate: interned process names and stacks, and the sample count
+ * of every (comm, pid, stack) row, each in one dense array in the order of
+ * first sight with a hash index beside it.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aggregate_internal.h"
+#include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
 
 /*
@@ -65,25 +72,9 @@ struct dcp_aggregate {
 /* Ids are handed out as uint32_t and stored in the index as id + 1. */
 #define MAX_ENTRIES (UINT32_MAX - 1u)
 
-static uint64_t fmix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t hash_string(const char *s, size_t *len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p)
-		h = (h ^ *p++) * 0x100000001b3ull;
-	*len = (size_t)(p - (const unsigned char *)s);
-	return fmix64(h);
+	return dcp_hash_fmix64(dcp_hash_fnv1a_str(s, len));
 }
 
 static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
@@ -98,14 +89,15 @@ static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
 		h *= 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 29;
 	}
-	return fmix64(h);
+	return dcp_hash_fmix64(h);
 }
 
 static uint32_t hash_row(const struct dcp_row_key *k)
 {
 	uint64_t h = (uint64_t)k->comm_id << 32 | k->pid;
 
-	h = fmix64(h ^ fmix64((uint64_t)k->stack_id + 0x9e3779b97f4a7c15ull));
+	h = dcp_hash_fmix64(h ^ dcp_hash_fmix64((uint64_t)k->stack_id +
+						0x9e3779b97f4a7c15ull));
 	return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -156,21 +148,19 @@ static int index_reserve(struct index *ix, size_t n,
 	return 0;
 }
 
+/* Room in *arr for entry n. */
 static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
 {
-	size_t new_cap;
 	void *p;
 
 	if (n < *cap)
 		return 0;
 	if (n >= MAX_ENTRIES)
 		return -EOVERFLOW;
-	new_cap = *cap ? *cap * 2 : 64;
-	p = realloc(*arr, new_cap * elem);
+	p = dcp_grow(*arr, cap, n + 1, elem);
 	if (!p)
 		return -ENOMEM;
 	*arr = p;
-	*cap = new_cap;
 	return 0;
 }
 

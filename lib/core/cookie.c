@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The cookie table: file identities and named regions to small integers,
+ * their paths, --only marks, dirty tracking for flushes and pinning fds.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,8 +12,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "api_internal.h"
 #include "buildid_internal.h"
 #include "cookie_internal.h"
+#include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
 
 /* Far above any real profile; guards against absurd numbers in a file. */
@@ -57,45 +64,26 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-static uint64_t finalize(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t hash_file_id(const struct dcp_file_id *id)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = DCP_FNV_OFFSET;
 
 	if (id->build_id_size)
-		return finalize(hash_bytes(h, id->build_id, id->build_id_size));
+		return dcp_hash_fmix64(
+			dcp_hash_fnv1a(h, id->build_id, id->build_id_size));
 	h = mix(h, id->dev_major);
 	h = mix(h, id->dev_minor);
 	h = mix(h, id->ino);
 	h = mix(h, id->ino_generation);
-	return finalize(h);
+	return dcp_hash_fmix64(h);
 }
 
 static uint64_t hash_key(const struct key *k)
 {
 	if (k->kind == DCP_COOKIE_KIND_FILE)
 		return hash_file_id(k->id);
-	return finalize(hash_bytes(mix(0, (uint64_t)k->kind) + 1, k->name,
-				   strlen(k->name)));
+	return dcp_hash_fmix64(dcp_hash_fnv1a(mix(0, (uint64_t)k->kind) + 1,
+					      k->name, strlen(k->name)));
 }
 
 static bool file_id_equal(const struct dcp_file_id *a,
@@ -234,13 +222,12 @@ static int dirty_push(struct dcp_cookie_table *t, uint32_t cookie)
 	if (c->dirty)
 		return 0;
 	if (t->nr_dirty == t->cap_dirty) {
-		size_t cap = t->cap_dirty ? t->cap_dirty * 2 : 64;
-		uint32_t *d = realloc(t->dirty, cap * sizeof(*d));
+		uint32_t *d = dcp_grow(t->dirty, &t->cap_dirty, t->nr_dirty + 1,
+				       sizeof(*d));
 
 		if (!d)
 			return dcp_error(ENOMEM, "out of memory");
 		t->dirty = d;
-		t->cap_dirty = cap;
 	}
 	t->dirty[t->nr_dirty++] = cookie;
 	c->dirty = true;
@@ -269,16 +256,11 @@ static int table_reserve(struct dcp_cookie_table *t, size_t n)
 	if (n > MAX_COOKIES)
 		return dcp_error(EINVAL, "cookie %zu out of range", n - 1);
 	if (n > t->cap) {
-		size_t cap = t->cap ? t->cap : 64;
-		struct cookie *c;
+		struct cookie *c = dcp_grow(t->c, &t->cap, n, sizeof(*c));
 
-		while (cap < n)
-			cap *= 2;
-		c = realloc(t->c, cap * sizeof(*c));
 		if (!c)
 			return dcp_error(ENOMEM, "out of memory");
 		t->c = c;
-		t->cap = cap;
 	}
 	for (i = t->n; i < n; i++) {
 		memset(&t->c[i], 0, sizeof(t->c[i]));
@@ -299,13 +281,13 @@ static int add_path(struct cookie *c, const char *path)
 		if (strcmp(c->paths[i], path) == 0)
 			return 0;
 	if (c->nr_paths == c->cap_paths) {
-		size_t cap = c->cap_paths ? c->cap_paths * 2 : 2;
-		char **p = realloc(c->paths, cap * sizeof(*p));
+		/* Most files are seen under one or two paths. */
+		char **p = dcp_grow_from(c->paths, &c->cap_paths,
+					 c->nr_paths + 1, sizeof(*p), 2);
 
 		if (!p)
 			return dcp_error(ENOMEM, "out of memory");
 		c->paths = p;
-		c->cap_paths = cap;
 	}
 	copy = strdup(path);
 	if (!copy)
@@ -340,7 +322,7 @@ bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
 	return false;
 }
 
-struct dcp_cookie_table *dcp_cookie_table_new(void)
+DCPROF_API struct dcp_cookie_table *dcp_cookie_table_new(void)
 {
 	struct dcp_cookie_table *t = calloc(1, sizeof(*t));
 
@@ -359,7 +341,7 @@ fail:
 	return dcp_error_null(ENOMEM, "out of memory");
 }
 
-void dcp_cookie_table_free(struct dcp_cookie_table *t)
+DCPROF_API void dcp_cookie_table_free(struct dcp_cookie_table *t)
 {
 	size_t i;
 
@@ -591,13 +573,13 @@ int dcp_cookie_table_mark_id(struct dcp_cookie_table *t,
 	if (!id->build_id_size && !id->ino)
 		return dcp_error(EINVAL, "a mark needs a build id or an inode");
 	if (t->nr_marks == t->cap_marks) {
-		size_t cap = t->cap_marks ? t->cap_marks * 2 : 4;
-		struct dcp_file_id *m = realloc(t->marks, cap * sizeof(*m));
+		struct dcp_file_id *m =
+			dcp_grow_from(t->marks, &t->cap_marks, t->nr_marks + 1,
+				      sizeof(*m), 4);
 
 		if (!m)
 			return dcp_error(ENOMEM, "out of memory");
 		t->marks = m;
-		t->cap_marks = cap;
 	}
 	t->marks[t->nr_marks++] = *id;
 	for (i = 0; i < t->n; i++) {
@@ -743,10 +725,13 @@ DCPROF_API size_t dcp_cookie_table_size(const struct dcp_cookie_table *t)
 
 DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 				       uint32_t cookie,
-				       struct dcp_cookie_info *info)
+				       struct dcp_cookie_info *out)
 {
 	const struct cookie *c = get(t, cookie);
+	struct dcp_cookie_info ci, *info = &ci;
 
+	if (!DCP_SZ_VALID(out))
+		return DCP_SZ_ERROR(dcp_cookie_info, out);
 	if (!c)
 		return dcp_error(ENOENT, "no cookie %" PRIu32, cookie);
 	memset(info, 0, sizeof(*info));
@@ -765,5 +750,6 @@ DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 	info->nr_paths = c->nr_paths;
 	info->marked = c->marked;
 	info->samples = c->samples;
+	dcp_sz_copy(out, info, sizeof(*info));
 	return 0;
 }

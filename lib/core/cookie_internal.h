@@ -20,9 +20,7 @@ struct dcp_file_id {
 	uint64_t ino, ino_generation;
 };
 
-/* A new table holds only cookie 0 (DCP_COOKIE_KIND_UNKNOWN, "[unknown]"). */
-struct dcp_cookie_table *dcp_cookie_table_new(void);
-void dcp_cookie_table_free(struct dcp_cookie_table *t);
+/* dcp_cookie_table_new() and _free() are public: dcprof/dcprof.h. */
 
 /*
  * The cookie of a file identity, created on first use. path (may be NULL)

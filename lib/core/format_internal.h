@@ -216,16 +216,19 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
 #define DCP_FMT_MAX_INLINE 1024u
 
 /*
- * STATS: u32 nr_fields, then nr_fields u64, the fields of struct
- * dcp_profile_stats in declaration order. Adding a field at the end of
- * that struct is compatible both ways; the assert makes whoever adds one
- * update docs/FORMAT.md.
+ * STATS: u32 nr_fields, then nr_fields u64, the counters of struct
+ * dcp_profile_stats in declaration order, from samples on (its sz is not
+ * stored). Adding a field at the end of that struct is compatible both
+ * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
 #define DCP_FMT_NR_STATS 22u
+#define DCP_FMT_STATS_FIRST(s) (&(s)->samples)
 
-_Static_assert(
-	sizeof(struct dcp_profile_stats) == DCP_FMT_NR_STATS * sizeof(uint64_t),
-	"dcp_profile_stats changed: update DCP_FMT_NR_STATS and FORMAT.md");
+_Static_assert(sizeof(struct dcp_profile_stats) -
+			       offsetof(struct dcp_profile_stats, samples) ==
+		       DCP_FMT_NR_STATS * sizeof(uint64_t),
+	       "dcp_profile_stats changed: update DCP_FMT_NR_STATS and "
+	       "FORMAT.md");
 
 /* Writers split record chunks at about this raw size; readers refuse raw
  * sizes above DCP_FMT_MAX_RAW so that a bad size cannot exhaust memory. */

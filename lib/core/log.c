@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+/* The library's log: a callback with levels, and the last error's message. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,13 +10,13 @@ static dcp_log_fn log_fn;
 static void *log_ctx;
 static _Thread_local char last_error[512] = "no error";
 
-void dcp_set_log(dcp_log_fn fn, void *ctx)
+DCPROF_API void dcp_set_log(dcp_log_fn fn, void *ctx)
 {
 	log_fn = fn;
 	log_ctx = ctx;
 }
 
-const char *dcp_last_error(void)
+DCPROF_API const char *dcp_last_error(void)
 {
 	return last_error;
 }
@@ -47,6 +48,8 @@ int dcp_error(int err, const char *fmt, ...)
 	va_end(ap);
 	if (err == 0)
 		err = EINVAL;
+	/* The public calls promise errno as well as the return value. */
+	errno = err < 0 ? -err : err;
 	return err < 0 ? err : -err;
 }
 

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The process table: address spaces rebuilt from sync records (fork, exec,
+ * mmap, munmap, exit) and the lookup of a sampled address in them.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "log_internal.h"
 #include "process_internal.h"
 
@@ -225,19 +230,13 @@ void dcp_process_exec(struct dcp_process *p)
 
 static int reserve_maps(struct dcp_process *p, size_t n)
 {
-	struct dcp_map *m;
-	size_t cap;
+	/* Small: a table may hold thousands of processes. */
+	struct dcp_map *m =
+		dcp_grow_from(p->maps, &p->cap_maps, n, sizeof(*m), 8);
 
-	if (n <= p->cap_maps)
-		return 0;
-	cap = p->cap_maps ? p->cap_maps * 2 : 8;
-	while (cap < n)
-		cap *= 2;
-	m = realloc(p->maps, cap * sizeof(*m));
 	if (!m)
 		return dcp_error(ENOMEM, "out of memory");
 	p->maps = m;
-	p->cap_maps = cap;
 	return 0;
 }
 

@@ -203,4 +203,3 @@ int dcp_record_decode(const struct perf_event_header *h, size_t avail,
 	return dcp_error(EINVAL, "malformed record of type %u and %u bytes",
 			 (unsigned)h->type, (unsigned)h->size);
 }
-

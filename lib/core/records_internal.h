@@ -167,5 +167,4 @@ int dcp_record_decode(const struct perf_event_header *h, size_t avail,
 /* The kind of region an MMAP2 filename names ("[vdso]", "//anon", ...). */
 enum dcp_cookie_kind dcp_record_region(const char *filename);
 
-
 #endif

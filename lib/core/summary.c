@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Building a profile's summary: rows summed over pids, each frame replaced
+ * by one representative address of its function (summary_internal.h).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -81,8 +85,8 @@ static void key_put_name(struct summarizer *s, const char *name)
  */
 static int function_key(struct summarizer *s, const struct dcp_frame *f)
 {
-	struct dcp_inline_frame inl;
-	struct dcp_symbol sym;
+	struct dcp_inline_frame inl = { .sz = sizeof(inl) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	s->key_len = 0;
 	key_put(s, "%" PRIu32 " %" PRIu32, f->cookie, f->flags);

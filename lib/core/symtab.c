@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The symbol table stored in a profile: names, demangled names, lines and
+ * inline chains by (cookie, offset), in insertion order with a hash index.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
 #include "symtab_internal.h"
 
@@ -35,14 +41,8 @@ struct dcp_symtab {
 
 static uint64_t hash_key(uint32_t cookie, uint64_t offset)
 {
-	uint64_t h = offset ^ ((uint64_t)cookie * 0x9e3779b97f4a7c15ull);
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
+	return dcp_hash_fmix64(offset ^
+			       ((uint64_t)cookie * 0x9e3779b97f4a7c15ull));
 }
 
 struct dcp_symtab *dcp_symtab_new(void)
@@ -138,16 +138,14 @@ static long find(const struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 static int reserve(struct dcp_symtab *s)
 {
 	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
 		struct sym_entry *e;
 
-		if (cap >= UINT32_MAX)
+		if (s->n >= UINT32_MAX / 2)
 			return -EOVERFLOW;
-		e = realloc(s->e, cap * sizeof(*e));
+		e = dcp_grow(s->e, &s->cap, s->n + 1, sizeof(*e));
 		if (!e)
 			return -ENOMEM;
 		s->e = e;
-		s->cap = cap;
 	}
 	if ((s->n + 1) * 2 > s->mask + 1) {
 		size_t nr = (s->mask + 1) * 2, i;

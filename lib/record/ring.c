@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The perf ring buffers: opening one sampling event per CPU (and the munmap
+ * tracepoint routed into its ring), mapping and draining the rings, and
+ * explaining what the kernel refused.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

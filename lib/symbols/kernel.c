@@ -11,50 +11,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buildid_internal.h"
+#include "grow.h"
+#include "kallsyms_internal.h"
 #include "log_internal.h"
 #include "symbolize_internal.h"
 
-#define NT_GNU_BUILD_ID_TYPE 3
-
-/*
- * Find the GNU build id in a buffer of raw ELF notes, the format the kernel
- * exports under /sys (12-byte header, name and descriptor padded to 4).
- */
-static int notes_find_build_id(const uint8_t *p, size_t len,
-			       uint8_t id[DCP_BUILD_ID_MAX])
-{
-	size_t pos = 0;
-
-	while (len - pos >= 12) {
-		uint32_t namesz, descsz, type;
-		size_t name_off, desc_off, next;
-
-		memcpy(&namesz, p + pos, 4);
-		memcpy(&descsz, p + pos + 4, 4);
-		memcpy(&type, p + pos + 8, 4);
-		name_off = pos + 12;
-		desc_off = name_off + ((namesz + 3u) & ~(size_t)3);
-		next = desc_off + ((descsz + 3u) & ~(size_t)3);
-		if (desc_off > len || next > len || next <= pos)
-			break;
-		if (type == NT_GNU_BUILD_ID_TYPE && namesz == 4 &&
-		    memcmp(p + name_off, "GNU", 4) == 0 && descsz > 0 &&
-		    descsz <= DCP_BUILD_ID_MAX) {
-			memcpy(id, p + desc_off, descsz);
-			return (int)descsz;
-		}
-		pos = next;
-	}
-	return 0;
-}
-
-/* The build id from a sysfs notes file; 0 when unreadable or absent. */
+/* The build id from a sysfs notes file (raw ELF notes); 0 when unreadable
+ * or absent. */
 static int read_notes_build_id(const char *path, uint8_t id[DCP_BUILD_ID_MAX])
 {
 	uint8_t buf[4096];
 	size_t len = 0;
 	ssize_t r;
-	int fd;
+	int fd, n;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -68,7 +38,8 @@ static int read_notes_build_id(const char *path, uint8_t id[DCP_BUILD_ID_MAX])
 		len += (size_t)r;
 	}
 	close(fd);
-	return notes_find_build_id(buf, len, id);
+	n = dcp_build_id_from_notes(buf, len, id);
+	return n > 0 ? n : 0;
 }
 
 /*
@@ -89,15 +60,11 @@ static int read_text_start(uint64_t *text)
 		return dcp_error(errno, "cannot open '/proc/kallsyms': %s",
 				 strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		char *p, *name;
-		uint64_t addr = strtoull(line, &p, 16);
+		struct dcp_kallsyms_line l;
 
-		if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
-			continue;
-		name = p + 3;
-		name[strcspn(name, "\t\n")] = '\0';
-		if (strcmp(name, "_text") == 0) {
-			*text = addr;
+		if (dcp_kallsyms_parse_line(line, &l) && l.name_len == 5 &&
+		    memcmp(l.name, "_text", 5) == 0) {
+			*text = l.addr;
 			break;
 		}
 	}
@@ -142,20 +109,14 @@ static int load_modules(struct dcp_kernel_layout *k,
 			hidden++;
 			continue;
 		}
-		if (k->nr_modules == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			void *p = realloc(k->modules, ncap * sizeof(*m));
-
-			if (!p) {
-				fclose(f);
-				return dcp_error(
-					ENOMEM,
-					"cannot load kernel modules: %s",
-					strerror(ENOMEM));
-			}
-			k->modules = p;
-			cap = ncap;
+		m = dcp_grow(k->modules, &cap, k->nr_modules + 1, sizeof(*m));
+		if (!m) {
+			fclose(f);
+			return dcp_error(ENOMEM,
+					 "cannot load kernel modules: %s",
+					 strerror(ENOMEM));
 		}
+		k->modules = m;
 		memset(&id, 0, sizeof(id));
 		snprintf(path, sizeof(path),
 			 "/sys/module/%s/notes/.note.gnu.build-id", name);

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * JIT perf maps (/tmp/perf-PID.map): opened safely for a privileged
+ * recorder, parsed into a sorted table, and searched by address.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -8,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "log_internal.h"
 #include "perfmap_internal.h"
 
@@ -100,15 +105,10 @@ struct dcp_perfmap *dcp_perfmap_parse(const char *text, size_t len)
 			p = eol + 1;
 			continue;
 		}
-		if (m->n == cap) {
-			size_t c = cap ? 2 * cap : 256;
-			void *np = realloc(m->e, c * sizeof(*m->e));
-
-			if (!np)
-				goto nomem;
-			m->e = np;
-			cap = c;
-		}
+		e = dcp_grow_from(m->e, &cap, m->n + 1, sizeof(*m->e), 256);
+		if (!e)
+			goto nomem;
+		m->e = e;
 		e = &m->e[m->n];
 		e->start = start;
 		e->size = size;
@@ -161,7 +161,7 @@ struct dcp_perfmap *dcp_perfmap_read_fd(int fd)
 
 			if (cap >= PERFMAP_MAX_BYTES)
 				break;
-			nb = realloc(buf, cap * 2);
+			nb = dcp_grow(buf, &cap, len + 1, 1);
 			if (!nb) {
 				free(buf);
 				return dcp_error_null(
@@ -169,7 +169,6 @@ struct dcp_perfmap *dcp_perfmap_read_fd(int fd)
 					strerror(ENOMEM));
 			}
 			buf = nb;
-			cap *= 2;
 		}
 		r = pread(fd, buf + len, cap - len, (off_t)len);
 		if (r < 0) {

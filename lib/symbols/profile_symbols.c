@@ -10,44 +10,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "sort.h"
+#include "api_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
+#include "resolve_internal.h"
 #include "symbolize_internal.h"
 
 DCPROF_API struct dcp_profile *dcp_profile_open(const char *path)
 {
-	return dcp_profile_open_opts(path, NULL);
+	return dcp_profile_open_file(path, NULL);
 }
 
 DCPROF_API struct dcp_profile *
-dcp_profile_open_opts(const char *path, const struct dcp_profile_open_opts *o)
+dcp_profile_open_file(const char *path, const struct dcp_profile_open_opts *o)
 {
-	bool want_summary =
-		o && o->sz > offsetof(struct dcp_profile_open_opts, summary) &&
-		o->summary;
+	bool want_summary = DCP_OPTS_GET(o, summary, false);
 
+	if (!DCP_OPTS_VALID(o)) {
+		DCP_OPTS_ERROR(dcp_profile_open_opts);
+		return NULL;
+	}
 	return dcp_profile_read(path, want_summary, dcp_demangle);
 }
 
 DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
 				       uint32_t cookie, const char **path)
 {
-	struct dcp_cookie_info ci;
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 
 	if (dcp_cookie_table_lookup(p->cookies, cookie, &ci) < 0)
 		return dcp_error(ENOENT, "no cookie %" PRIu32 " in the profile",
 				 cookie);
 	if (ci.kind != DCP_COOKIE_KIND_FILE)
 		return dcp_error(ENOENT, "'%s' is not a file", ci.name);
-	return dcp_symbolizer_open_object(&ci, path);
+	return dcp_api_ret(dcp_symbolizer_open_object(&ci, path));
 }
-
-struct offsets {
-	uint64_t *v;
-	size_t n, cap;
-};
 
 /* libdwfl's debuginfo_path: the given directories before the default. */
 static int debuginfo_path(const struct dcp_resymbolize_opts *o, char **out)
@@ -106,7 +103,7 @@ out:
 static uint64_t count_resolved(const struct dcp_symtab *t)
 {
 	size_t n = dcp_symtab_count(t);
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	uint64_t resolved = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -144,7 +141,7 @@ static bool recorded_on(const struct dcp_profile *p,
 			const struct dcp_cookie_info *id)
 {
 	size_t n = dcp_cookie_table_size(p->cookies);
-	struct dcp_cookie_info ci;
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 
 	for (size_t i = 0; i < n; i++)
 		if (!dcp_cookie_table_lookup(p->cookies, (uint32_t)i, &ci) &&
@@ -156,119 +153,89 @@ static bool recorded_on(const struct dcp_profile *p,
 	return false;
 }
 
+struct resymbolize {
+	struct dcp_profile *p;
+	const struct dcp_symtab *fresh;
+	struct dcp_resymbolize_stats *st;
+};
+
+/* A name found again replaces the stored one; a name lost is kept. */
+static int merge_object(void *ctx, const struct dcp_cookie_info *ci,
+			const uint64_t *offsets, size_t n, int resolved)
+{
+	struct resymbolize *x = ctx;
+	uint32_t id = ci->cookie;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	int ret;
+
+	x->st->objects++;
+	if (resolved < 0) {
+		if (resolved == -ENOMEM)
+			return resolved;
+		if (resolved == -ESTALE)
+			x->st->objects_mismatched++;
+		else
+			x->st->objects_missing++;
+		dcp_log(DCP_LOG_WARN, "cannot resymbolize '%s': %s", ci->name,
+			dcp_last_error());
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (dcp_symtab_lookup(x->fresh, id, offsets[i], &sym) ||
+		    !sym.name)
+			continue;
+		ret = dcp_symtab_copy(x->p->symbols, x->fresh, id, offsets[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 				       const struct dcp_resymbolize_opts *opts,
 				       struct dcp_resymbolize_stats *stats)
 {
-	size_t nr_cookies = dcp_cookie_table_size(p->cookies);
 	struct dcp_resymbolize_stats st = { 0 };
-	struct dcp_symbolizer *s = NULL;
 	struct dcp_symtab *fresh = NULL;
 	struct dcp_cookie_table *kernel_cookies = NULL;
 	struct dcp_kernel_layout kernel;
-	struct dcp_cookie_info kernel_id;
-	bool kernel_ok = false, same_kernel;
-	struct offsets *per;
+	struct dcp_cookie_info kernel_id = { .sz = sizeof(kernel_id) };
+	struct resymbolize x = { .p = p, .st = &st };
+	struct dcp_resolve_opts ro = { .done = merge_object, .ctx = &x };
+	bool kernel_ok = false;
 	char *path = NULL;
 	int ret;
 
+	if (!DCP_OPTS_VALID(opts))
+		return DCP_OPTS_ERROR(dcp_resymbolize_opts);
+	if (stats && !DCP_SZ_VALID(stats))
+		return DCP_SZ_ERROR(dcp_resymbolize_stats, stats);
 	/* Its addresses stand for functions: naming them again could split
 	 * or merge what the summary merged. */
 	if (p->summary)
 		return dcp_error(EINVAL, "cannot resymbolize the summary of a "
 					 "profile; open it whole");
-	per = calloc(nr_cookies + 1, sizeof(*per));
-	if (!per)
-		return dcp_error(ENOMEM, "out of memory");
 	ret = debuginfo_path(opts, &path);
 	if (ret < 0)
 		goto out;
-	for (size_t id = 0; id < dcp_aggregate_nr_stacks(p->agg); id++) {
-		uint32_t n;
-		const struct dcp_frame *f =
-			dcp_aggregate_stack(p->agg, (uint32_t)id, &n);
-
-		for (uint32_t i = 0; i < n; i++) {
-			struct offsets *o = &per[f[i].cookie];
-			uint64_t *v;
-
-			if (f[i].cookie >= nr_cookies)
-				continue;
-			v = dcp_grow(o->v, &o->cap, o->n + 1, sizeof(*v));
-			if (!v) {
-				ret = dcp_error(ENOMEM, "out of memory");
-				goto out;
-			}
-			o->v = v;
-			o->v[o->n++] = f[i].offset;
-		}
-	}
 	st.resolved_before = count_resolved(p->symbols);
 	kernel_ok = running_kernel(&kernel, &kernel_cookies, &kernel_id);
-	same_kernel = kernel_ok && recorded_on(p, &kernel_id);
-	s = dcp_symbolizer_new(kernel_ok ? &kernel : NULL);
+	/* The kernel image, its modules and its vdso only when it is the
+	 * running kernel: its symbols are offsets from _text, the same at
+	 * every boot; modules are matched by name and build id; the vdso is
+	 * the one this process has. */
+	ro.kernel = kernel_ok ? &kernel : NULL;
+	ro.kernel_objects = kernel_ok && recorded_on(p, &kernel_id);
+	ro.debuginfo_path = path;
 	fresh = dcp_symtab_new();
-	if (!s || !fresh) {
+	if (!fresh) {
 		ret = -errno;
 		goto out;
 	}
-	ret = dcp_symbolizer_set_debuginfo_path(s, path);
+	x.fresh = fresh;
+	ret = dcp_resolve_sampled(p->cookies, p->agg, fresh, &ro);
 	if (ret < 0)
 		goto out;
-	for (size_t id = 0; id < nr_cookies; id++) {
-		struct offsets *o = &per[id];
-		struct dcp_cookie_info ci;
-		struct dcp_symbol sym;
-		size_t unique = 0;
-		int r;
-
-		if (!o->n ||
-		    dcp_cookie_table_lookup(p->cookies, (uint32_t)id, &ci) < 0)
-			continue;
-		/* The kernel image, its modules and its vdso only when it is
-		 * the running kernel: its symbols are offsets from _text,
-		 * the same at every boot; modules are matched by name and
-		 * build id; the vdso is the one this process has. */
-		if ((ci.kind == DCP_COOKIE_KIND_KERNEL ||
-		     ci.kind == DCP_COOKIE_KIND_MODULE ||
-		     ci.kind == DCP_COOKIE_KIND_VDSO) &&
-		    !same_kernel)
-			continue;
-		if (ci.kind != DCP_COOKIE_KIND_FILE &&
-		    ci.kind != DCP_COOKIE_KIND_KERNEL &&
-		    ci.kind != DCP_COOKIE_KIND_MODULE &&
-		    ci.kind != DCP_COOKIE_KIND_VDSO)
-			continue;
-		qsort(o->v, o->n, sizeof(*o->v), dcp_cmp_u64);
-		for (size_t i = 0; i < o->n; i++)
-			if (!unique || o->v[i] != o->v[unique - 1])
-				o->v[unique++] = o->v[i];
-		st.objects++;
-		r = dcp_symbolizer_resolve(s, &ci, -1, o->v, unique, fresh);
-		if (r < 0) {
-			if (r == -ENOMEM) {
-				ret = r;
-				goto out;
-			}
-			if (r == -ESTALE)
-				st.objects_mismatched++;
-			else
-				st.objects_missing++;
-			dcp_log(DCP_LOG_WARN, "cannot resymbolize '%s': %s",
-				ci.name, dcp_last_error());
-			continue;
-		}
-		for (size_t i = 0; i < unique; i++) {
-			if (dcp_symtab_lookup(fresh, (uint32_t)id, o->v[i],
-					      &sym) < 0 ||
-			    !sym.name)
-				continue;
-			ret = dcp_symtab_copy(p->symbols, fresh, (uint32_t)id,
-					      o->v[i]);
-			if (ret < 0)
-				goto out;
-		}
-	}
 	st.resolved_after = count_resolved(p->symbols);
 	if (st.resolved_after > st.resolved_before) {
 		uint64_t d = st.resolved_after - st.resolved_before;
@@ -280,17 +247,12 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	}
 	ret = 0;
 out:
-	for (size_t id = 0; id < nr_cookies; id++)
-		free(per[id].v);
-	free(per);
 	free(path);
-	dcp_symbolizer_free(s);
 	dcp_symtab_free(fresh);
 	if (kernel_ok)
 		dcp_kernel_layout_free(&kernel);
 	dcp_cookie_table_free(kernel_cookies);
 	if (stats)
-		*stats = st;
-	return ret;
+		dcp_sz_copy(stats, &st, sizeof(st));
+	return dcp_api_ret(ret);
 }
-

@@ -28,11 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "dcprof/dcprof.h"
+#include "elf_segments_internal.h"
+#include "grow.h"
 #include "log_internal.h"
 #include "unwind_internal.h"
 
@@ -83,15 +84,11 @@ uint32_t dcp_unwind_regs_to_dwarf(const uint64_t *regs, uint32_t nr_regs,
 
 /* ---- the unwinder ----------------------------------------------------------- */
 
-struct segment {
-	uint64_t offset, vaddr, filesz;
-};
-
 /* The PT_LOAD segments of a cookie's file, read once. */
 struct layout {
 	uint8_t state; /* 0: not read, 1: read, 2: not an ELF we can use */
-	uint32_t nr;
-	struct segment *segs;
+	size_t nr;
+	struct dcp_elf_segment *segs;
 };
 
 struct uproc {
@@ -235,30 +232,14 @@ uint64_t dcp_unwinder_builds(const struct dcp_unwinder *u)
 static int vdso_fd(struct dcp_unwinder *u)
 {
 	const unsigned char *img;
-	const Elf64_Ehdr *eh;
 	size_t size;
 	int fd;
 
 	if (u->vdso_tried)
 		return u->vdso_fd;
 	u->vdso_tried = true;
-	img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
-	if (!img)
+	if (dcp_vdso_image(&img, &size) < 0)
 		return -1;
-	eh = (const Elf64_Ehdr *)img;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return -1;
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	for (size_t i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph =
-			(const Elf64_Phdr *)(img + eh->e_phoff +
-					     i * eh->e_phentsize);
-		size_t e = ph->p_offset + ph->p_filesz;
-
-		if (ph->p_type == PT_LOAD && e > size)
-			size = e;
-	}
 	fd = memfd_create("dcprof-vdso", MFD_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -273,22 +254,18 @@ static int vdso_fd(struct dcp_unwinder *u)
 static struct layout *layout_of(struct dcp_unwinder *u, uint32_t cookie, int fd)
 {
 	struct layout *l;
-	size_t nphdr = 0;
 	Elf *elf;
 
 	if (cookie >= u->nr_layouts) {
-		size_t n = u->nr_layouts ? u->nr_layouts : 64;
-		struct layout *grown;
+		size_t old = u->nr_layouts;
+		struct layout *grown =
+			dcp_grow(u->layouts, &u->nr_layouts, (size_t)cookie + 1,
+				 sizeof(*grown));
 
-		while (n <= cookie)
-			n *= 2;
-		grown = realloc(u->layouts, n * sizeof(*grown));
 		if (!grown)
 			return NULL;
-		memset(grown + u->nr_layouts, 0,
-		       (n - u->nr_layouts) * sizeof(*grown));
+		memset(grown + old, 0, (u->nr_layouts - old) * sizeof(*grown));
 		u->layouts = grown;
-		u->nr_layouts = n;
 	}
 	l = &u->layouts[cookie];
 	if (l->state)
@@ -297,22 +274,9 @@ static struct layout *layout_of(struct dcp_unwinder *u, uint32_t cookie, int fd)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return NULL;
-	if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &nphdr) == 0 &&
-	    nphdr) {
-		l->segs = calloc(nphdr, sizeof(*l->segs));
-		for (size_t i = 0; l->segs && i < nphdr; i++) {
-			GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
-
-			if (ph && ph->p_type == PT_LOAD && ph->p_filesz) {
-				l->segs[l->nr].offset = ph->p_offset;
-				l->segs[l->nr].vaddr = ph->p_vaddr;
-				l->segs[l->nr].filesz = ph->p_filesz;
-				l->nr++;
-			}
-		}
-		if (l->nr)
-			l->state = 1;
-	}
+	if (elf_kind(elf) == ELF_K_ELF &&
+	    dcp_elf_load_segments(elf, &l->segs, &l->nr) == 0 && l->nr)
+		l->state = 1;
 	elf_end(elf);
 	return l->state == 1 ? l : NULL;
 }
@@ -323,8 +287,8 @@ static bool map_bias(const struct layout *l, const struct dcp_map *map,
 {
 	long page = sysconf(_SC_PAGESIZE);
 
-	for (uint32_t i = 0; i < l->nr; i++) {
-		const struct segment *s = &l->segs[i];
+	for (size_t i = 0; i < l->nr; i++) {
+		const struct dcp_elf_segment *s = &l->segs[i];
 		uint64_t first = s->offset & ~(uint64_t)(page - 1);
 
 		if (map->pgoff >= first && map->pgoff < s->offset + s->filesz) {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "profile_view.h"
+#include "read_opts.h"
 
 /* One function of one object that matched the name. */
 struct target {
@@ -178,8 +178,8 @@ static int find_targets(const struct profile_view *v, const char *name,
 	size_t n = 0;
 
 	for (size_t i = 0; i < dcp_profile_nr_rows(v->profile); i++) {
-		struct dcp_sample_row row;
-		struct dcp_symbol sym;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
 		const struct dcp_frame *f;
 		struct target *t = NULL;
 
@@ -397,7 +397,7 @@ static const char *heat_colour(double pct)
 static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 			const struct target *t, bool first, bool colour)
 {
-	struct dcp_cookie_info ci;
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	char bid[2 * DCP_BUILD_ID_MAX + 1] = "";
 	const char *path = NULL;
 	Dwfl_Callbacks cb;
@@ -587,7 +587,7 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	if (ret)
 		return ret;
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, a->input, false);
+	ret = cmd_open_profile(&v, a->input, false);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
@@ -625,14 +625,15 @@ out:
 int cmd_annotate(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
+		READ_OPTS_LONGOPTS,
 		{ "no-demangle", no_argument, NULL, 'N' },
 		{ "debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct annotate_args a = { .input = "dcprof.data" };
+	struct read_opts ro =
+		READ_OPTS_INIT("annotate", read_formats_text_json);
+	struct annotate_args a = { 0 };
 	bool no_demangle = false;
 	int c, ret = 0;
 
@@ -645,16 +646,8 @@ int cmd_annotate(int argc, char **argv)
 	       (c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			a.input = optarg;
-			break;
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				a.json = true;
-			else if (strcmp(optarg, "text"))
-				ret = cmd_usage_error(
-					"annotate",
-					"unknown format '%s' (text, json)",
-					optarg);
+			ret = read_opts_parse(&ro, c, optarg);
 			break;
 		case 'N':
 			no_demangle = true;
@@ -678,6 +671,9 @@ int cmd_annotate(int argc, char **argv)
 	}
 	if (ret)
 		goto out;
+	a.input = read_opts_input(&ro);
+	/* JSON once asked for: a later "--format text" does not undo it */
+	a.json = ro.formats_given & (1u << READ_FORMAT_JSON);
 	if (optind >= argc) {
 		ret = cmd_usage_error("annotate", "which symbol? (SYMBOL)");
 		goto out;

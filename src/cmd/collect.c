@@ -12,8 +12,6 @@
 #include <sys/mman.h>
 
 #include "cmd.h"
-#include "collect_internal.h"
-#include "cookie_internal.h"
 
 struct collect_args {
 	enum dcp_collection_kind kind;
@@ -86,39 +84,39 @@ static void print_time(FILE *out, uint64_t ns)
 		ns % 1000000000u);
 }
 
-static void print_text(const struct dcp_record_view *v, int64_t cookie)
+static void print_text(const struct dcp_collection_record *v, int64_t cookie)
 {
 	char prot[5], hex[2 * DCP_BUILD_ID_MAX + 1];
 
 	switch (v->type) {
-	case PERF_RECORD_FORK:
+	case DCP_RECORD_FORK:
 		printf("fork  pid %" PRIu32 " tid %" PRIu32 " ppid %" PRIu32
 		       " ptid %" PRIu32 " start ",
 		       v->pid, v->tid, v->ppid, v->ptid);
 		print_time(stdout, v->time);
 		putchar('\n');
 		break;
-	case PERF_RECORD_COMM:
+	case DCP_RECORD_COMM:
 		printf("comm  pid %" PRIu32 " tid %" PRIu32 " comm ", v->pid,
 		       v->tid);
 		text_print_safe(stdout, v->comm, 0);
 		putchar('\n');
 		break;
-	case PERF_RECORD_MMAP2:
+	case DCP_RECORD_MMAP2:
 		prot_string(v->prot, v->flags, prot);
 		printf("mmap2 pid %" PRIu32 " tid %" PRIu32 " %016" PRIx64
 		       "-%016" PRIx64 " pgoff %08" PRIx64 " %s cookie %" PRId64,
 		       v->pid, v->tid, v->addr, v->addr + v->len, v->pgoff,
 		       prot, cookie);
-		if (v->id.build_id_size)
+		if (v->build_id_size)
 			printf(" build-id %s",
-			       dcp_build_id_hex(v->id.build_id,
-						v->id.build_id_size, hex));
-		else if (v->region == DCP_COOKIE_KIND_FILE)
+			       dcp_build_id_hex(v->build_id, v->build_id_size,
+						hex));
+		else if (v->kind == DCP_COOKIE_KIND_FILE)
 			printf(" dev %02" PRIx32 ":%02" PRIx32 " ino %" PRIu64
 			       " gen %" PRIu64,
-			       v->id.dev_major, v->id.dev_minor, v->id.ino,
-			       v->id.ino_generation);
+			       v->dev_major, v->dev_minor, v->ino,
+			       v->ino_generation);
 		fputs(" path ", stdout);
 		text_print_safe(stdout, v->filename, 0);
 		putchar('\n');
@@ -126,26 +124,26 @@ static void print_text(const struct dcp_record_view *v, int64_t cookie)
 	}
 }
 
-static void print_json(const struct dcp_record_view *v, int64_t cookie,
+static void print_json(const struct dcp_collection_record *v, int64_t cookie,
 		       bool first)
 {
 	char prot[5], hex[2 * DCP_BUILD_ID_MAX + 1];
 
 	fputs(first ? "\n    " : ",\n    ", stdout);
 	switch (v->type) {
-	case PERF_RECORD_FORK:
+	case DCP_RECORD_FORK:
 		printf("{\"type\": \"fork\", \"pid\": %" PRIu32
 		       ", \"tid\": %" PRIu32 ", \"ppid\": %" PRIu32
 		       ", \"ptid\": %" PRIu32 ", \"start_ns\": %" PRIu64,
 		       v->pid, v->tid, v->ppid, v->ptid, v->time);
 		break;
-	case PERF_RECORD_COMM:
+	case DCP_RECORD_COMM:
 		printf("{\"type\": \"comm\", \"pid\": %" PRIu32
 		       ", \"tid\": %" PRIu32 ", \"comm\": ",
 		       v->pid, v->tid);
 		json_print_string(stdout, v->comm);
 		break;
-	case PERF_RECORD_MMAP2:
+	case DCP_RECORD_MMAP2:
 		prot_string(v->prot, v->flags, prot);
 		/* addresses as strings: they do not fit a JSON double */
 		printf("{\"type\": \"mmap2\", \"pid\": %" PRIu32
@@ -154,18 +152,18 @@ static void print_json(const struct dcp_record_view *v, int64_t cookie,
 		       "\", \"prot\": \"%s\", \"cookie\": %" PRId64,
 		       v->pid, v->tid, v->addr, v->addr + v->len, v->pgoff,
 		       prot, cookie);
-		if (v->id.build_id_size)
+		if (v->build_id_size)
 			printf(", \"build_id\": \"%s\"",
-			       dcp_build_id_hex(v->id.build_id,
-						v->id.build_id_size, hex));
+			       dcp_build_id_hex(v->build_id, v->build_id_size,
+						hex));
 		else
 			printf(", \"build_id\": null");
-		if (v->region == DCP_COOKIE_KIND_FILE && !v->id.build_id_size)
+		if (v->kind == DCP_COOKIE_KIND_FILE && !v->build_id_size)
 			printf(", \"dev\": \"%02" PRIx32 ":%02" PRIx32
 			       "\", \"ino\": %" PRIu64
 			       ", \"ino_generation\": %" PRIu64,
-			       v->id.dev_major, v->id.dev_minor, v->id.ino,
-			       v->id.ino_generation);
+			       v->dev_major, v->dev_minor, v->ino,
+			       v->ino_generation);
 		fputs(", \"path\": ", stdout);
 		json_print_string(stdout, v->filename);
 		break;
@@ -181,25 +179,22 @@ static int print_records(const char *buf, size_t len,
 	size_t pos = 0;
 
 	while (pos < len) {
-		const struct perf_event_header *h = (const void *)(buf + pos);
-		struct dcp_record_view v;
+		struct dcp_collection_record v = { .sz = sizeof(v) };
 		int64_t cookie = 0;
 		int ret;
 
-		ret = dcp_record_decode(h, len - pos, &v);
+		ret = dcp_collection_record_decode(buf + pos, len - pos,
+						   cookies, &v);
 		if (ret < 0)
 			return cmd_error("%s", dcp_last_error());
-		if (v.type == PERF_RECORD_MMAP2) {
-			cookie = dcp_record_intern(cookies, &v);
-			if (cookie < 0)
-				return cmd_error("%s", dcp_last_error());
-		}
+		if (v.type == DCP_RECORD_MMAP2)
+			cookie = v.cookie;
 		if (json)
 			print_json(&v, cookie, *first);
 		else
 			print_text(&v, cookie);
 		*first = false;
-		pos += h->size;
+		pos += (size_t)ret;
 	}
 	return 0;
 }
@@ -248,7 +243,7 @@ static int run(const struct collect_args *a)
 		if (ret)
 			goto out;
 	}
-	st = dcp_collection_stats(c);
+	st = dcp_collection_get_stats(c);
 	if (a->json) {
 		printf("\n  ],\n  \"summary\": {\"records\": %" PRIu64
 		       ", \"bytes\": %" PRIu64 ", \"reads\": %" PRIu64

@@ -2,10 +2,9 @@
 /* dcprof cookies: the cookie table of a recording. */
 #include <getopt.h>
 #include <inttypes.h>
-#include <string.h>
 
 #include "cmd.h"
-#include "profile_view.h"
+#include "read_opts.h"
 
 static const char *kind_name(enum dcp_cookie_kind kind)
 {
@@ -53,14 +52,13 @@ static void print_identity(const struct dcp_cookie_info *info, bool json)
 int cmd_cookies(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
+		READ_OPTS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *input = "dcprof.data";
+	struct read_opts ro = READ_OPTS_INIT("cookies", read_formats_text_json);
 	struct profile_view v;
-	bool json = false;
+	bool json;
 	size_t n;
 	int c, ret;
 
@@ -68,16 +66,10 @@ int cmd_cookies(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			input = optarg;
-			break;
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return cmd_usage_error(
-					"cookies",
-					"unknown format '%s' (text, json)",
-					optarg);
+			ret = read_opts_parse(&ro, c, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'h':
 			cmd_usage(cmd_find("cookies"), stdout);
@@ -90,8 +82,10 @@ int cmd_cookies(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("cookies", "unexpected argument '%s'",
 				       argv[optind]);
+	/* JSON once asked for: a later "--format text" does not undo it */
+	json = ro.formats_given & (1u << READ_FORMAT_JSON);
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, input, false);
+	ret = cmd_open_profile(&v, read_opts_input(&ro), false);
 	if (ret)
 		return ret;
 
@@ -102,7 +96,7 @@ int cmd_cookies(int argc, char **argv)
 		printf("%6s %-8s %-40s %10s  %s\n", "cookie", "kind",
 		       "build id / identity", "samples", "path(s)");
 	for (size_t i = 0, shown = 0; i < n; i++) {
-		struct dcp_cookie_info info;
+		struct dcp_cookie_info info = { .sz = sizeof(info) };
 
 		if (dcp_cookie_table_lookup(v.cookies, (uint32_t)i, &info))
 			continue;

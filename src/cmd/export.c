@@ -3,64 +3,56 @@
  * dcprof export: a recording in the formats other tools read (pprof,
  * folded stacks). The output appears whole or not at all.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include "cmd.h"
+#include "export.h"
 #include "output.h"
-#include "profile_view.h"
-#include "../export/export.h"
+#include "read_opts.h"
 
-enum export_format { FORMAT_NONE, FORMAT_PPROF, FORMAT_FOLDED };
+enum export_format { FORMAT_PPROF, FORMAT_FOLDED };
 
-static int run_export(const struct profile_view *v, enum export_format fmt,
-		      FILE *out, bool with_comm)
+static const char *const formats[] = { "pprof", "folded", NULL };
+
+/* The export into out: 0, else the exit status of the error printed. */
+static int run_export(const struct profile_view *v, int fmt, FILE *out,
+		      bool with_comm)
 {
+	struct export_error err;
+	int ret;
+
 	if (fmt == FORMAT_PPROF)
-		return export_pprof(v, out);
-	return export_folded(v, out, with_comm);
+		ret = export_pprof(v, out, &err);
+	else
+		ret = export_folded(v, out, with_comm, &err);
+	return ret < 0 ? cmd_error("%s", err.msg) : 0;
 }
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "input", required_argument, NULL, 'i' },
+		READ_OPTS_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-comm", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	enum export_format fmt = FORMAT_NONE;
-	const char *input = "dcprof.data", *output = NULL;
+	struct read_opts ro = READ_OPTS_INIT("export", formats);
+	const char *output = NULL;
 	bool no_comm = false;
 	struct profile_view v;
 	struct cmd_output o;
-	int c, ret;
+	int c, ret = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "i:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "pprof"))
-				fmt = FORMAT_PPROF;
-			else if (!strcmp(optarg, "folded"))
-				fmt = FORMAT_FOLDED;
-			else
-				return cmd_usage_error(
-					"export",
-					"unknown format '%s' (pprof, folded)",
-					optarg);
-			break;
 		case 'i':
-			input = optarg;
+			ret = read_opts_parse(&ro, c, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'o':
 			output = optarg;
@@ -86,22 +78,23 @@ int cmd_export(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("export", "unexpected argument '%s'",
 				       argv[optind]);
-	if (fmt == FORMAT_NONE)
+	if (ro.format < 0)
 		return cmd_usage_error("export",
 				       "--format is needed (pprof, folded)");
-	if (no_comm && fmt != FORMAT_FOLDED)
+	if (no_comm && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export", "--no-comm applies to --format folded only");
 	if (!output)
-		output = fmt == FORMAT_PPROF ? "dcprof.pb.gz" : "-";
+		output = ro.format == FORMAT_PPROF ? "dcprof.pb.gz" : "-";
 
 	cmd_setup_log(0);
-	ret = profile_view_open(&v, input, false);
+	ret = cmd_open_profile(&v, read_opts_input(&ro), false);
 	if (ret)
 		return ret;
 	ret = cmd_output_open(&o, output);
 	if (!ret)
-		ret = cmd_output_close(&o, run_export(&v, fmt, o.f, !no_comm));
+		ret = cmd_output_close(
+			&o, run_export(&v, ro.format, o.f, !no_comm));
 	profile_view_close(&v);
 	return ret;
 }

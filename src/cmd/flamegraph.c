@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: MIT
 /* dcprof flamegraph: a recording as an HTML or SVG flame graph, or a diff. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
+#include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "../export/flamegraph.h"
 #include "cmd.h"
+#include "flamegraph.h"
 #include "output.h"
-#include "profile_view.h"
+#include "read_opts.h"
+
+enum { FORMAT_HTML, FORMAT_SVG };
+
+static const char *const formats[] = { "html", "svg", NULL };
 
 #define NOTE_MAX 512
 
 static void note_profile(char *buf, const char *label,
 			 const struct profile_view *v, uint64_t samples)
 {
-	const struct dcp_profile_meta *m = dcp_profile_meta(v->profile);
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	char when[32] = "?";
 	time_t t = (time_t)(m->start_realtime_ns / 1000000000ull);
 	struct tm tm;
@@ -42,7 +40,7 @@ static uint64_t profile_samples(const struct profile_view *v)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < dcp_profile_nr_rows(v->profile); i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (!dcp_profile_row(v->profile, i, &row) && row.nr_frames)
 			n += row.count;
@@ -53,22 +51,22 @@ static uint64_t profile_samples(const struct profile_view *v)
 int cmd_flamegraph(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		READ_OPTS_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *input = NULL, *output = NULL, *before = NULL, *after = NULL;
+	struct read_opts ro = READ_OPTS_INIT("flamegraph", formats);
+	const char *output = NULL, *before = NULL, *after = NULL;
 	struct profile_view views[2];
 	size_t nr_views = 0;
 	char notes[2][NOTE_MAX];
 	const char *note_ptrs[2] = { notes[0], notes[1] };
 	struct fg_output_opts fo = { 0 };
 	struct fg_tree *tree = NULL;
+	struct export_error err;
 	struct cmd_output out;
-	bool svg = false;
 	int c, ret = 0;
 
 	opterr = 0;
@@ -76,21 +74,13 @@ int cmd_flamegraph(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:i:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			input = optarg;
+		case 'f':
+			ret = read_opts_parse(&ro, c, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'o':
 			output = optarg;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "svg"))
-				svg = true;
-			else if (!strcmp(optarg, "html"))
-				svg = false;
-			else
-				return cmd_usage_error(
-					"flamegraph",
-					"unknown format '%s' (html, svg)",
-					optarg);
 			break;
 		case 'd':
 			if (optind >= argc)
@@ -116,25 +106,24 @@ int cmd_flamegraph(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("flamegraph", "unexpected argument '%s'",
 				       argv[optind]);
-	if (before && input)
+	if (before && ro.input)
 		return cmd_usage_error(
 			"flamegraph",
 			"--diff takes its two profiles instead of -i");
+	fo.svg = ro.format == FORMAT_SVG;
 	if (!output)
-		output = svg ? "flamegraph.svg" : "flamegraph.html";
+		output = fo.svg ? "flamegraph.svg" : "flamegraph.html";
 	cmd_setup_log(0);
 
 	if (before) {
-		ret = profile_view_open(&views[nr_views], before, true);
+		ret = cmd_open_profile(&views[nr_views], before, true);
 		if (!ret)
 			nr_views++;
 	}
 	if (!ret) {
-		ret = profile_view_open(&views[nr_views],
-					before ? after :
-					input  ? input :
-						 "dcprof.data",
-					true);
+		ret = cmd_open_profile(&views[nr_views],
+				       before ? after : read_opts_input(&ro),
+				       true);
 		if (!ret)
 			nr_views++;
 	}
@@ -143,10 +132,12 @@ int cmd_flamegraph(int argc, char **argv)
 		if (!tree)
 			ret = cmd_error("out of memory");
 	}
-	if (!ret && before && fg_tree_add_profile(tree, &views[0], FG_BEFORE))
-		ret = cmd_error("out of memory");
-	if (!ret && fg_tree_add_profile(tree, &views[nr_views - 1], FG_AFTER))
-		ret = cmd_error("out of memory");
+	if (!ret && before &&
+	    fg_tree_add_profile(tree, &views[0], FG_BEFORE, &err) < 0)
+		ret = cmd_error("%s", err.msg);
+	if (!ret &&
+	    fg_tree_add_profile(tree, &views[nr_views - 1], FG_AFTER, &err) < 0)
+		ret = cmd_error("%s", err.msg);
 	if (!ret) {
 		if (before) {
 			note_profile(notes[0], "before ", &views[0],
@@ -166,11 +157,11 @@ int cmd_flamegraph(int argc, char **argv)
 		ret = cmd_output_open(&out, output);
 	}
 	if (!ret) {
-		int err = svg ? fg_write_svg(tree, &fo, out.f) :
-				fg_write_html(tree, &fo, out.f);
+		int status = 0;
 
-		ret = cmd_output_close(&out,
-				       err ? cmd_error("out of memory") : 0);
+		if (fg_write(tree, &fo, out.f, &err) < 0)
+			status = cmd_error("%s", err.msg);
+		ret = cmd_output_close(&out, status);
 	}
 	fg_tree_free(tree);
 	while (nr_views)

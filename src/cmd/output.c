@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Output files of the reading commands, written whole or not at all: a
+ * temporary file beside the destination, renamed over it once complete.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "read_opts.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -399,7 +400,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .opts = { .sz = sizeof(a.opts) } };
 	struct workload w = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	struct dcp_profile_stats stats;
+	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct dcp_recorder *r = NULL;
 	struct sigaction sa;
 	struct timespec start;
@@ -487,8 +488,8 @@ int cmd_record(int argc, char **argv)
 		if (!ret)
 			ret = cmd_error("%s", dcp_last_error());
 	} else {
-		print_summary(&stats,
-			      a.opts.output ? a.opts.output : "dcprof.data");
+		print_summary(&stats, a.opts.output ? a.opts.output :
+						      CMD_DEFAULT_PROFILE);
 	}
 	if (w.pid > 0 && !child_done) {
 		/* stopped by time or signal: the command goes with us */

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cmd/intern.h"
 #include "flamegraph.h"
+#include "grow.h"
+#include "intern.h"
 
 #define NONE UINT32_MAX
 /* Inlined calls shown per stored frame; deeper nests are cut. */
@@ -56,15 +57,11 @@ static int64_t child(struct fg_tree *t, uint32_t parent, uint32_t name,
 
 	if (!key_map_find(&t->node_index, k1, k2, &id))
 		return id;
-	if (t->nr_nodes == t->cap_nodes) {
-		size_t cap = t->cap_nodes ? 2 * t->cap_nodes : 4096;
-		struct fg_node *nn = realloc(t->nodes, cap * sizeof(*nn));
-
-		if (!nn)
-			return -ENOMEM;
-		t->nodes = nn;
-		t->cap_nodes = cap;
-	}
+	n = dcp_grow_from(t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*n),
+			  4096);
+	if (!n)
+		return -ENOMEM;
+	t->nodes = n;
 	if (key_map_add(&t->node_index, k1, k2, (uint32_t)t->nr_nodes) < 0)
 		return -ENOMEM;
 	n = &t->nodes[t->nr_nodes];
@@ -130,7 +127,7 @@ static uint8_t frame_type(const struct dcp_cookie_info *info, bool found)
 static int classify(struct fg_tree *t, const struct profile_view *v,
 		    const struct dcp_frame *f, struct cookie_class *c)
 {
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	bool found = dcp_cookie_table_lookup(v->cookies, f->cookie, &info) == 0;
 	const char *file = found && info.name ? info.name : "";
 	const char *slash = strrchr(file, '/');
@@ -147,8 +144,8 @@ static int classify(struct fg_tree *t, const struct profile_view *v,
 	return 0;
 }
 
-int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
-			enum fg_side side)
+static int add_profile(struct fg_tree *t, const struct profile_view *v,
+		       enum fg_side side)
 {
 	size_t nr_cookies = dcp_cookie_table_size(v->cookies);
 	struct cookie_class *classes = calloc(nr_cookies + 1, sizeof(*classes));
@@ -158,7 +155,7 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 	if (!classes)
 		return -ENOMEM;
 	for (size_t r = 0; r < nr_rows && !ret; r++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 		int64_t node, s;
 
 		if (dcp_profile_row(v->profile, r, &row) || !row.nr_frames)
@@ -189,6 +186,7 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 			 * address it saw in kernel mode is kernel code. */
 			type = f->flags & DCP_FRAME_KERNEL ? FG_TYPE_KERNEL :
 							     c->type;
+			ex[0].sz = sizeof(ex[0]);
 			nr = dcp_profile_frame_expand(v->profile, f, ex,
 						      FG_MAX_EXPAND);
 			if (nr < 1)
@@ -220,6 +218,14 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 	return ret;
 }
 
+int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
+			enum fg_side side, struct export_error *err)
+{
+	int ret = add_profile(t, v, side);
+
+	return ret < 0 ? export_fail(err, -ret, "out of memory") : 0;
+}
+
 /* ---- the tree in output order ------------------------------------------ */
 
 /*
@@ -234,10 +240,9 @@ struct fg_order {
 	uint32_t max_depth;
 };
 
-static const struct fg_tree *sort_tree;
-
-static int compare_siblings(const void *a, const void *b)
+static int compare_siblings(const void *a, const void *b, void *ctx)
 {
+	const struct fg_tree *sort_tree = ctx;
 	const struct fg_node *x = &sort_tree->nodes[*(const uint32_t *)a];
 	const struct fg_node *y = &sort_tree->nodes[*(const uint32_t *)b];
 	int c = strcmp(string_table_get(&sort_tree->strings, x->name),
@@ -271,7 +276,6 @@ static int order_build(const struct fg_tree *t, struct fg_order *o)
 		free(o->end);
 		return -ENOMEM;
 	}
-	sort_tree = t;
 	stack[sp++] = 0;
 	while (sp) {
 		uint32_t i = stack[--sp], nk = 0;
@@ -284,7 +288,7 @@ static int order_build(const struct fg_tree *t, struct fg_order *o)
 		     c = t->nodes[c].next_sibling)
 			if (t->nodes[c].value[FG_AFTER])
 				kids[nk++] = c;
-		qsort(kids, nk, sizeof(*kids), compare_siblings);
+		qsort_r(kids, nk, sizeof(*kids), compare_siblings, (void *)t);
 		/* Reversed onto the stack, so that the first comes out first. */
 		while (nk)
 			stack[sp++] = kids[--nk];
@@ -473,8 +477,8 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 	fputs("]}", out);
 }
 
-int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
-		  FILE *out)
+static int write_html(const struct fg_tree *t, const struct fg_output_opts *o,
+		      FILE *out)
 {
 	static const char *const markers[] = { "<!--@TITLE@-->",
 					       "<!--@STYLE@-->",
@@ -534,6 +538,10 @@ int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
 #define SVG_BOTTOM 24.0
 #define SVG_MIN_WIDTH 0.1
 
+/*
+ * 32-bit FNV-1a, not dcp_hash_fnv1a(): the page's script hashes names the
+ * same way to pick their colours, and both renderings must agree.
+ */
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -623,8 +631,8 @@ static double node_delta(const struct fg_tree *t, const struct fg_node *n)
 	       share(n->value[FG_BEFORE], t->nodes[0].value[FG_BEFORE]);
 }
 
-int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
-		 FILE *out)
+static int write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
+		     FILE *out)
 {
 	uint64_t total = t->nodes[0].value[FG_AFTER];
 	double scale, max_delta = 0, height, *x, *used;
@@ -736,4 +744,12 @@ int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
 	free(used);
 	order_free(&ord);
 	return 0;
+}
+
+int fg_write(const struct fg_tree *t, const struct fg_output_opts *o, FILE *out,
+	     struct export_error *err)
+{
+	int ret = o->svg ? write_svg(t, o, out) : write_html(t, o, out);
+
+	return ret < 0 ? export_fail(err, -ret, "out of memory") : 0;
 }

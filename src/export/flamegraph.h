@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../cmd/profile_view.h"
+#include "export.h"
+#include "profile_view.h"
 
 /* What a frame is: the HTML page colours by it; values are its contract. */
 enum fg_type {
@@ -36,10 +37,11 @@ void fg_tree_free(struct fg_tree *t);
 /*
  * Merge every row of v into the tree on one side: root, then the process
  * name, then the frames from the outermost caller to the leaf. Rows without
- * frames are left out, as the report leaves them out. Returns 0 or -ENOMEM.
+ * frames are left out, as the report leaves them out. Returns 0, else
+ * -ENOMEM with the message in *err.
  */
 int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
-			enum fg_side side);
+			enum fg_side side, struct export_error *err);
 
 struct fg_output_opts {
 	const char *title;
@@ -48,13 +50,16 @@ struct fg_output_opts {
 	size_t nr_notes;
 	/* The tree holds BEFORE values: colour by the change of share. */
 	bool diff;
+	/* A static SVG picture instead of the interactive HTML page. */
+	bool svg;
 };
 
-/* Write the page or picture to out; the caller checks out for errors. */
-int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
-		  FILE *out);
-int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
-		 FILE *out);
+/*
+ * Write the page or picture to out: 0, else -ENOMEM with the message in
+ * *err. The caller checks out for write errors.
+ */
+int fg_write(const struct fg_tree *t, const struct fg_output_opts *o, FILE *out,
+	     struct export_error *err);
 
 /* The page's assets, embedded at build time by scripts/embed.sh. */
 extern const unsigned char fg_asset_html[], fg_asset_js[], fg_asset_css[];

@@ -3,13 +3,14 @@
  * Folded stacks: "comm;root;...;leaf count", the input of flamegraph.pl,
  * inferno and speedscope.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cmd/cmd.h"
 #include "export.h"
+#include "grow.h"
 
 struct sbuf {
 	char *p;
@@ -19,22 +20,15 @@ struct sbuf {
 
 static void sbuf_grow(struct sbuf *b, size_t more)
 {
-	size_t cap = b->cap ? b->cap : 4096;
 	char *p;
 
 	if (b->oom)
 		return;
-	while (cap - b->len < more)
-		cap *= 2;
-	if (cap == b->cap)
-		return;
-	p = realloc(b->p, cap);
-	if (!p) {
+	p = dcp_grow_from(b->p, &b->cap, b->len + more, 1, 4096);
+	if (p)
+		b->p = p;
+	else
 		b->oom = true;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
 }
 
 static void sbuf_add(struct sbuf *b, const char *s, size_t n)
@@ -52,39 +46,6 @@ static void sbuf_escape(struct sbuf *b, unsigned char c)
 
 	snprintf(hex, sizeof(hex), "\\x%02x", c);
 	sbuf_add(b, hex, 4);
-}
-
-size_t export_utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
 }
 
 /*
@@ -162,7 +123,8 @@ static int compare_lines(const void *a, const void *b, void *arena)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-int export_folded(const struct profile_view *v, FILE *out, bool with_comm)
+int export_folded(const struct profile_view *v, FILE *out, bool with_comm,
+		  struct export_error *err)
 {
 	size_t nr_rows = dcp_profile_nr_rows(v->profile), n = 0, groups = 0;
 	struct folded_line *lines = calloc(nr_rows + 1, sizeof(*lines));
@@ -170,9 +132,9 @@ int export_folded(const struct profile_view *v, FILE *out, bool with_comm)
 	int ret = 0;
 
 	if (!lines)
-		return cmd_error("out of memory");
+		return export_fail(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < nr_rows && !arena.oom; i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 		struct folded_line *l = &lines[n];
 
 		/* rows without frames are not in the report's total either */
@@ -194,7 +156,7 @@ int export_folded(const struct profile_view *v, FILE *out, bool with_comm)
 		n++;
 	}
 	if (arena.oom) {
-		ret = cmd_error("out of memory");
+		ret = export_fail(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	/* different pids of one command with one stack are one line */

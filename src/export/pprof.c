@@ -8,12 +8,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "profile.pb-c.h"
 
-#include "../cmd/cmd.h"
 #include "export.h"
+#include "grow.h"
+#include "gzip.h"
+#include "intern.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -24,114 +25,15 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-/*
- * Open addressing over indices into the caller's arrays: a slot holds
- * index + 1 (0 is empty) and the hash, so that growing needs no keys.
- */
-struct htab {
-	uint32_t *slot;
-	uint64_t *hash;
-	size_t cap, n;
-};
-
-typedef bool (*htab_eq_fn)(const void *ctx, uint32_t index, const void *key);
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	if (!h)
-		h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int htab_grow(struct htab *h)
-{
-	size_t cap = h->cap ? 2 * h->cap : 1024;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-	uint64_t *hash = calloc(cap, sizeof(*hash));
-
-	if (!slot || !hash) {
-		free(slot);
-		free(hash);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < h->cap; i++) {
-		size_t j;
-
-		if (!h->slot[i])
-			continue;
-		for (j = h->hash[i] & (cap - 1); slot[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		slot[j] = h->slot[i];
-		hash[j] = h->hash[i];
-	}
-	free(h->slot);
-	free(h->hash);
-	h->slot = slot;
-	h->hash = hash;
-	h->cap = cap;
-	return 0;
-}
-
-/*
- * The slot of key: *found tells whether it holds the key or is the empty
- * slot where the key goes (filled with htab_set). -ENOMEM.
- */
-static int64_t htab_probe(struct htab *h, uint64_t hash, htab_eq_fn eq,
-			  const void *ctx, const void *key, bool *found)
-{
-	size_t j;
-
-	if (2 * (h->n + 1) > h->cap && htab_grow(h))
-		return -ENOMEM;
-	for (j = hash & (h->cap - 1); h->slot[j]; j = (j + 1) & (h->cap - 1)) {
-		if (h->hash[j] == hash && eq(ctx, h->slot[j] - 1, key)) {
-			*found = true;
-			return (int64_t)j;
-		}
-	}
-	*found = false;
-	return (int64_t)j;
-}
-
-static void htab_set(struct htab *h, int64_t slot, uint64_t hash,
-		     uint32_t index)
-{
-	h->slot[slot] = index + 1;
-	h->hash[slot] = hash;
-	h->n++;
-}
-
-/* The index the slot found by htab_probe holds. */
-static uint32_t htab_index(const struct htab *h, int64_t slot)
-{
-	return h->slot[slot] - 1;
-}
-
-static void htab_free(struct htab *h)
-{
-	free(h->slot);
-	free(h->hash);
-}
-
-/* Grow the array *p of *cap elements of size sz to hold n + 1. */
+/* Room in the array *p of *cap elements of size sz for n + 1. */
 static int vec_reserve(void *p, size_t *cap, size_t n, size_t sz)
 {
 	void **pp = p;
-	size_t ncap = *cap ? 2 * *cap : 64;
-	void *np;
+	void *np = dcp_grow(*pp, cap, n + 1, sz);
 
-	if (n < *cap)
-		return 0;
-	np = realloc(*pp, ncap * sz);
 	if (!np)
 		return -ENOMEM;
 	*pp = np;
-	*cap = ncap;
 	return 0;
 }
 
@@ -147,9 +49,7 @@ struct loc {
 struct pprof {
 	const struct profile_view *v;
 
-	char **strings;
-	size_t nr_strings, cap_strings;
-	struct htab string_index;
+	struct string_table strings;
 
 	/* cookie -> mapping id (0: none yet) */
 	uint64_t *mapping_of;
@@ -160,21 +60,15 @@ struct pprof {
 
 	pb_function *functions;
 	size_t nr_functions, cap_functions;
-	struct htab function_index;
+	/* (name << 32 | system_name, file) -> index in functions */
+	struct key_map function_index;
 
 	struct loc *locs;
 	size_t nr_locs, cap_locs;
-	struct htab loc_index;
+	struct key_map loc_index; /* (cookie, offset) -> index in locs */
 	pb_line *lines;
 	size_t nr_lines, cap_lines;
 };
-
-static bool string_eq(const void *ctx, uint32_t i, const void *key)
-{
-	const struct pprof *pp = ctx;
-
-	return !strcmp(pp->strings[i], key);
-}
 
 /*
  * s with every byte that is not part of valid UTF-8 written as \xNN, or
@@ -212,34 +106,19 @@ static char *utf8_escape(const char *s, bool *oom)
 /* The string table index of s, adding it on first use; -ENOMEM. */
 static int64_t intern(struct pprof *pp, const char *s)
 {
-	uint64_t h = hash_bytes(0, s, strlen(s));
-	bool found, oom = false;
-	char *copy, *escaped;
-	int64_t slot;
+	bool oom = false;
+	char *escaped;
+	int64_t i;
 
 	/* profile.proto's strings are UTF-8: decoders reject anything else */
 	escaped = utf8_escape(s, &oom);
 	if (oom)
 		return -ENOMEM;
-	if (escaped) {
-		slot = intern(pp, escaped);
-		free(escaped);
-		return slot;
-	}
-	slot = htab_probe(&pp->string_index, h, string_eq, pp, s, &found);
-	if (slot < 0)
-		return slot;
-	if (found)
-		return htab_index(&pp->string_index, slot);
-	if (vec_reserve(&pp->strings, &pp->cap_strings, pp->nr_strings,
-			sizeof(*pp->strings)))
-		return -ENOMEM;
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	pp->strings[pp->nr_strings] = copy;
-	htab_set(&pp->string_index, slot, h, (uint32_t)pp->nr_strings);
-	return (int64_t)pp->nr_strings++;
+	if (!escaped)
+		return string_table_intern(&pp->strings, s);
+	i = string_table_intern(&pp->strings, escaped);
+	free(escaped);
+	return i;
 }
 
 /*
@@ -250,7 +129,7 @@ static int64_t intern(struct pprof *pp, const char *s)
 static const char *object_name(const struct pprof *pp, uint32_t cookie,
 			       char *buf, size_t size)
 {
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	const char *name = profile_view_file_name(pp->v, cookie);
 
 	if (!dcp_cookie_table_lookup(pp->v->cookies, cookie, &info) &&
@@ -264,7 +143,7 @@ static const char *object_name(const struct pprof *pp, uint32_t cookie,
 /* The mapping id of a cookie, creating its Mapping on first use. */
 static int64_t mapping_of(struct pprof *pp, uint32_t cookie)
 {
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	char hex[2 * DCP_BUILD_ID_MAX + 1], buf[256];
 	pb_mapping *m;
 	int64_t name, build_id = 0;
@@ -305,54 +184,36 @@ static int64_t mapping_of(struct pprof *pp, uint32_t cookie)
 	return (int64_t)id;
 }
 
-struct function_key {
-	int64_t name, system_name, file;
-};
-
-static bool function_eq(const void *ctx, uint32_t i, const void *key)
-{
-	const struct pprof *pp = ctx;
-	const struct function_key *k = key;
-
-	return pp->functions[i].name == k->name &&
-	       pp->functions[i].system_name == k->system_name &&
-	       pp->functions[i].filename == k->file;
-}
-
 /* The Function of one (name, spelling in the binary, file). */
 static int64_t function_of(struct pprof *pp, const char *name,
 			   const char *system_name, int64_t file)
 {
-	struct function_key k = { .file = file };
+	int64_t name_i, system_i;
 	pb_function *f;
-	int64_t slot;
-	uint64_t h;
-	bool found;
+	uint64_t key;
+	uint32_t i;
 
-	k.name = intern(pp, name);
-	if (k.name < 0)
-		return k.name;
-	k.system_name = system_name ? intern(pp, system_name) : k.name;
-	if (k.system_name < 0)
-		return k.system_name;
-	h = hash_bytes(0, &k, sizeof(k));
-	slot = htab_probe(&pp->function_index, h, function_eq, pp, &k, &found);
-	if (slot < 0)
-		return slot;
-	if (found)
-		return (int64_t)pp
-			->functions[htab_index(&pp->function_index, slot)]
-			.id;
+	name_i = intern(pp, name);
+	if (name_i < 0)
+		return name_i;
+	system_i = system_name ? intern(pp, system_name) : name_i;
+	if (system_i < 0)
+		return system_i;
+	/* string numbers are below 2^32 (string_table_intern) */
+	key = (uint64_t)name_i << 32 | (uint64_t)system_i;
+	if (!key_map_find(&pp->function_index, key, (uint64_t)file, &i))
+		return (int64_t)pp->functions[i].id;
 	if (vec_reserve(&pp->functions, &pp->cap_functions, pp->nr_functions,
-			sizeof(*pp->functions)))
+			sizeof(*pp->functions)) ||
+	    key_map_add(&pp->function_index, key, (uint64_t)file,
+			(uint32_t)pp->nr_functions) < 0)
 		return -ENOMEM;
-	htab_set(&pp->function_index, slot, h, (uint32_t)pp->nr_functions);
 	f = &pp->functions[pp->nr_functions++];
 	perftools__profiles__function__init(f);
 	f->id = pp->nr_functions;
-	f->name = k.name;
-	f->system_name = k.system_name;
-	f->filename = k.file;
+	f->name = name_i;
+	f->system_name = system_i;
+	f->filename = file;
 	return (int64_t)f->id;
 }
 
@@ -407,32 +268,17 @@ static int add_lines(struct pprof *pp, struct loc *l, const struct dcp_frame *f)
 	return 0;
 }
 
-static bool loc_eq(const void *ctx, uint32_t i, const void *key)
-{
-	const struct pprof *pp = ctx;
-	const struct dcp_frame *f = key;
-
-	return pp->locs[i].cookie == f->cookie &&
-	       pp->locs[i].offset == f->offset;
-}
-
 /* The location id of a frame, creating it (and its lines) on first use. */
 static int64_t location_of(struct pprof *pp, const struct dcp_frame *f)
 {
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct loc *l;
-	int64_t slot, mid;
-	uint64_t h;
-	bool found;
+	int64_t mid;
+	uint32_t i;
 	int ret;
 
-	h = hash_bytes(hash_bytes(0, &f->cookie, sizeof(f->cookie)), &f->offset,
-		       sizeof(f->offset));
-	slot = htab_probe(&pp->loc_index, h, loc_eq, pp, f, &found);
-	if (slot < 0)
-		return slot;
-	if (found)
-		return (int64_t)htab_index(&pp->loc_index, slot) + 1;
+	if (!key_map_find(&pp->loc_index, f->cookie, f->offset, &i))
+		return (int64_t)i + 1;
 	if (vec_reserve(&pp->locs, &pp->cap_locs, pp->nr_locs,
 			sizeof(*pp->locs)))
 		return -ENOMEM;
@@ -447,81 +293,13 @@ static int64_t location_of(struct pprof *pp, const struct dcp_frame *f)
 	ret = add_lines(pp, l, f);
 	if (ret)
 		return ret;
-	htab_set(&pp->loc_index, slot, h, (uint32_t)pp->nr_locs);
+	if (key_map_add(&pp->loc_index, f->cookie, f->offset,
+			(uint32_t)pp->nr_locs) < 0)
+		return -ENOMEM;
 	if (!dcp_profile_symbol(pp->v->profile, f->cookie, f->offset, &sym) &&
 	    sym.name)
 		pp->mappings[mid - 1].has_functions = true;
 	return (int64_t)++pp->nr_locs;
-}
-
-/* zlib behind protobuf-c's output buffer: the encoding is never whole. */
-struct gz_buffer {
-	ProtobufCBuffer base;
-	z_stream z;
-	FILE *out;
-	int err; /* errno of the first failure */
-	unsigned char chunk[65536];
-};
-
-static void gz_run(struct gz_buffer *g, int flush)
-{
-	int zret;
-
-	do {
-		g->z.next_out = g->chunk;
-		g->z.avail_out = sizeof(g->chunk);
-		zret = deflate(&g->z, flush);
-		if (zret == Z_STREAM_ERROR) {
-			g->err = EIO;
-			return;
-		}
-		size_t have = sizeof(g->chunk) - g->z.avail_out;
-		if (have && fwrite(g->chunk, 1, have, g->out) != have) {
-			g->err = errno ? errno : EIO;
-			return;
-		}
-	} while (g->z.avail_out == 0 ||
-		 (flush == Z_FINISH && zret != Z_STREAM_END));
-}
-
-static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-	struct gz_buffer *g = (struct gz_buffer *)b;
-
-	while (len && !g->err) {
-		/* avail_in is 32 bits wide */
-		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-
-		g->z.next_in = (Bytef *)(uintptr_t)data;
-		g->z.avail_in = n;
-		gz_run(g, Z_NO_FLUSH);
-		data += n;
-		len -= n;
-	}
-}
-
-static int write_gzipped(const pb_profile *prof, FILE *out)
-{
-	struct gz_buffer *g = calloc(1, sizeof(*g));
-	int err;
-
-	if (!g)
-		return ENOMEM;
-	g->base.append = gz_append;
-	g->out = out;
-	/* 15 + 16: a gzip header and trailer, which pprof expects */
-	if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(g);
-		return ENOMEM;
-	}
-	perftools__profiles__profile__pack_to_buffer(prof, &g->base);
-	if (!g->err)
-		gz_run(g, Z_FINISH);
-	deflateEnd(&g->z);
-	err = g->err;
-	free(g);
-	return err;
 }
 
 /* The sampling period in nanoseconds, what cpu/nanoseconds counts. */
@@ -534,16 +312,13 @@ static int64_t period_ns(const struct dcp_profile_meta *m)
 
 static void pprof_free(struct pprof *pp)
 {
-	for (size_t i = 0; i < pp->nr_strings; i++)
-		free(pp->strings[i]);
-	free(pp->strings);
-	htab_free(&pp->string_index);
+	string_table_free(&pp->strings);
 	free(pp->mapping_of);
 	free(pp->mappings);
 	free(pp->functions);
-	htab_free(&pp->function_index);
+	key_map_free(&pp->function_index);
 	free(pp->locs);
-	htab_free(&pp->loc_index);
+	key_map_free(&pp->loc_index);
 	free(pp->lines);
 }
 
@@ -610,7 +385,7 @@ static int main_mapping_first(struct pprof *pp)
 	int64_t id;
 
 	for (size_t c = 0; c < pp->nr_cookies; c++) {
-		struct dcp_cookie_info info;
+		struct dcp_cookie_info info = { .sz = sizeof(info) };
 
 		if (!dcp_cookie_table_lookup(pp->v->cookies, (uint32_t)c,
 					     &info) &&
@@ -627,7 +402,8 @@ static int main_mapping_first(struct pprof *pp)
 
 static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 {
-	const struct dcp_profile_meta *meta = dcp_profile_meta(pp->v->profile);
+	const struct dcp_profile_meta *meta =
+		dcp_profile_get_meta(pp->v->profile);
 	size_t nr_rows = dcp_profile_nr_rows(pp->v->profile), nr_frames = 0,
 	       ns = 0;
 	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, period;
@@ -650,7 +426,7 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	period = period_ns(meta);
 
 	for (size_t i = 0; i < nr_rows; i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (!dcp_profile_row(pp->v->profile, i, &row))
 			nr_frames += row.nr_frames;
@@ -667,7 +443,7 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 
 	nr_frames = 0;
 	for (size_t i = 0; i < nr_rows; i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 		pb_sample *s = &a->samples[ns];
 		pb_label *l = &a->labels[2 * ns];
 		int64_t comm;
@@ -767,8 +543,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	prof->n_location = pp->nr_locs;
 	prof->function = a->function_ptrs;
 	prof->n_function = pp->nr_functions;
-	prof->string_table = pp->strings;
-	prof->n_string_table = pp->nr_strings;
+	prof->string_table = pp->strings.strings;
+	prof->n_string_table = pp->strings.nr;
 	prof->time_nanos = (int64_t)meta->start_realtime_ns;
 	prof->duration_nanos = (int64_t)meta->duration_ns;
 	prof->period_type = &a->types[2];
@@ -776,7 +552,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	return 0;
 }
 
-int export_pprof(const struct profile_view *v, FILE *out)
+int export_pprof(const struct profile_view *v, FILE *out,
+		 struct export_error *err)
 {
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct pprof pp = { .v = v, .mapping_shift = 40 };
@@ -793,14 +570,17 @@ int export_pprof(const struct profile_view *v, FILE *out)
 	pp.mapping_of = calloc(pp.nr_cookies + 1, sizeof(*pp.mapping_of));
 	ret = pp.mapping_of ? pprof_build(&pp, &a, &prof) : -ENOMEM;
 	if (ret == -EINVAL)
-		ret = cmd_error("'%s' names an object its cookie table lacks",
-				v->path);
+		ret = export_fail(err, EINVAL,
+				  "'%s' names an object its cookie table lacks",
+				  v->path);
 	else if (ret)
-		ret = cmd_error("cannot build the pprof profile: %s",
-				strerror(-ret));
-	else if ((ret = write_gzipped(&prof, out)))
-		ret = cmd_error("cannot write the pprof profile: %s",
-				strerror(ret));
+		ret = export_fail(err, -ret,
+				  "cannot build the pprof profile: %s",
+				  strerror(-ret));
+	else if ((ret = gzip_pack(&prof.base, out)))
+		ret = export_fail(err, -ret,
+				  "cannot write the pprof profile: %s",
+				  strerror(-ret));
 	pb_arrays_free(&a);
 	pprof_free(&pp);
 	return ret;

@@ -1,27 +1,15 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The reading commands' hash tables: strings interned by content and the
+ * (a, b) -> index map, open addressing with linear probing.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
 #include "intern.h"
-
-static uint64_t hash_bytes(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
 
 /* Slot arrays hold at most half their size, so that probes stay short. */
 static size_t slots_wanted(size_t have, size_t used)
@@ -44,7 +32,7 @@ static int string_table_grow(struct string_table *t)
 	if (!s)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nr; i++) {
-		size_t j = hash_bytes(t->strings[i]) & (n - 1);
+		size_t j = dcp_hash_fnv1a_str(t->strings[i], NULL) & (n - 1);
 
 		while (s[j])
 			j = (j + 1) & (n - 1);
@@ -58,8 +46,9 @@ static int string_table_grow(struct string_table *t)
 
 int64_t string_table_intern(struct string_table *t, const char *s)
 {
-	uint64_t h = hash_bytes(s);
+	uint64_t h = dcp_hash_fnv1a_str(s, NULL);
 	size_t j, mask;
+	char **n;
 
 	if (t->nr >= UINT32_MAX - 1 || string_table_grow(t))
 		return -ENOMEM;
@@ -67,15 +56,10 @@ int64_t string_table_intern(struct string_table *t, const char *s)
 	for (j = h & mask; t->slots[j]; j = (j + 1) & mask)
 		if (!strcmp(t->strings[t->slots[j] - 1], s))
 			return t->slots[j] - 1;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		char **n = realloc(t->strings, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->strings = n;
-		t->cap = cap;
-	}
+	n = dcp_grow_from(t->strings, &t->cap, t->nr + 1, sizeof(*n), 1024);
+	if (!n)
+		return -ENOMEM;
+	t->strings = n;
 	t->strings[t->nr] = strdup(s);
 	if (!t->strings[t->nr])
 		return -ENOMEM;
@@ -94,7 +78,7 @@ void string_table_free(struct string_table *t)
 
 static uint64_t key_hash(uint64_t a, uint64_t b)
 {
-	return hash_mix(a ^ hash_mix(b));
+	return dcp_hash_fmix64(a ^ dcp_hash_fmix64(b));
 }
 
 static int key_map_grow(struct key_map *m)

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Naming what a profile holds for the reading commands: files, symbols and
+ * inlined calls, with placeholders for what is unresolved.
+ */
 #include <errno.h>
 
-#include "cmd.h"
 #include "profile_view.h"
 
 int profile_view_open(struct profile_view *v, const char *path,
@@ -14,16 +17,21 @@ int profile_view_open(struct profile_view *v, const char *path,
 
 	v->path = path;
 	v->raw_names = false;
-	v->profile = dcp_profile_open_opts(path, &o);
+	v->profile = dcp_profile_open_file(path, &o);
 	if (!v->profile)
-		return cmd_error("%s", dcp_last_error());
+		return errno ? -errno : -EIO;
 	v->cookies = dcp_profile_cookies(v->profile);
-	/* A recorder killed before it finished stored no names: find them
-	 * now, from the files that are still the ones sampled. */
-	if (!dcp_profile_meta(v->profile)->complete &&
-	    dcp_profile_resymbolize(v->profile, NULL, NULL) < 0)
-		cmd_warn("%s", dcp_last_error());
 	return 0;
+}
+
+int profile_view_name_unfinished(struct profile_view *v)
+{
+	int ret;
+
+	if (dcp_profile_get_meta(v->profile)->complete)
+		return 0;
+	ret = dcp_profile_resymbolize(v->profile, NULL, NULL);
+	return ret < 0 ? ret : 0;
 }
 
 void profile_view_close(struct profile_view *v)
@@ -35,7 +43,7 @@ void profile_view_close(struct profile_view *v)
 const char *profile_view_file_name(const struct profile_view *v,
 				   uint32_t cookie)
 {
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 
 	if (dcp_cookie_table_lookup(v->cookies, cookie, &info) || !info.name)
 		return "[unknown]";
@@ -45,8 +53,8 @@ const char *profile_view_file_name(const struct profile_view *v,
 const char *profile_view_symbol(const struct profile_view *v,
 				const struct dcp_frame *f)
 {
-	struct dcp_cookie_info info;
-	struct dcp_symbol sym;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	if (dcp_profile_symbol(v->profile, f->cookie, f->offset, &sym) == 0 &&
 	    sym.name)
@@ -69,7 +77,11 @@ const char *profile_view_symbol(const struct profile_view *v,
 int profile_view_expand(const struct profile_view *v, const struct dcp_frame *f,
 			struct dcp_expanded_frame *out, size_t max)
 {
-	int n = dcp_profile_frame_expand(v->profile, f, out, max);
+	int n;
+
+	if (max)
+		out[0].sz = sizeof(*out);
+	n = dcp_profile_frame_expand(v->profile, f, out, max);
 
 	for (int i = 0; i < n && (size_t)i < max; i++) {
 		if (!out[i].name)

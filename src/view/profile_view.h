@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Names for what a profile holds, as the reading commands print them. */
+/*
+ * Names for what a profile holds, as the reading commands print them.
+ * Through the public API only; nothing here prints: failures return a
+ * negative errno and leave libdcprof's message in dcp_last_error().
+ */
 #ifndef DCPROF_PROFILE_VIEW_H
 #define DCPROF_PROFILE_VIEW_H
 
@@ -13,13 +17,20 @@ struct profile_view {
 };
 
 /*
- * Open path; on failure print one error line and return the exit code.
+ * Open path: 0, else -errno with the message in dcp_last_error().
  * by_function: the caller groups samples by process name, file and
  * function only (no pids, no addresses), so the file's summary is read
  * when it has one (dcp_profile_open_opts).
  */
 int profile_view_open(struct profile_view *v, const char *path,
 		      bool by_function);
+/*
+ * A recorder killed before it finished stored no names: find them now,
+ * from the files that are still the ones sampled. 0 when there was
+ * nothing to do or it worked, else -errno with the message in
+ * dcp_last_error(); the view stays usable either way.
+ */
+int profile_view_name_unfinished(struct profile_view *v);
 void profile_view_close(struct profile_view *v);
 
 /* The display name of a cookie's object (a path, "[vdso]", ...). */

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t id[DCP_BUILD_ID_MAX];
 	uint64_t offsets[8];
 	const char *paths[1] = { "/nonexistent/fuzz.elf" };
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	struct dcp_symbolizer *s;
 	struct dcp_symtab *out;
 	uint64_t seed = 0;
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dcp_symbolizer_set_debuginfo_path(s, "/nonexistent");
 	dcp_symbolizer_resolve(s, &info, fd, offsets, 8, out);
 	for (size_t i = 0; i < dcp_symtab_count(out); i++) {
-		struct dcp_symbol sym;
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
 		uint32_t cookie;
 		uint64_t off;
 		volatile size_t sink;

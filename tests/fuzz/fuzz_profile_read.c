@@ -29,7 +29,7 @@ static size_t str_len(const char *s)
 
 static void walk(const struct dcp_profile *p)
 {
-	const struct dcp_profile_meta *m = dcp_profile_meta(p);
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(p);
 	const struct dcp_cookie_table *t = dcp_profile_cookies(p);
 	volatile size_t sink = 0;
 	size_t nrows = dcp_profile_nr_rows(p);
@@ -37,10 +37,10 @@ static void walk(const struct dcp_profile *p)
 
 	sink += str_len(m->event) + str_len(m->cmdline) + str_len(m->hostname) +
 		str_len(m->kernel_release);
-	sink += dcp_profile_stats(p)->samples;
+	sink += dcp_profile_get_stats(p)->samples;
 	ncookies = t ? dcp_cookie_table_size(t) : 0;
 	for (size_t c = 0; c < ncookies; c++) {
-		struct dcp_cookie_info info;
+		struct dcp_cookie_info info = { .sz = sizeof(info) };
 
 		if (dcp_cookie_table_lookup(t, (uint32_t)c, &info) < 0)
 			continue;
@@ -49,13 +49,13 @@ static void walk(const struct dcp_profile *p)
 			sink += str_len(info.paths[i]);
 	}
 	for (size_t i = 0; i < nrows; i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (dcp_profile_row(p, i, &row) < 0)
 			continue;
 		sink += str_len(row.comm) + row.count;
 		for (uint32_t f = 0; f < row.nr_frames; f++) {
-			struct dcp_symbol sym;
+			struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 			if (dcp_profile_symbol(p, row.frames[f].cookie,
 					       row.frames[f].offset, &sym) == 0)
@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.summary = summary,
 		};
 
-		p = dcp_profile_open_opts(path, &o);
+		p = dcp_profile_open_file(path, &o);
 		if (p) {
 			walk(p);
 			dcp_profile_close(p);

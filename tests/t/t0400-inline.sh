@@ -67,11 +67,13 @@ class Frame(ctypes.Structure):
     _fields_ = [("cookie", ctypes.c_uint32), ("flags", ctypes.c_uint32),
                 ("offset", ctypes.c_uint64)]
 class Row(ctypes.Structure):
-    _fields_ = [("comm", ctypes.c_char_p), ("pid", ctypes.c_uint32),
+    _fields_ = [("sz", ctypes.c_size_t),
+                ("comm", ctypes.c_char_p), ("pid", ctypes.c_uint32),
                 ("frames", ctypes.POINTER(Frame)), ("nr_frames", ctypes.c_uint32),
                 ("count", ctypes.c_uint64)]
 class Exp(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("raw_name", ctypes.c_char_p),
+    _fields_ = [("sz", ctypes.c_size_t),
+                ("name", ctypes.c_char_p), ("raw_name", ctypes.c_char_p),
                 ("file", ctypes.c_char_p), ("line", ctypes.c_uint32),
                 ("is_inline", ctypes.c_bool)]
 lib.dcp_profile_open.restype = ctypes.c_void_p
@@ -84,11 +86,12 @@ p = lib.dcp_profile_open(sys.argv[1].encode())
 assert p, "cannot open"
 seen = 0
 for i in range(lib.dcp_profile_nr_rows(p)):
-    r = Row()
+    r = Row(sz=ctypes.sizeof(Row))
     lib.dcp_profile_row(p, i, ctypes.byref(r))
     if r.comm != b"sym_inline" or not r.nr_frames:
         continue
     out = (Exp * 8)()
+    out[0].sz = ctypes.sizeof(Exp)
     n = lib.dcp_profile_frame_expand(p, r.frames[0], out, 8)
     if n == 2 and out[1].name == b"hot":
         assert out[0].name in (b"caller_seventy", b"caller_thirty"), out[0].name

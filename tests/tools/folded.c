@@ -12,8 +12,8 @@
 
 static void print_frame(const struct dcp_profile *p, const struct dcp_frame *f)
 {
-	struct dcp_cookie_info info;
-	struct dcp_symbol sym;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	if (dcp_profile_symbol(p, f->cookie, f->offset, &sym) == 0 &&
 	    sym.name) {
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < dcp_profile_nr_rows(p); i++) {
-		struct dcp_sample_row row;
+		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (dcp_profile_row(p, i, &row))
 			continue;

@@ -214,7 +214,7 @@ static void test_deep_stack(void **state)
 static void test_symtab(void **state)
 {
 	struct dcp_symtab *s = dcp_symtab_new();
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	uint64_t offset;
 	uint32_t cookie, i;
 	char name[32];

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include <cmocka.h>
 
 #include "buildid_internal.h"
@@ -164,6 +166,144 @@ static void test_not_elf(void **state)
 	assert_int_equal(dcp_build_id_read_fd(-1, id), -EBADF);
 }
 
+/* An id longer than 20 bytes keeps its first 20, as perf does. */
+static void test_long_id_is_cut(void **state)
+{
+	char path[PATH_MAX], want[128], got[2 * DCP_BUILD_ID_MAX + 1];
+	uint8_t id[DCP_BUILD_ID_MAX];
+
+	build("long", "0x00112233445566778899aabbccddeeff0011223344556677",
+	      path);
+	readelf_build_id(path, want, sizeof(want));
+	assert_int_equal(strlen(want), 48);
+	assert_int_equal(dcp_build_id_read_path(path, id), 20);
+	want[40] = '\0';
+	assert_string_equal(dcp_build_id_hex(id, 20, got), want);
+}
+
+/* A separate debug file still has the note, in a section. */
+static void test_debug_file(void **state)
+{
+	char path[PATH_MAX], dbg[PATH_MAX + 8], cmd[3 * PATH_MAX];
+	uint8_t id[DCP_BUILD_ID_MAX], id2[DCP_BUILD_ID_MAX];
+
+	build("dbg", "sha1", path);
+	snprintf(dbg, sizeof(dbg), "%s.debug", path);
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug '%s' '%s'", path,
+		 dbg);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(dcp_build_id_read_path(path, id), 20);
+	assert_int_equal(dcp_build_id_read_path(dbg, id2), 20);
+	assert_memory_equal(id, id2, 20);
+}
+
+static size_t put_note(uint8_t *p, uint32_t namesz, uint32_t descsz,
+		       uint32_t type, const char *name, uint8_t fill)
+{
+	size_t off = 12;
+
+	memcpy(p, &namesz, 4);
+	memcpy(p + 4, &descsz, 4);
+	memcpy(p + 8, &type, 4);
+	memset(p + off, 0, (namesz + 3) & ~3u);
+	memcpy(p + off, name, namesz);
+	off += (namesz + 3) & ~3u;
+	memset(p + off, fill, (descsz + 3) & ~3u);
+	return off + ((descsz + 3) & ~3u);
+}
+
+static void test_from_notes(void **state)
+{
+	uint8_t buf[256] = { 0 }, id[DCP_BUILD_ID_MAX];
+	size_t n = 0;
+
+	assert_int_equal(dcp_build_id_from_notes(buf, 0, id), 0);
+	n += put_note(buf + n, 4, 8, 1, "Xen", 0x11);
+	n += put_note(buf + n, 4, 3, NT_GNU_BUILD_ID + 1, "GNU", 0x22);
+	n += put_note(buf + n, 4, 0, NT_GNU_BUILD_ID, "GNU", 0x33);
+	assert_int_equal(dcp_build_id_from_notes(buf, n, id), 0);
+	n += put_note(buf + n, 4, 20, NT_GNU_BUILD_ID, "GNU", 0x44);
+	assert_int_equal(dcp_build_id_from_notes(buf, n, id), 20);
+	assert_int_equal(id[0], 0x44);
+	assert_int_equal(id[19], 0x44);
+	/* cut short inside the build id's description: malformed */
+	assert_int_equal(dcp_build_id_from_notes(buf, n - 4, id), -EINVAL);
+	/* a header cut short */
+	assert_int_equal(dcp_build_id_from_notes(buf, 5, id), -EINVAL);
+
+	/* the first 20 bytes of a 32-byte id */
+	n = put_note(buf, 4, 32, NT_GNU_BUILD_ID, "GNU", 0x55);
+	buf[12 + 4 + 19] = 0x66;
+	buf[12 + 4 + 20] = 0x77;
+	assert_int_equal(dcp_build_id_from_notes(buf, n, id), 20);
+	assert_int_equal(id[19], 0x66);
+
+	/* a name size that runs past the end */
+	n = put_note(buf, 4, 4, NT_GNU_BUILD_ID, "GNU", 0x55);
+	buf[0] = 0xff;
+	assert_int_equal(dcp_build_id_from_notes(buf, n, id), -EINVAL);
+}
+
+static void put_be(uint8_t *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+}
+
+/* A hand-made big-endian 32-bit ELF file with one PT_NOTE segment. */
+static void write_be32(const char *path, uint32_t note_off, uint32_t note_len)
+{
+	uint8_t f[256] = { 0 };
+	uint8_t *ph = f + sizeof(Elf32_Ehdr), *note = f + 128;
+	size_t i;
+	FILE *out;
+
+	memcpy(f, ELFMAG, SELFMAG);
+	f[EI_CLASS] = ELFCLASS32;
+	f[EI_DATA] = ELFDATA2MSB;
+	f[EI_VERSION] = EV_CURRENT;
+	put_be(f + offsetof(Elf32_Ehdr, e_type), ET_EXEC, 2);
+	put_be(f + offsetof(Elf32_Ehdr, e_phoff), sizeof(Elf32_Ehdr), 4);
+	put_be(f + offsetof(Elf32_Ehdr, e_ehsize), sizeof(Elf32_Ehdr), 2);
+	put_be(f + offsetof(Elf32_Ehdr, e_phentsize), sizeof(Elf32_Phdr), 2);
+	put_be(f + offsetof(Elf32_Ehdr, e_phnum), 1, 2);
+	put_be(ph + offsetof(Elf32_Phdr, p_type), PT_NOTE, 4);
+	put_be(ph + offsetof(Elf32_Phdr, p_offset), note_off, 4);
+	put_be(ph + offsetof(Elf32_Phdr, p_filesz), note_len, 4);
+	put_be(ph + offsetof(Elf32_Phdr, p_align), 4, 4);
+	put_be(note, 4, 4);
+	put_be(note + 4, 8, 4);
+	put_be(note + 8, NT_GNU_BUILD_ID, 4);
+	memcpy(note + 12, "GNU", 4);
+	for (i = 0; i < 8; i++)
+		note[16 + i] = (uint8_t)(0xa0 + i);
+	out = fopen(path, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(f, 1, sizeof(f), out), sizeof(f));
+	fclose(out);
+}
+
+static void test_big_endian_and_damaged(void **state)
+{
+	char path[PATH_MAX], got[2 * DCP_BUILD_ID_MAX + 1];
+	uint8_t id[DCP_BUILD_ID_MAX];
+
+	snprintf(path, sizeof(path), "%s/be32", tmpdir);
+	write_be32(path, 128, 24);
+	assert_int_equal(dcp_build_id_read_path(path, id), 8);
+	assert_string_equal(dcp_build_id_hex(id, 8, got), "a0a1a2a3a4a5a6a7");
+	/* notes past the end of the file: no build id, no crash */
+	write_be32(path, 250, 24);
+	assert_int_equal(dcp_build_id_read_path(path, id), 0);
+	write_be32(path, 0xfffffff0u, 0x20);
+	assert_int_equal(dcp_build_id_read_path(path, id), 0);
+	/* a note block cut inside the id */
+	write_be32(path, 128, 20);
+	assert_int_equal(dcp_build_id_read_path(path, id), 0);
+}
+
 static void test_hex_round_trip(void **state)
 {
 	const char *hex = "0123456789abcdef0011223344556677fedcba98";
@@ -208,6 +348,10 @@ int main(void)
 		cmocka_unit_test(test_relocatable_sections),
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_long_id_is_cut),
+		cmocka_unit_test(test_debug_file),
+		cmocka_unit_test(test_from_notes),
+		cmocka_unit_test(test_big_endian_and_damaged),
 		cmocka_unit_test(test_hex_round_trip),
 		cmocka_unit_test(test_hex_rejected),
 	};

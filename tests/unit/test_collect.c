@@ -233,7 +233,7 @@ static void walk_opts(enum dcp_collection_kind kind,
 	}
 	assert_int_equal(dcp_collection_read(c, buf, cap, NULL), 0);
 	w->calls++;
-	w->stats = *dcp_collection_stats(c);
+	w->stats = *dcp_collection_get_stats(c);
 	w->syscalls = dcp_collection_syscalls(c);
 	assert_int_equal(w->stats.records,
 			 check_records(w->out.p, w->out.len, &w->largest));
@@ -610,7 +610,7 @@ static void test_vanished(void **state)
 	while ((r = dcp_collection_read(c, buf, sizeof(buf), NULL)) > 0)
 		out_add(&w.out, buf, (size_t)r);
 	assert_int_equal(r, 0);
-	w.stats = *dcp_collection_stats(c);
+	w.stats = *dcp_collection_get_stats(c);
 	assert_int_equal(w.stats.tasks_vanished, 5);
 	assert_int_equal(w.stats.tasks, 10); /* 5 kids, 2 threads each */
 	check_records(w.out.p, w.out.len, NULL);

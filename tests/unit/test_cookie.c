@@ -100,7 +100,7 @@ static void copy(const char *from, const char *to)
 static void test_cookie_zero(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 
 	assert_non_null(t);
 	assert_int_equal(dcp_cookie_table_size(t), 1);
@@ -128,7 +128,7 @@ static void test_identity(void **state)
 	struct dcp_file_id other_ino = inode_id(8, 1, 101, 5);
 	struct dcp_file_id other_dev = inode_id(8, 2, 100, 5);
 	struct dcp_file_id other_gen = inode_id(8, 1, 100, 6);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	int64_t ca, c;
 
 	ca = dcp_cookie_table_intern_file(t, &a, "/bin/a");
@@ -164,7 +164,7 @@ static void test_build_id_identity(void **state)
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
 	struct dcp_file_id x1 = bid(1, 20), x2 = bid(1, 20), y = bid(2, 20);
 	struct dcp_file_id x_short = bid(1, 16), ino = inode_id(8, 1, 42, 0);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	int64_t cx, c;
 
 	/* Same build id on two inodes: one object. */
@@ -199,7 +199,7 @@ static void test_paths_accumulate(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
 	struct dcp_file_id a = inode_id(8, 1, 7, 0);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	char path[64];
 	int64_t c;
 	int i;
@@ -229,7 +229,7 @@ static void test_specials(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
 	struct dcp_file_id kid = bid(9, 20);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	int64_t k, k2, ext4, xfs, vdso, anon, file;
 
 	k = dcp_cookie_table_intern_special(t, DCP_COOKIE_KIND_KERNEL, NULL,
@@ -288,7 +288,7 @@ static void test_marks_by_id(void **state)
 	struct dcp_file_id ino = inode_id(8, 1, 55, 0);
 	struct dcp_file_id ino_gen = inode_id(8, 1, 55, 9);
 	struct dcp_file_id ino_gen2 = inode_id(8, 1, 55, 10);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	int64_t cb, co, ca, ci, cg, cg2;
 
 	assert_false(dcp_cookie_table_has_marks(t));
@@ -462,7 +462,7 @@ static void test_insert_out_of_order(void **state)
 	char p1[32] = "/lib/one.so", p2[32] = "/alt/one.so", name[32] = "ext4";
 	const char *paths1[] = { p1 };
 	const char *paths2[] = { p1, p2 };
-	struct dcp_cookie_info in = { 0 }, out;
+	struct dcp_cookie_info in = { 0 }, out = { .sz = sizeof(out) };
 	int i;
 
 	in.cookie = 5;
@@ -547,7 +547,7 @@ static void test_samples(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
 	struct dcp_file_id a = inode_id(1, 0, 1, 0);
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	int64_t c = dcp_cookie_table_intern_file(t, &a, "/a");
 
 	dcp_cookie_table_add_samples(t, (uint32_t)c, 5);
@@ -605,7 +605,7 @@ static void test_pin(void **state)
 static void test_many_cookies(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	enum { N = 10000 };
 	uint32_t *out = malloc((N + 1) * sizeof(*out));
 	char path[64];

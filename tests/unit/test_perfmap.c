@@ -175,8 +175,8 @@ static void test_jit_cookie(void **state)
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t offs[3] = { 0x7f00001000, 0x7f00001234, 0x7f00009000 };
-	struct dcp_cookie_info info;
-	struct dcp_symbol sym;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[128];
 	int fd;
 

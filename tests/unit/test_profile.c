@@ -123,6 +123,7 @@ static void rec_init(struct rec *r)
 	int64_t c;
 
 	memset(r, 0, sizeof(*r));
+	r->stats.sz = sizeof(r->stats);
 	r->cookies = dcp_cookie_table_new();
 	r->agg = dcp_aggregate_new();
 	r->symbols = dcp_symtab_new();
@@ -226,7 +227,7 @@ static void rec_symbols(struct rec *r)
 
 static uint64_t profile_total(const struct dcp_profile *p)
 {
-	struct dcp_sample_row row;
+	struct dcp_sample_row row = { .sz = sizeof(row) };
 	uint64_t total = 0;
 	size_t i;
 
@@ -243,7 +244,7 @@ static void assert_rows_match(const struct dcp_profile *p,
 			      const struct dcp_aggregate *agg)
 {
 	size_t n = dcp_aggregate_nr_rows(agg), i, j;
-	struct dcp_sample_row row;
+	struct dcp_sample_row row = { .sz = sizeof(row) };
 	struct dcp_row_key key;
 	const struct dcp_frame *f;
 	uint64_t count;
@@ -273,7 +274,7 @@ static void assert_cookies(const struct dcp_profile *p, const struct rec *r,
 			   size_t libc_paths)
 {
 	const struct dcp_cookie_table *t = dcp_profile_cookies(p);
-	struct dcp_cookie_info ci;
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	char hex[2 * DCP_BUILD_ID_MAX + 1];
 
 	assert_int_equal(dcp_cookie_table_lookup(t, r->c_libc, &ci), 0);
@@ -309,7 +310,7 @@ static void assert_cookie_samples(const struct dcp_profile *p,
 {
 	const struct dcp_cookie_table *t = dcp_profile_cookies(p);
 	uint64_t want_libc = 0, want_app = 0, count;
-	struct dcp_cookie_info ci;
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	struct dcp_row_key key;
 	const struct dcp_frame *f;
 	uint32_t nr;
@@ -333,7 +334,7 @@ static void assert_cookie_samples(const struct dcp_profile *p,
 static void assert_meta(const struct dcp_profile *p, const struct rec *r,
 			bool complete)
 {
-	const struct dcp_profile_meta *m = dcp_profile_meta(p);
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(p);
 
 	assert_int_equal(m->version, 1);
 	assert_int_equal(m->complete, complete);
@@ -351,7 +352,7 @@ static void assert_meta(const struct dcp_profile *p, const struct rec *r,
 static void assert_stats(const struct dcp_profile *p,
 			 const struct dcp_profile_stats *want)
 {
-	assert_memory_equal(dcp_profile_stats(p), want, sizeof(*want));
+	assert_memory_equal(dcp_profile_get_stats(p), want, sizeof(*want));
 }
 
 /* Open must fail with err and a message that contains text. */
@@ -414,7 +415,7 @@ static void test_round_trip(void **state)
 	char *path = in_dir("prof.data");
 	struct dcp_profile_writer *w;
 	struct dcp_profile *p;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct rec r;
 	int k;
 
@@ -425,7 +426,7 @@ static void test_round_trip(void **state)
 	p = dcp_profile_open(path);
 	assert_non_null(p);
 	assert_int_equal(dcp_profile_nr_rows(p), 0);
-	assert_false(dcp_profile_meta(p)->complete);
+	assert_false(dcp_profile_get_meta(p)->complete);
 	dcp_profile_close(p);
 
 	for (k = 0; k < 4; k++) {
@@ -635,7 +636,7 @@ static void test_working_cut_anywhere(void **state)
 		if (!p)
 			fail_msg("cut at %zu: %s", n, dcp_last_error());
 		got = profile_total(p);
-		assert_false(dcp_profile_meta(p)->complete);
+		assert_false(dcp_profile_get_meta(p)->complete);
 		/* Whole flushes are all there; a torn one adds nothing it
 		 * did not complete, so totals only grow with the cut. */
 		for (k = 0; k < 4; k++) {
@@ -671,7 +672,7 @@ static void test_working_torn_tail(void **state)
 	char *path = in_dir("prof.data"), *bad = in_dir("bad.data");
 	size_t sizes[3], size, off, next, last = 0, first_rows = 0;
 	uint64_t totals[3];
-	struct dcp_profile_stats stats3;
+	struct dcp_profile_stats stats3 = { .sz = sizeof(stats3) };
 	struct dcp_profile *p;
 	uint32_t type;
 	struct rec r;
@@ -704,7 +705,7 @@ static void test_working_torn_tail(void **state)
 	assert_int_equal(warnings, 1);
 	assert_non_null(strstr(last_warning, "ignoring"));
 	assert_int_equal(profile_total(p), totals[2]);
-	assert_int_equal(dcp_profile_stats(p)->lost_records, 2);
+	assert_int_equal(dcp_profile_get_stats(p)->lost_records, 2);
 	dcp_profile_close(p);
 	data[size - 9] ^= 0x55;
 
@@ -941,8 +942,8 @@ struct leaf_count {
 static size_t leaf_counts(const struct dcp_profile *p, struct leaf_count *out,
 			  size_t max)
 {
-	struct dcp_sample_row row;
-	struct dcp_symbol sym;
+	struct dcp_sample_row row = { .sz = sizeof(row) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	size_t n = 0, i, j;
 	char key[96];
 
@@ -978,8 +979,8 @@ static void test_summary(void **state)
 	const struct dcp_inline_frame inl = { .name = "inlined_helper" };
 	struct leaf_count full[16], sum[16];
 	size_t nr_full, nr_sum, i;
-	struct dcp_sample_row row;
-	struct dcp_symbol sym;
+	struct dcp_sample_row row = { .sz = sizeof(row) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct dcp_profile *p;
 	struct rec r;
 	int64_t app;
@@ -1056,7 +1057,7 @@ static void test_summary(void **state)
 	nr_full = leaf_counts(p, full, 16);
 	dcp_profile_close(p);
 
-	p = dcp_profile_open_opts(path, &o);
+	p = dcp_profile_open_file(path, &o);
 	if (!p)
 		fail_msg("%s", dcp_last_error());
 	assert_true(dcp_profile_is_summary(p));
@@ -1118,7 +1119,7 @@ static void test_summary_absent(void **state)
 
 	rec_init(&r);
 	write_working(&r, path, 2, NULL, NULL);
-	p = dcp_profile_open_opts(path, &o);
+	p = dcp_profile_open_file(path, &o);
 	if (!p)
 		fail_msg("%s", dcp_last_error());
 	assert_false(dcp_profile_is_summary(p));
@@ -1149,11 +1150,11 @@ static void test_summary_absent(void **state)
 	assert_int_equal(dcp_profile_write_compact(path, 1, &r.meta, r.cookies,
 						   r.agg, r.symbols, &r.stats),
 			 0);
-	p = dcp_profile_open_opts(path, &o);
+	p = dcp_profile_open_file(path, &o);
 	if (!p)
 		fail_msg("%s", dcp_last_error());
 	assert_false(dcp_profile_is_summary(p));
-	assert_true(dcp_profile_meta(p)->complete);
+	assert_true(dcp_profile_get_meta(p)->complete);
 	assert_rows_match(p, r.agg);
 	dcp_profile_close(p);
 	assert_int_equal(warnings, 0);

@@ -21,6 +21,7 @@
 
 #include "buildid_internal.h"
 #include "cookie_internal.h"
+#include "kallsyms_internal.h"
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
 
@@ -202,7 +203,7 @@ static void check_functions(const char *path, const char *symbols_from,
 	uint64_t offs[9], start[3], size[3];
 	struct dcp_symtab *t = dcp_symtab_new();
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	assert_non_null(t);
 	file_info_init(&fi, path);
@@ -250,7 +251,7 @@ static void test_file_no_symbol(void **state)
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t offs[3], start, size, next, nsize;
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[256];
 
 	build("padded", prog_src, "-fPIE -pie -falign-functions=64");
@@ -279,7 +280,7 @@ static void test_stripped(void **state)
 	struct dcp_symbolizer *s;
 	struct dcp_symtab *t;
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	build("full", prog_src, "-fPIE -pie -rdynamic");
 	tmp_path(prog, sizeof(prog), "stripped");
@@ -330,7 +331,7 @@ static void test_pinned_deleted(void **state)
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t off, size;
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[256];
 	int fd;
 
@@ -365,7 +366,7 @@ static void check_replaced(const char *name, const char *flags)
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t off, size;
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[256], src[256];
 
 	build(name, prog_src, flags);
@@ -438,10 +439,10 @@ static void test_kernel(void **state)
 {
 	struct dcp_cookie_table *ct = dcp_cookie_table_new();
 	struct dcp_kernel_layout k;
-	struct dcp_cookie_info info;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	struct dcp_symbolizer *s;
 	struct dcp_symtab *t;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	uint64_t addr, off, offs[2];
 	uint32_t cookie;
 	char mod[256];
@@ -539,13 +540,46 @@ static int self_file_offset(const void *p, char *path, size_t size,
 	return found;
 }
 
+/* The one parser of /proc/kallsyms lines, kernel and module symbols. */
+static void test_kallsyms_line(void **state)
+{
+	struct dcp_kallsyms_line l;
+
+	assert_true(dcp_kallsyms_parse_line("ffffffff81000000 T _text\n", &l));
+	assert_int_equal(l.addr, 0xffffffff81000000ull);
+	assert_int_equal(l.type, 'T');
+	assert_int_equal(l.name_len, 5);
+	assert_memory_equal(l.name, "_text", 5);
+	assert_null(l.module);
+
+	assert_true(dcp_kallsyms_parse_line(
+		"ffffffffc0a01010 t ext4_fill_super\t[ext4]\n", &l));
+	assert_int_equal(l.type, 't');
+	assert_int_equal(l.name_len, strlen("ext4_fill_super"));
+	assert_memory_equal(l.name, "ext4_fill_super", l.name_len);
+	assert_non_null(l.module);
+	assert_int_equal(l.module_len, 4);
+	assert_memory_equal(l.module, "ext4", 4);
+
+	/* hidden addresses still parse (as 0); no newline at the end */
+	assert_true(dcp_kallsyms_parse_line("0000000000000000 W weak", &l));
+	assert_int_equal(l.addr, 0);
+	assert_int_equal(l.name_len, 4);
+
+	assert_false(dcp_kallsyms_parse_line("", &l));
+	assert_false(dcp_kallsyms_parse_line("zzzz T name\n", &l));
+	assert_false(dcp_kallsyms_parse_line("ffff  T name\n", &l));
+	assert_false(dcp_kallsyms_parse_line("ffff TT name\n", &l));
+	assert_false(dcp_kallsyms_parse_line("ffff T", &l));
+}
+
 static void test_libc_malloc(void **state)
 {
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t off, lo = 0, hi = 0, *offs;
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[512];
 	void *libc, *fn;
 	size_t n = 0;
@@ -597,8 +631,8 @@ static void test_vdso(void **state)
 	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
 	struct dcp_symtab *t = dcp_symtab_new();
-	struct dcp_cookie_info info;
-	struct dcp_symbol sym;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	uint64_t off, size;
 	size_t len;
 	char *copy;
@@ -639,8 +673,8 @@ static void test_no_symbols(void **state)
 						      DCP_COOKIE_KIND_UNKNOWN };
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
 	uint64_t offs[2] = { 0x10, 0x2000 };
-	struct dcp_cookie_info info;
-	struct dcp_symbol sym;
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct dcp_symtab *t = dcp_symtab_new();
@@ -689,9 +723,9 @@ static void test_inline_and_demangle(void **state)
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
 	struct dcp_symtab *t = dcp_symtab_new();
 	uint64_t start, size, rstart, rsize, *offs;
-	struct dcp_inline_frame inl;
+	struct dcp_inline_frame inl = { .sz = sizeof(inl) };
 	struct file_info fi;
-	struct dcp_symbol sym;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	char path[256];
 	size_t inlined = 0;
 
@@ -778,10 +812,10 @@ static void test_symtab_detail(void **state)
 {
 	struct dcp_symtab *t = dcp_symtab_new(), *u = dcp_symtab_new();
 	struct dcp_inline_frame in[2] = {
-		{ "inner", NULL, "/src/a.h", 12 },
-		{ "_ZN1a3midEv", "a::mid()", "/src/b.h", 30 },
-	}, out;
-	struct dcp_symbol sym;
+		{ sizeof(in[0]), "inner", NULL, "/src/a.h", 12 },
+		{ sizeof(in[0]), "_ZN1a3midEv", "a::mid()", "/src/b.h", 30 },
+	}, out = { .sz = sizeof(out) };
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
 	assert_int_equal(
 		dcp_symtab_set_detail(t, 1, 0x10, NULL, NULL, 0, NULL, 0),
@@ -842,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_path_rebuilt),
 		cmocka_unit_test(test_path_rebuilt_no_build_id),
 		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_kallsyms_line),
 		cmocka_unit_test(test_libc_malloc),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_no_symbols),

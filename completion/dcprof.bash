@@ -1,0 +1,151 @@
+# bash completion for dcprof: its commands, each command's options (as
+# `dcprof COMMAND --help` lists them; tests/t/t0830-completion.sh checks
+# that), and the values or files an option takes. Installed as
+# share/bash-completion/completions/dcprof; needs nothing from the
+# bash-completion package.
+
+_dcprof_commands="record report cookies export flamegraph annotate collect"
+
+# The options of command $1, one word each.
+_dcprof_options()
+{
+	case $1 in
+	record)
+		echo -a --all-cpus -p --pid -F --freq -e --event -g \
+			--call-graph -o --output --duration --only \
+			--flush-interval --mmap-pages -v --verbose
+		;;
+	report)
+		echo -i --input -s --sort --format --limit --children --tree \
+			--percent-limit --max-stack --comm --pid --file \
+			--symbol --no-demangle --no-inline --resymbolize \
+			--debuginfo-dir --write
+		;;
+	cookies)
+		echo -i --input --format
+		;;
+	collect)
+		echo --kind -p --pid --buffer --format
+		;;
+	export)
+		echo --format -i --input -o --output --no-comm
+		;;
+	flamegraph)
+		echo -i --input -o --output --format --diff
+		;;
+	annotate)
+		echo -i --input --format --no-demangle --debuginfo-dir
+		;;
+	esac
+}
+
+# COMPREPLY from the words $1 that start with $2.
+_dcprof_words()
+{
+	local IFS=$'\n'
+	COMPREPLY=($(IFS=$' \t\n' compgen -W "$1" -- "$2"))
+}
+
+# COMPREPLY from file names (directories with $1 = -d) that start with $2.
+_dcprof_files()
+{
+	local IFS=$'\n'
+	compopt -o filenames 2>/dev/null
+	COMPREPLY=($(compgen "$1" -- "$2"))
+}
+
+_dcprof()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i
+
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
+	COMPREPLY=()
+	# The command: the first word after dcprof that is not an option.
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*)
+			cmd=${COMP_WORDS[i]}
+			break
+			;;
+		esac
+	done
+	if [ -z "$cmd" ]; then
+		case $cur in
+		-*) _dcprof_words "--help --version" "$cur" ;;
+		*) _dcprof_words "$_dcprof_commands" "$cur" ;;
+		esac
+		return 0
+	fi
+	# record ... -- COMMAND ARGS: the profiled command's own words.
+	for ((i = i + 1; i < COMP_CWORD; i++)); do
+		[ "${COMP_WORDS[i]}" = -- ] || continue
+		if [ "$i" -eq $((COMP_CWORD - 1)) ]; then
+			_dcprof_words "$(compgen -c -- "$cur" | sort -u)" "$cur"
+		else
+			_dcprof_files -f "$cur"
+		fi
+		return 0
+	done
+	case $prev in
+	-i | --input | -o | --output | --only)
+		_dcprof_files -f "$cur"
+		return 0
+		;;
+	--debuginfo-dir)
+		_dcprof_files -d "$cur"
+		return 0
+		;;
+	--format)
+		case $cmd in
+		export) _dcprof_words "pprof folded" "$cur" ;;
+		flamegraph) _dcprof_words "html svg" "$cur" ;;
+		*) _dcprof_words "text json" "$cur" ;;
+		esac
+		return 0
+		;;
+	--kind)
+		_dcprof_words "tasks maps" "$cur"
+		return 0
+		;;
+	--tree)
+		_dcprof_words "caller callee" "$cur"
+		return 0
+		;;
+	--call-graph)
+		_dcprof_words "fp dwarf" "$cur"
+		return 0
+		;;
+	-e | --event)
+		_dcprof_words "cpu-clock task-clock cycles" "$cur"
+		return 0
+		;;
+	-s | --sort)
+		_dcprof_words "comm pid file symbol" "${cur##*,}"
+		local prefix=${cur%"${cur##*,}"} j
+		for j in "${!COMPREPLY[@]}"; do
+			COMPREPLY[j]=$prefix${COMPREPLY[j]}
+		done
+		return 0
+		;;
+	-p | --pid)
+		_dcprof_words "$(cd /proc 2>/dev/null && compgen -G '[0-9]*')" "$cur"
+		return 0
+		;;
+	-F | --freq | --duration | --flush-interval | --mmap-pages | --limit | \
+		--percent-limit | --max-stack | --buffer | --comm | --file | \
+		--symbol)
+		return 0
+		;;
+	esac
+	case $cur in
+	-*) _dcprof_words "$(_dcprof_options "$cmd") --help" "$cur" ;;
+	*)
+		# profiles (flamegraph --diff, annotate's SYMBOL aside)
+		_dcprof_files -f "$cur"
+		;;
+	esac
+	return 0
+}
+
+complete -F _dcprof dcprof

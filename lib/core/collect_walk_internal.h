@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collection's state and what its three files share: collect.c (the
+ * iterator and its public calls), collect_proc.c (reading /proc, the
+ * process and task walk, FORK/COMM records) and collect_maps.c (the walk
+ * of /proc/PID/maps, file identities, MMAP2 records).
+ */
+#ifndef DCPROF_COLLECT_WALK_INTERNAL_H
+#define DCPROF_COLLECT_WALK_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dcprof/dcprof.h"
+#include "cookie_internal.h"
+
+#define COMM_MAX 16 /* TASK_COMM_LEN: what live COMM records carry */
+#define MAPS_TRIES 4 /* reads of a changing maps file before giving up */
+#define DENTS_SIZE 16384
+/* A process that disappeared (or was replaced) while it was read. */
+#define GONE (-ESRCH)
+
+struct dcp_coll_buf {
+	char *p;
+	size_t len, cap;
+};
+
+/* A directory read with getdents64 from a buffer we own. */
+struct dcp_coll_dents {
+	int fd;
+	size_t pos, len;
+	char *buf;
+};
+
+/* File identity by (dev, ino), as /proc/PID/maps shows it. */
+struct dcp_coll_ident {
+	bool used;
+	uint32_t maj, min;
+	uint64_t ino;
+	struct dcp_file_id id;
+};
+
+struct dcp_coll_target {
+	pid_t pid;
+	unsigned long long start; /* clock ticks after boot */
+};
+
+struct dcp_proc_stat {
+	char comm[COMM_MAX];
+	pid_t ppid;
+	long threads;
+	unsigned long long start;
+};
+
+/* One executable line of /proc/PID/maps. */
+struct dcp_maps_line {
+	uint64_t start, end, pgoff;
+	uint32_t prot, flags;
+	uint32_t maj, min;
+	uint64_t ino;
+	const char *path; /* NUL-terminated in place; "" for anonymous */
+};
+
+struct dcp_collection {
+	enum dcp_collection_kind kind;
+	struct dcp_cookie_table *cookies;
+	bool own_cookies;
+	bool only_marked;
+
+	struct dcp_coll_dents proc; /* whole system: the cursor in /proc */
+	struct dcp_coll_target *targets; /* pid list */
+	size_t nr_targets, next_target;
+	bool done;
+
+	uint64_t time; /* trailer time: when the collection was opened */
+	uint64_t boot_minus_mono; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
+	long clk_tck;
+
+	/* records of the current process, emitted from out_pos */
+	struct dcp_coll_buf out;
+	size_t out_pos;
+
+	struct dcp_coll_buf rd, rd2; /* /proc file contents */
+	struct dcp_coll_buf maps; /* the executable lines of a maps file */
+	char *dents_buf; /* for task directories */
+	char *link; /* PATH_MAX */
+
+	struct dcp_coll_ident *idents;
+	size_t idents_cap, idents_used;
+
+	int deferred_err; /* an error met after records were written */
+	char *deferred_msg;
+
+	const char *what; /* the /proc file being read, for messages */
+	struct dcp_collection_stats stats;
+	uint64_t syscalls;
+};
+
+static inline bool dcp_coll_is_gone(int err)
+{
+	err = err < 0 ? -err : err;
+	return err == ENOENT || err == ESRCH;
+}
+
+/* ---- collect_proc.c ---- */
+
+/* Room for n more bytes in b. 0 or -ENOMEM (with a message). */
+int dcp_coll_buf_reserve(struct dcp_coll_buf *b, size_t n);
+/* Read a /proc file from offset 0 to its end. */
+int dcp_coll_read_whole(struct dcp_collection *c, int fd,
+			struct dcp_coll_buf *b);
+/* openat(dirfd, path, O_RDONLY | flags), counted: the fd or -errno. */
+int dcp_coll_open_at(struct dcp_collection *c, int dirfd, const char *path,
+		     int flags);
+/* Read and parse the stat file at path. */
+int dcp_coll_stat_at(struct dcp_collection *c, int dirfd, const char *path,
+		     struct dcp_proc_stat *st);
+/* The next numeric entry of a directory: 1, 0 at its end, or -errno. */
+int dcp_coll_dents_next(struct dcp_collection *c, struct dcp_coll_dents *d,
+			pid_t *out);
+/* Bytes a NUL-terminated string takes in a record, 8-byte aligned. */
+size_t dcp_coll_str_space(const char *s);
+/* Append a zeroed record of size bytes (trailer included) to c->out. */
+void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
+			  uint16_t misc, size_t size, uint32_t pid,
+			  uint32_t tid);
+/*
+ * Build the records of one process into c->out: 0 (with the records, or
+ * none when it vanished or may not be read), or a negative errno.
+ */
+int dcp_coll_load_process(struct dcp_collection *c, pid_t pid,
+			  unsigned long long expect_start, bool listed);
+
+/* ---- collect_maps.c ---- */
+
+/* MMAP2 records for the executable mappings of the process at dirfd. */
+int dcp_coll_load_maps(struct dcp_collection *c, int dirfd, pid_t pid);
+/* The MMAP2 record of the main executable's first executable mapping. */
+int dcp_coll_load_exe_map(struct dcp_collection *c, int dirfd, pid_t pid,
+			  const char *exe);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's state, shared by the stages of its pipeline: a record
+ * source (source_internal.h) delivers in time order to replay (replay.c:
+ * sync records into the process table), samples (samples.c: frames,
+ * cookies, pinning, JIT, DWARF, marking, aggregation) and the collection
+ * walk (walk.c: what existed before, and the samples held for it); the
+ * lifecycle (recorder.c) sets it up, flushes and finishes.
+ */
+#ifndef DCPROF_RECORDER_INTERNAL_H
+#define DCPROF_RECORDER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "dcprof/dcprof.h"
+#include "aggregate_internal.h"
+#include "cookie_internal.h"
+#include "process_internal.h"
+#include "records_internal.h"
+#include "source_internal.h"
+#include "symbolize_internal.h"
+#include "unwind_internal.h"
+
+#define MAX_STACK 512
+
+struct dcp_recorder {
+	char *output;
+	char *event_name;
+	char *cmdline;
+	uint32_t sample_freq;
+	bool callchain; /* any call graph: the profile's meta flag */
+	enum dcp_call_graph call_graph;
+	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
+	uint32_t flush_interval_ms;
+
+	struct dcp_source *source;
+
+	/* samples held until the collection walk is replayed (walk.c) */
+	unsigned char *held;
+	size_t held_len, held_cap;
+	uint64_t hold_until; /* when the walk ended; 0: nothing is held */
+	uint64_t samples_held;
+
+	struct dcp_cookie_table *cookies;
+	struct dcp_process_table *procs;
+	struct dcp_aggregate *agg;
+	struct dcp_kernel_layout kernel;
+	uint32_t cookie_vdso, cookie_vsyscall, cookie_anon, cookie_idle;
+
+	/* -p / command mode: only these trees are kept */
+	bool targeted;
+	pid_t *roots;
+	size_t nr_roots;
+
+	struct dcp_profile_writer *writer;
+	struct dcp_profile_meta meta;
+	struct dcp_profile_stats stats;
+	char hostname[65];
+	char kernel_release[65];
+	uint64_t start_mono_ns;
+	uint64_t next_flush_ns;
+	int write_error;
+	bool finished;
+
+	struct dcp_frame frames[MAX_STACK];
+
+	/* --call-graph dwarf */
+	struct dcp_sample_layout layout;
+	struct dcp_unwinder *unwinder;
+	uint64_t map_generation; /* the last one given to a process */
+	struct dcp_unwind_frame uframes[MAX_STACK];
+};
+
+static inline uint64_t dcp_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* replay.c: sync records, in time order, into the process table. */
+
+/* MMAP2, COMM, FORK or EXIT, live or injected; other types are ignored. */
+int dcp_replay_record(struct dcp_recorder *r,
+		      const struct perf_event_header *h);
+int dcp_replay_munmap(struct dcp_recorder *r, uint32_t pid, uint64_t addr,
+		      uint64_t len);
+/* The process of pid, created on first sight (a target if a root). */
+struct dcp_process *dcp_replay_process(struct dcp_recorder *r, pid_t pid);
+
+/* samples.c: samples into frames and the aggregate. */
+
+/*
+ * One perf sample record. before_exec: the sample ran a program its
+ * process has since replaced (a held sample, walk.c): only its kernel
+ * frames can be named, and its name is not known.
+ */
+int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
+		     bool before_exec);
+/* The unwinder's files (dcp_unwind_open_fn), pinned as they are opened. */
+int dcp_samples_open_map(void *ctx, const struct dcp_process *p,
+			 const struct dcp_map *map);
+
+/* walk.c: the processes that existed before recording. */
+
+/*
+ * Walk /proc (tasks, then maps) into the source, draining it between
+ * reads, and hold samples from then on until the walk is replayed.
+ */
+int dcp_walk_inject(struct dcp_recorder *r);
+/* Keep a sample until the walk is replayed; false: take it now. */
+bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
+		   size_t size);
+/* The walk is replayed: take every held sample, and hold no more. */
+int dcp_walk_release(struct dcp_recorder *r);
+
+#endif

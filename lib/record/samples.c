@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Samples: every sampled ip into a (cookie, offset) frame against its
+ * process's maps (frame-pointer chains, or user stacks unwound with DWARF),
+ * pinning each sampled file and naming JIT code on first sight, dropping
+ * what --only leaves out, and counting the stack in the aggregate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log_internal.h"
+#include "perfmap_internal.h"
+#include "recorder_internal.h"
+
+static void pin_file(struct dcp_recorder *r, const struct dcp_process *p,
+		     const struct dcp_map *map)
+{
+	char path[96];
+	int fd;
+
+	dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 p->pid, map->start, map->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* the process is gone already: symbols come from the path,
+		 * if its identity still matches */
+		r->stats.files_unpinned++;
+		return;
+	}
+	dcp_cookie_table_pin(r->cookies, map->cookie, fd);
+	r->stats.files_pinned++;
+}
+
+/*
+ * The unwinder's files: the pinned handle when there is one, else the
+ * process's own mapping, which is what it executes even when the path
+ * now names another file.
+ */
+int dcp_samples_open_map(void *ctx, const struct dcp_process *p,
+			 const struct dcp_map *map)
+{
+	struct dcp_recorder *r = ctx;
+	int fd = dcp_cookie_table_pinned_fd(r->cookies, map->cookie);
+	char path[96];
+
+	if (fd >= 0)
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 p->pid, map->start, map->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Pin it now: the next process to map this file may be gone before
+	 * its first sample is unwound (a short-lived child), and then only a
+	 * held handle still reads the file.
+	 */
+	if (fd >= 0 && !dcp_cookie_table_pin_tried(r->cookies, map->cookie)) {
+		int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
+		if (keep >= 0 &&
+		    dcp_cookie_table_pin(r->cookies, map->cookie, keep) == 0)
+			r->stats.files_pinned++;
+	}
+	return fd;
+}
+
+static bool is_kernel_ip(uint64_t ip)
+{
+	return ip >= 0xffff800000000000ull;
+}
+
+/* The real uid of a process, from /proc/PID/status; -1 when it is gone. */
+static int64_t process_uid(pid_t pid)
+{
+	char path[64], line[256];
+	int64_t uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4)) {
+			uid = strtoll(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+/*
+ * A process that describes its JIT code in /tmp/perf-PID.map gets a JIT
+ * cookie of its own, holding the map file open like any sampled file, so
+ * its anonymous executable memory is named at the end even if the file
+ * goes away. Looked for once, at its first sample in anonymous memory; a
+ * map owned by another user than the process's is ignored.
+ */
+#define JIT_NONE UINT32_MAX
+
+static uint32_t jit_cookie_of(struct dcp_recorder *r,
+			      const struct dcp_process *cp)
+{
+	/* the process table hands out mutable entries; only this cache
+	 * field is written here */
+	struct dcp_process *p = (struct dcp_process *)cp;
+	char name[32];
+	int64_t uid, cookie;
+	int fd;
+
+	if (!p)
+		return 0;
+	if (p->user_id)
+		return p->user_id == JIT_NONE ? 0 : p->user_id;
+	p->user_id = JIT_NONE;
+	uid = process_uid(p->pid);
+	if (uid < 0)
+		return 0;
+	fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
+	if (fd < 0) {
+		if (fd == -EPERM)
+			dcp_log(DCP_LOG_INFO, "%s", dcp_last_error());
+		return 0;
+	}
+	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
+	cookie = dcp_cookie_table_intern_special(
+		r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
+	if (cookie <= 0 ||
+	    dcp_cookie_table_pin(r->cookies, (uint32_t)cookie, fd) < 0) {
+		if (cookie <= 0)
+			close(fd);
+		return 0;
+	}
+	p->user_id = (uint32_t)cookie;
+	return p->user_id;
+}
+
+/* One ip into a frame; caller frames are looked up at ip - 1, inside the
+ * call instruction, so that a call at the very end of a function is not
+ * attributed to the next one. */
+static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
+			  uint64_t ip, bool kernel, bool leaf,
+			  struct dcp_frame *f)
+{
+	uint64_t addr = leaf ? ip : ip - 1;
+	const struct dcp_map *map;
+
+	f->flags = 0;
+	if (kernel) {
+		f->flags = DCP_FRAME_KERNEL;
+		f->cookie =
+			dcp_kernel_layout_resolve(&r->kernel, addr, &f->offset);
+		return;
+	}
+	map = p ? dcp_process_map_find(p, addr) : NULL;
+	if (!map) {
+		f->cookie = DCP_COOKIE_UNKNOWN;
+		f->offset = addr;
+		r->stats.frames_unattributed++;
+		return;
+	}
+	f->cookie = map->cookie;
+	f->offset = addr - map->start + map->pgoff;
+	if (map->cookie == r->cookie_anon) {
+		uint32_t jit = jit_cookie_of(r, p);
+
+		if (jit)
+			f->cookie = jit; /* offsets stay absolute addresses */
+		return;
+	}
+	if (!dcp_cookie_table_pin_tried(r->cookies, map->cookie) &&
+	    map->cookie != r->cookie_anon && map->cookie != r->cookie_vdso &&
+	    map->cookie != r->cookie_vsyscall)
+		pin_file(r, p, map);
+}
+
+/* The kernel's chain (PERF_CONTEXT_* markers between its parts) into
+ * r->frames from n on; returns the new count. */
+static uint32_t chain_frames(struct dcp_recorder *r,
+			     const struct dcp_process *p, uint64_t ip,
+			     const uint64_t *chain, uint64_t nr, uint32_t n)
+{
+	bool kernel = is_kernel_ip(ip);
+
+	for (uint64_t i = 0; i < nr && n < MAX_STACK; i++) {
+		uint64_t v = chain[i];
+
+		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = v == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		resolve_frame(r, p, v, kernel, n == 0, &r->frames[n]);
+		n++;
+	}
+	return n;
+}
+
+static uint32_t build_stack(struct dcp_recorder *r, const struct dcp_process *p,
+			    uint64_t ip, const uint64_t *chain, uint64_t nr)
+{
+	uint32_t n = chain ? chain_frames(r, p, ip, chain, nr, 0) : 0;
+
+	if (n == 0)
+		resolve_frame(r, p, ip, is_kernel_ip(ip), true,
+			      &r->frames[n++]);
+	return n;
+}
+
+/*
+ * --call-graph dwarf: the kernel's chain holds the kernel frames only
+ * (exclude_callchain_user); the user frames are unwound from the sampled
+ * registers and stack copy, and stored exactly as frame-pointer ones.
+ */
+static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
+				  const struct dcp_sample *s)
+{
+	enum dcp_unwind_end end;
+	uint32_t n, nu;
+
+	n = chain_frames(r, p, s->ip, s->chain, s->nr_chain, 0);
+	if (!s->regs || !p) {
+		/* a kernel thread, no user state to unwind, or a program
+		 * that is no longer the process's (dcp_samples_take) */
+		if (n == 0)
+			resolve_frame(r, p, s->ip, is_kernel_ip(s->ip), true,
+				      &r->frames[n++]);
+		return n;
+	}
+	nu = dcp_unwinder_unwind(r->unwinder, p, s, r->uframes, MAX_STACK - n,
+				 &end);
+	for (uint32_t i = 0; i < nu; i++, n++)
+		resolve_frame(r, p, r->uframes[i].pc, false,
+			      r->uframes[i].activation, &r->frames[n]);
+	switch (end) {
+	case DCP_UNWIND_COMPLETE:
+		break;
+	case DCP_UNWIND_STACK_END:
+		r->stats.unwind_truncated_stack_end++;
+		break;
+	case DCP_UNWIND_NO_CFI:
+		r->stats.unwind_truncated_no_cfi++;
+		break;
+	default:
+		r->stats.unwind_truncated_other++;
+		break;
+	}
+	if (n == 0)
+		resolve_frame(r, p, s->ip, is_kernel_ip(s->ip), true,
+			      &r->frames[n++]);
+	return n;
+}
+
+/* r->frames[0..n) of process p (NULL: idle), named comm, count times. */
+static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
+		     int64_t comm, uint32_t n, uint64_t count)
+{
+	struct dcp_row_key key;
+	int64_t stack;
+
+	if (comm < 0)
+		return (int)comm;
+	stack = dcp_aggregate_intern_stack(r->agg, r->frames, n);
+	if (stack < 0)
+		return (int)stack;
+	key.comm_id = (uint32_t)comm;
+	key.pid = p ? (uint32_t)p->pid : 0;
+	key.stack_id = (uint32_t)stack;
+	dcp_cookie_table_add_samples(r->cookies, r->frames[0].cookie, count);
+	r->stats.samples_kept += count;
+	return dcp_aggregate_add(r->agg, &key, count);
+}
+
+static int take_idle(struct dcp_recorder *r, uint64_t count)
+{
+	if (r->targeted) {
+		r->stats.samples_other_tasks += count;
+		return 0;
+	}
+	/* idle is in no marked file: --only drops it like the rest */
+	if (dcp_cookie_table_has_marks(r->cookies)) {
+		r->stats.samples_filtered += count;
+		return 0;
+	}
+	/* idle is one line of the report, not its kernel functions */
+	r->frames[0] = (struct dcp_frame){ .cookie = r->cookie_idle };
+	r->stats.samples_idle += count;
+	return add_stack(r, NULL, dcp_aggregate_intern_string(r->agg, "[idle]"),
+			 1, count);
+}
+
+/*
+ * The process of a sample, created on first sight; NULL with *ret 0 when
+ * it is outside the recorded trees (counted), or with -ENOMEM.
+ */
+static struct dcp_process *sample_process(struct dcp_recorder *r, pid_t pid,
+					  uint64_t count, int *ret)
+{
+	struct dcp_process *p = dcp_process_table_find(r->procs, pid);
+
+	*ret = 0;
+	if (r->targeted && !(p && p->target)) {
+		r->stats.samples_other_tasks += count;
+		return NULL;
+	}
+	if (!p) {
+		p = dcp_replay_process(r, pid);
+		if (!p)
+			*ret = dcp_error(ENOMEM, "out of memory");
+	}
+	return p;
+}
+
+/* r->frames[0..n) of process p unless --only drops its leaf. */
+static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
+		      const char *comm, uint32_t n, uint64_t count)
+{
+	char name[32];
+
+	if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
+		r->stats.samples_unattributed += count;
+	if (dcp_cookie_table_has_marks(r->cookies) &&
+	    !dcp_cookie_table_is_marked(r->cookies, r->frames[0].cookie)) {
+		r->stats.samples_filtered += count;
+		return 0;
+	}
+	if (!comm[0]) {
+		snprintf(name, sizeof(name), ":%d", p->pid);
+		comm = name;
+	}
+	return add_stack(r, p, dcp_aggregate_intern_string(r->agg, comm), n,
+			 count);
+}
+
+int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
+		     bool before_exec)
+{
+	struct dcp_sample s;
+	struct dcp_process *p;
+	uint32_t n;
+	int ret;
+
+	r->stats.samples++;
+	if (dcp_sample_parse(h, &r->layout, &s))
+		return 0; /* malformed: cannot happen */
+	if (s.pid == 0 && s.tid == 0)
+		return take_idle(r, 1);
+	p = sample_process(r, (pid_t)s.pid, 1, &ret);
+	if (!p)
+		return ret;
+	if (r->call_graph == DCP_CALL_GRAPH_DWARF)
+		n = build_dwarf_stack(r, before_exec ? NULL : p, &s);
+	else if (r->call_graph == DCP_CALL_GRAPH_FP)
+		n = build_stack(r, before_exec ? NULL : p, s.ip, s.chain,
+				s.nr_chain);
+	else
+		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0);
+	return keep_stack(r, p, before_exec ? "" : p->comm, n, 1);
+}
+
+int dcp_recorder_take_stack(struct dcp_recorder *r,
+			    const struct dcp_stack_count *c)
+{
+	struct dcp_process *p;
+	uint32_t n = 0;
+	int ret;
+
+	r->stats.samples += c->count;
+	if (c->pid == 0)
+		return take_idle(r, c->count);
+	p = sample_process(r, (pid_t)c->pid, c->count, &ret);
+	if (!p)
+		return ret;
+	if (c->ips) {
+		n = build_stack(r, p, c->nr_ips ? c->ips[0] : 0, c->ips,
+				c->nr_ips);
+	} else {
+		n = c->nr_frames < MAX_STACK ? c->nr_frames : MAX_STACK;
+		memcpy(r->frames, c->frames, n * sizeof(*r->frames));
+		if (!n)
+			r->frames[n++] = (struct dcp_frame){ 0 };
+	}
+	return keep_stack(r, p, c->comm ? c->comm : p->comm, n, c->count);
+}
+
+int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,
+				 const struct dcp_file_id *id, const char *path)
+{
+	return dcp_cookie_table_intern_file(r->cookies, id, path);
+}

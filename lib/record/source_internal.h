@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record source: what the recorder's pipeline reads from, and the
+ * calls through which a source hands its input to the pipeline. The perf
+ * ring source (source_perf.c) is the one today; a BPF source, which
+ * counts stacks in the kernel, implements the same operations.
+ */
+#ifndef DCPROF_SOURCE_INTERNAL_H
+#define DCPROF_SOURCE_INTERNAL_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcprof/dcprof.h"
+#include "cookie_internal.h"
+#include "records_internal.h"
+
+struct dcp_recorder;
+struct dcp_source;
+
+/* What the recorder settled on, for the source to ask the kernel for. */
+struct dcp_source_settings {
+	uint32_t sample_freq; /* Hz */
+	enum dcp_call_graph call_graph;
+	/* what every sample record must carry for the pipeline to decode it */
+	const struct dcp_sample_layout *layout;
+	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
+	uint32_t buffer_pages; /* per CPU; 0: the source's own choice */
+};
+
+/* What a source counts rather than delivers: the profile's stats. */
+struct dcp_source_counts {
+	uint64_t lost_records; /* records the kernel had no room for */
+	uint64_t lost_samples;
+	uint64_t throttle_events;
+	uint64_t context_switches;
+	uint64_t reorder_late; /* delivered after a newer record */
+};
+
+struct dcp_source_ops {
+	/*
+	 * Ask the kernel: on return the events run and deliveries may begin.
+	 * On failure, the message says what the kernel refused and what to
+	 * do about it.
+	 */
+	int (*start)(struct dcp_source *s,
+		     const struct dcp_source_settings *set);
+	/*
+	 * A record of the collection walk (perf's layout, marked
+	 * DCP_RECORD_MISC_INJECTED) stamped time: to be delivered in time
+	 * order with the kernel's own.
+	 */
+	int (*inject)(struct dcp_source *s, uint64_t time,
+		      const struct perf_event_header *h);
+	/*
+	 * Take in what the kernel holds without delivering it: called between
+	 * the walk's reads, so that the kernel's buffers do not overflow
+	 * while the walk runs.
+	 */
+	int (*drain)(struct dcp_source *s);
+	/*
+	 * Wait up to timeout_ms for data, then deliver everything that no
+	 * older record can still precede.
+	 */
+	int (*poll)(struct dcp_source *s, int timeout_ms);
+	/* Stop the kernel's side and deliver everything left. */
+	int (*stop)(struct dcp_source *s);
+	void (*free)(struct dcp_source *s);
+};
+
+/* Every source begins with this; its operations read the rest. */
+struct dcp_source {
+	const struct dcp_source_ops *ops;
+	struct dcp_recorder *sink; /* where deliveries go */
+	uint32_t nr_cpus; /* known once started: the profile's meta */
+	struct dcp_source_counts counts;
+};
+
+/*
+ * The perf ring source: one sampling event per CPU with its ring, the
+ * munmap tracepoint, and the reorder window. Checks the options it reads
+ * (the event) and opens nothing before start. NULL with errno and a
+ * message on failure.
+ */
+struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
+				       struct dcp_recorder *sink);
+
+/* ---- the pipeline's input: what a source calls, in time order ---------- */
+
+/*
+ * One record in perf's layout: a sample of the sampling event (decoded
+ * with the settings' layout), or MMAP2, COMM, FORK or EXIT, live or
+ * injected. Other types are ignored.
+ */
+int dcp_recorder_take_record(struct dcp_recorder *r, uint64_t time,
+			     const struct perf_event_header *h, size_t size);
+
+/* [addr, addr + len) unmapped by process pid. */
+int dcp_recorder_take_munmap(struct dcp_recorder *r, uint64_t time,
+			     uint32_t pid, uint64_t addr, uint64_t len);
+
+/*
+ * A stack the source counted itself (a BPF source aggregates in the
+ * kernel), delivered after the sync records up to its reading. Its frames
+ * are either instruction pointers as in a perf callchain (leaf first,
+ * PERF_CONTEXT_* markers between kernel and user), looked up in the
+ * process's maps as they are now, or frames already (cookie, offset),
+ * with cookies from dcp_recorder_file_cookie(). pid 0 is the idle task.
+ */
+struct dcp_stack_count {
+	uint32_t pid;
+	const char *comm; /* NULL: the name the process table knows */
+	const uint64_t *ips;
+	uint32_t nr_ips;
+	const struct dcp_frame *frames; /* used when ips is NULL */
+	uint32_t nr_frames;
+	uint64_t count; /* samples it stands for */
+};
+
+int dcp_recorder_take_stack(struct dcp_recorder *r,
+			    const struct dcp_stack_count *c);
+
+/* The cookie of a file the source names by identity (> 0), or -errno. */
+int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,
+				 const struct dcp_file_id *id,
+				 const char *path);
+
+#endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The perf ring source: one sampling event per CPU with its ring (ring.c),
+ * the munmap tracepoint routed into the same ring, and the reorder window
+ * (reorder.c) that turns the rings' interleaved records into one time
+ * order for the pipeline. Accounting records are counted, not delivered.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log_internal.h"
+#include "reorder_internal.h"
+#include "ring_internal.h"
+#include "source_internal.h"
+
+/* Past this much queued data the window gives way to bounded memory. */
+#define REORDER_MAX_BYTES (256u << 20)
+
+struct perf_source {
+	struct dcp_source base;
+	struct dcp_event_spec event;
+	struct dcp_sample_layout layout;
+	struct dcp_munmap_tracepoint munmap;
+
+	struct dcp_ring *rings;
+	size_t nr_rings;
+	struct pollfd *pollfds;
+
+	struct dcp_reorder *queue;
+	uint64_t round_max_time; /* newest timestamp seen in the last round */
+	uint64_t this_round_max;
+	uint64_t last_delivered_time;
+	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
+};
+
+static struct perf_source *perf_source(struct dcp_source *s)
+{
+	return (struct perf_source *)s;
+}
+
+/*
+ * Ring pages per CPU, when not asked: enough for half a second of samples
+ * at the requested rate, so that a recorder kept off the CPU that long by
+ * busy CPUs loses nothing (a dwarf sample carries its stack copy, 8 KiB
+ * where a frame-pointer one needs about 200 bytes). At least 128 pages
+ * (perf's default), a power of two, at most 16 MiB per CPU and 256 MiB
+ * for all CPUs together. Other users than root keep the smaller rings of
+ * before: the kernel charges their ring pages to perf_event_mlock_kb.
+ */
+static uint32_t default_ring_pages(const struct dcp_source_settings *set)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t per_sample = set->call_graph == DCP_CALL_GRAPH_DWARF ?
+				      set->stack_user + 512 :
+			      set->call_graph != DCP_CALL_GRAPH_NONE ? 200 :
+								       64;
+	uint64_t want = (uint64_t)set->sample_freq * per_sample / 2 / page;
+	uint64_t most = (256ull << 20) / page / (uint64_t)(cpus > 0 ? cpus : 1);
+	uint32_t pages = 128;
+
+	if (most > (16ull << 20) / page)
+		most = (16ull << 20) / page;
+	if (geteuid() != 0)
+		most = set->call_graph == DCP_CALL_GRAPH_DWARF ? 1024 : 128;
+	while (pages < want && (uint64_t)pages * 2 <= most)
+		pages *= 2;
+	return pages;
+}
+
+static bool is_munmap_id(const struct perf_source *ps, uint64_t id)
+{
+	for (size_t i = 0; i < ps->nr_rings; i++)
+		if (ps->rings[i].munmap_id == id && ps->rings[i].munmap_fd >= 0)
+			return true;
+	return false;
+}
+
+static uint64_t record_time(const struct perf_source *ps,
+			    const struct perf_event_header *h)
+{
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const uint64_t *u = (const uint64_t *)(h + 1);
+
+		/* the munmap tracepoint has no IP before TID and TIME */
+		return is_munmap_id(ps, u[0]) ? u[2] : u[3];
+	}
+	return dcp_record_sample_id(h) ? dcp_record_sample_id(h)->time : 0;
+}
+
+/* A record from a ring: counted, or queued in the reorder window. */
+static int queue_record(const struct perf_event_header *h, void *ctx)
+{
+	struct perf_source *ps = ctx;
+	struct dcp_source_counts *c = &ps->base.counts;
+	uint64_t time;
+
+	switch (h->type) {
+	case PERF_RECORD_LOST:
+		/* accounting needs no ordering */
+		c->lost_records += ((const struct dcp_lost_record *)h)->lost;
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		c->lost_samples += ((const uint64_t *)(h + 1))[0];
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		c->throttle_events++;
+		return 0;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
+			c->context_switches++;
+		return 0;
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		break;
+	default:
+		return 0;
+	}
+	if (h->size < sizeof(*h) + sizeof(struct dcp_sample_id))
+		return 0;
+	time = record_time(ps, h);
+	if (time > ps->this_round_max)
+		ps->this_round_max = time;
+	if (ps->compact && h->type == PERF_RECORD_SAMPLE &&
+	    !is_munmap_id(ps, ((const uint64_t *)(h + 1))[0])) {
+		/* the window holds the stack bytes the kernel filled only */
+		size_t size = dcp_sample_compact(h, &ps->layout, ps->compact);
+
+		if (size)
+			return dcp_reorder_push(ps->queue, time, ps->compact,
+						size);
+	}
+	return dcp_reorder_push(ps->queue, time, h, h->size);
+}
+
+/* The munmap tracepoint: IDENTIFIER, TID, TIME, CPU, RAW{u32 size, data}. */
+static int deliver_munmap(struct perf_source *ps, uint64_t time,
+			  const uint64_t *u, const unsigned char *end)
+{
+	const unsigned char *raw = (const unsigned char *)&u[4] + 4;
+	uint32_t raw_size = *(const uint32_t *)&u[4];
+	uint64_t addr, len;
+
+	if (raw + raw_size > end || ps->munmap.addr_offset + 8 > raw_size ||
+	    ps->munmap.len_offset + 8 > raw_size)
+		return 0;
+	memcpy(&addr, raw + ps->munmap.addr_offset, 8);
+	memcpy(&len, raw + ps->munmap.len_offset, 8);
+	return dcp_recorder_take_munmap(ps->base.sink, time, (uint32_t)u[1],
+					addr, len);
+}
+
+/* Called by the window in timestamp order for every record. */
+static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
+{
+	struct perf_source *ps = ctx;
+	const struct perf_event_header *h = rec;
+
+	if (time < ps->last_delivered_time)
+		ps->base.counts.reorder_late++;
+	else
+		ps->last_delivered_time = time;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const uint64_t *u = (const uint64_t *)(h + 1);
+
+		if (is_munmap_id(ps, u[0]))
+			return deliver_munmap(
+				ps, time, u, (const unsigned char *)rec + size);
+	}
+	return dcp_recorder_take_record(ps->base.sink, time, h, size);
+}
+
+static int drain_rings(struct perf_source *ps)
+{
+	for (size_t i = 0; i < ps->nr_rings; i++) {
+		int ret = dcp_ring_drain(&ps->rings[i], queue_record, ps);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * One round: drain every ring, then release what no ring can still
+ * undercut: everything up to the newest time seen in the previous round
+ * (the rule perf uses for its FINISHED_ROUND). If the window holds too
+ * much, the oldest half goes through regardless and stragglers are
+ * counted as late.
+ */
+static int drain_round(struct perf_source *ps, bool final)
+{
+	int ret = drain_rings(ps);
+
+	if (ret)
+		return ret;
+	if (final)
+		return dcp_reorder_flush(ps->queue, UINT64_MAX, deliver, ps);
+	ret = dcp_reorder_flush(ps->queue, ps->round_max_time, deliver, ps);
+	if (ret)
+		return ret;
+	ps->round_max_time = ps->this_round_max;
+	while (!ret && dcp_reorder_bytes(ps->queue) > REORDER_MAX_BYTES)
+		ret = dcp_reorder_flush(
+			ps->queue, dcp_reorder_oldest(ps->queue), deliver, ps);
+	return ret;
+}
+
+static int perf_start(struct dcp_source *s,
+		      const struct dcp_source_settings *set)
+{
+	struct perf_source *ps = perf_source(s);
+	struct dcp_ring_opts ring_opts;
+	int ret;
+
+	ps->layout = *set->layout;
+	if (dcp_munmap_tracepoint_find(&ps->munmap))
+		dcp_log(DCP_LOG_WARN,
+			"%s; munmap is tracked by replacing overlapped maps only",
+			dcp_last_error());
+
+	memset(&ring_opts, 0, sizeof(ring_opts));
+	ring_opts.event = &ps->event;
+	ring_opts.sample_freq = set->sample_freq;
+	ring_opts.callchain = set->call_graph == DCP_CALL_GRAPH_FP;
+	ring_opts.dwarf = set->call_graph == DCP_CALL_GRAPH_DWARF;
+	ring_opts.regs_user_mask = ps->layout.regs_mask;
+	ring_opts.stack_user = set->stack_user;
+	ring_opts.mmap_pages =
+		set->buffer_pages ? set->buffer_pages : default_ring_pages(set);
+	ring_opts.munmap = &ps->munmap;
+	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
+	if (ret)
+		return ret;
+	s->nr_cpus = (uint32_t)ps->nr_rings;
+	dcp_log(DCP_LOG_INFO,
+		"ring buffers: %u pages (%u KiB) per CPU, %zu CPUs",
+		ring_opts.mmap_pages,
+		(unsigned)(ring_opts.mmap_pages *
+			   (sysconf(_SC_PAGESIZE) / 1024)),
+		ps->nr_rings);
+	ps->pollfds = calloc(ps->nr_rings, sizeof(*ps->pollfds));
+	/* a sample with its stack copy is at most 64 KiB (a u16 size) */
+	if (ps->layout.stack_user)
+		ps->compact = malloc(1u << 16);
+	if (!ps->pollfds || (ps->layout.stack_user && !ps->compact))
+		return dcp_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < ps->nr_rings; i++) {
+		ps->pollfds[i].fd = ps->rings[i].fd;
+		ps->pollfds[i].events = POLLIN;
+	}
+	return 0;
+}
+
+static int perf_inject(struct dcp_source *s, uint64_t time,
+		       const struct perf_event_header *h)
+{
+	return dcp_reorder_push(perf_source(s)->queue, time, h, h->size);
+}
+
+static int perf_drain(struct dcp_source *s)
+{
+	return drain_rings(perf_source(s));
+}
+
+static int perf_poll(struct dcp_source *s, int timeout_ms)
+{
+	struct perf_source *ps = perf_source(s);
+
+	if (poll(ps->pollfds, ps->nr_rings, timeout_ms) < 0 && errno != EINTR)
+		return dcp_error(errno, "poll failed: %s", strerror(errno));
+	return drain_round(ps, false);
+}
+
+static int perf_stop(struct dcp_source *s)
+{
+	struct perf_source *ps = perf_source(s);
+
+	dcp_rings_disable(ps->rings, ps->nr_rings);
+	return drain_round(ps, true);
+}
+
+static void perf_free(struct dcp_source *s)
+{
+	struct perf_source *ps = perf_source(s);
+
+	if (!ps)
+		return;
+	dcp_rings_close(ps->rings, ps->nr_rings);
+	free(ps->pollfds);
+	dcp_reorder_free(ps->queue);
+	free(ps->compact);
+	free(ps);
+}
+
+static const struct dcp_source_ops perf_source_ops = {
+	.start = perf_start,
+	.inject = perf_inject,
+	.drain = perf_drain,
+	.poll = perf_poll,
+	.stop = perf_stop,
+	.free = perf_free,
+};
+
+struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
+				       struct dcp_recorder *sink)
+{
+	struct perf_source *ps = calloc(1, sizeof(*ps));
+	int ret;
+
+	if (!ps)
+		return dcp_error_null(ENOMEM, "out of memory");
+	ps->base.ops = &perf_source_ops;
+	ps->base.sink = sink;
+	ret = dcp_event_spec_parse(opts->event ? opts->event : "cpu-clock",
+				   &ps->event);
+	if (ret) {
+		free(ps);
+		errno = -ret;
+		return NULL;
+	}
+	ps->queue = dcp_reorder_new();
+	if (!ps->queue) {
+		free(ps);
+		return dcp_error_null(ENOMEM, "out of memory");
+	}
+	return &ps->base;
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collection walk: the processes that existed before recording,
+ * described by records read from /proc once the events run and injected
+ * into the source's time order, and the samples held until those records
+ * are replayed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "log_internal.h"
+#include "recorder_internal.h"
+
+static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind)
+{
+	struct dcp_collection_opts copts = {
+		.sz = sizeof(copts),
+		.pids = r->roots,
+		.nr_pids = r->nr_roots,
+		.cookies = r->cookies,
+		.only_marked = false,
+	};
+	struct dcp_source *src = r->source;
+	size_t size = 256 * 1024;
+	unsigned char *buf = malloc(size);
+	struct dcp_collection *c;
+	ssize_t n;
+	int ret = 0;
+
+	if (!buf)
+		return dcp_error(ENOMEM, "out of memory");
+	c = dcp_collection_open(kind, &copts);
+	if (!c) {
+		free(buf);
+		return -errno;
+	}
+	while ((n = dcp_collection_read(c, buf, size, NULL)) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct perf_event_header *h =
+				(const void *)(buf + off);
+			const struct dcp_sample_id *sid =
+				dcp_record_sample_id(h);
+
+			ret = src->ops->inject(src, sid ? sid->time : 0, h);
+			if (ret)
+				goto out;
+			if (h->type == PERF_RECORD_MMAP2)
+				r->stats.maps_injected++;
+			off += h->size;
+		}
+		/*
+		 * The walk can take seconds on a busy machine: empty the
+		 * kernel's buffers between its reads, as the resumable
+		 * iterator allows, so that no live record is lost meanwhile.
+		 */
+		ret = src->ops->drain(src);
+		if (ret)
+			goto out;
+	}
+	if (n < 0)
+		ret = (int)n;
+	r->stats.tasks_vanished += dcp_collection_get_stats(c)->tasks_vanished;
+out:
+	dcp_collection_close(c);
+	free(buf);
+	return ret;
+}
+
+int dcp_walk_inject(struct dcp_recorder *r)
+{
+	int ret = inject_kind(r, DCP_COLLECTION_TASKS);
+
+	if (!ret)
+		ret = inject_kind(r, DCP_COLLECTION_MAPS);
+	if (ret)
+		return ret;
+	/* every record of the walk is stamped before this */
+	r->hold_until = dcp_now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+/*
+ * The walk describes the processes that existed before recording with
+ * records stamped when it read them, after the events were enabled: a
+ * sample taken in between would find its process without maps and count
+ * as unattributed. So until the walk's last record is replayed, the
+ * samples of every process not born from a live FORK are held, and then
+ * resolved against what the walk (and the live records up to its end)
+ * described. A held sample older than its process's live exec ran a
+ * program whose maps are gone: it keeps only its kernel frames, as
+ * before. A map changed between the sample and the walk's end is the race
+ * this accepts. Held samples are bounded; past the bound they are
+ * resolved at once, as if nothing were held.
+ */
+#define HELD_MAX_BYTES (64u << 20)
+
+struct held_sample {
+	uint64_t time;
+	uint32_t size;
+	uint32_t pid;
+};
+
+bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
+		   size_t size)
+{
+	struct held_sample hs = { .time = time, .size = (uint32_t)size };
+	size_t need = sizeof(hs) + ((size + 7) & ~(size_t)7);
+	const struct dcp_process *p;
+	struct dcp_sample s;
+	unsigned char *held;
+
+	if (dcp_sample_parse(rec, &r->layout, &s) || (s.pid == 0 && s.tid == 0))
+		return false;
+	hs.pid = s.pid;
+	p = dcp_process_table_find(r->procs, (pid_t)s.pid);
+	/* with -p or a command, only the targets are worth holding */
+	if ((p && p->born_live) || (r->targeted && !(p && p->target)) ||
+	    r->held_len + need > HELD_MAX_BYTES)
+		return false;
+	held = dcp_grow(r->held, &r->held_cap, r->held_len + need, 1);
+	if (!held)
+		return false;
+	r->held = held;
+	memcpy(held + r->held_len, &hs, sizeof(hs));
+	memcpy(held + r->held_len + sizeof(hs), rec, size);
+	r->held_len += need;
+	r->samples_held++;
+	return true;
+}
+
+int dcp_walk_release(struct dcp_recorder *r)
+{
+	int ret = 0;
+
+	r->hold_until = 0;
+	for (size_t off = 0; off < r->held_len && !ret;) {
+		struct held_sample hs;
+		const struct perf_event_header *h;
+		const struct dcp_process *p;
+
+		memcpy(&hs, r->held + off, sizeof(hs));
+		h = (const void *)(r->held + off + sizeof(hs));
+		off += sizeof(hs) + ((hs.size + 7) & ~(size_t)7);
+		p = dcp_process_table_find(r->procs, (pid_t)hs.pid);
+		ret = dcp_samples_take(r, h, p && p->exec_time > hs.time);
+	}
+	if (r->samples_held)
+		dcp_log(DCP_LOG_DEBUG,
+			"%" PRIu64 " samples held until the collection walk "
+			"described their processes",
+			r->samples_held);
+	free(r->held);
+	r->held = NULL;
+	r->held_len = r->held_cap = 0;
+	return ret;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Separate debug files: libdwfl's search for them, and their compressed
+ * DWARF inflated once into the symbol cache, by build id, so that the next
+ * reading does not pay for it again.
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buildid_internal.h"
+#include "cache_internal.h"
+#include "log_internal.h"
+#include "symbolizer_internal.h"
+
+/* Whether a debug section is compressed; -1 for old-style .zdebug ones,
+ * which are left alone. */
+static int has_compressed_debug(Elf *e)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	if (elf_getshdrstrndx(e, &shstrndx) < 0)
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name =
+			sh ? elf_strptr(e, shstrndx, sh->sh_name) : NULL;
+
+		if (!name)
+			continue;
+		if (strncmp(name, ".zdebug", 7) == 0)
+			return -1;
+		if (sh->sh_flags & SHF_COMPRESSED)
+			found = 1;
+	}
+	return found;
+}
+
+/* Copy of src into dst with every compressed section inflated. */
+static int write_inflated(int src, int dst)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+	Elf_Scn *scn = NULL;
+	ssize_t r;
+	Elf *e;
+	int err = 0;
+
+	while ((r = pread(src, buf, sizeof(buf), off)) > 0) {
+		if (write(dst, buf, (size_t)r) != r)
+			return -EIO;
+		off += r;
+	}
+	if (r < 0)
+		return -errno;
+	e = elf_begin(dst, ELF_C_RDWR, NULL);
+	if (!e)
+		return -ENOEXEC;
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0)
+			err = -ENOEXEC;
+	}
+	if (!err && elf_update(e, ELF_C_WRITE) < 0)
+		err = -EIO;
+	elf_end(e);
+	return err;
+}
+
+/*
+ * The inflated copy of mod's separate debug file from the cache, by the
+ * module's build id: a descriptor (and *path set), or -1.
+ */
+static int debug_file_cached(struct dcp_symbolizer *s, Dwfl_Module *mod,
+			     char **path)
+{
+	const unsigned char *bits;
+	uint8_t got[DCP_BUILD_ID_MAX];
+	const struct dcp_cache *c;
+	char name[128], *cached_path = NULL;
+	GElf_Addr vaddr;
+	int n, fd;
+
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n <= 0 || n > DCP_BUILD_ID_MAX ||
+	    !dcp_cache_entry_name(name, sizeof(name), "debug", bits, (size_t)n))
+		return -1;
+	c = dcp_symbolizer_cache(s);
+	if (!c)
+		return -1;
+	fd = dcp_cache_entry_open(c, name);
+	if (fd < 0)
+		return -1;
+	/* A copy that is not of the same file is derived again. */
+	if (dcp_build_id_read_fd(fd, got) != n ||
+	    memcmp(got, bits, (size_t)n) ||
+	    asprintf(&cached_path, "%s/%s", c->path, name) < 0) {
+		unlinkat(c->dir_fd, name, 0);
+		close(fd);
+		return -1;
+	}
+	dcp_log(DCP_LOG_DEBUG, "DWARF of '%s' from the cache '%s'",
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		cached_path);
+	free(*path);
+	*path = cached_path;
+	return fd;
+}
+
+/* libdwfl found the debug file fd: when its DWARF is compressed, keep an
+ * inflated copy for the next time (this time libdwfl uses its own handle
+ * on fd, already open). */
+static void debug_file_store(struct dcp_symbolizer *s, int fd, const char *path)
+{
+	uint8_t id[DCP_BUILD_ID_MAX];
+	const struct dcp_cache *c;
+	char name[128], tmp[64];
+	int n, compressed, out;
+	Elf *e;
+
+	n = dcp_build_id_read_fd(fd, id);
+	if (n <= 0 ||
+	    !dcp_cache_entry_name(name, sizeof(name), "debug", id, (size_t)n))
+		return;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	compressed = e ? has_compressed_debug(e) : 0;
+	elf_end(e);
+	c = compressed > 0 ? dcp_symbolizer_cache(s) : NULL;
+	if (!c)
+		return;
+	out = dcp_cache_entry_create(c, tmp, sizeof(tmp));
+	if (out < 0)
+		return;
+	if (write_inflated(fd, out) < 0) {
+		dcp_log(DCP_LOG_INFO,
+			"cannot inflate '%s' into the symbol cache",
+			path ? path : name);
+		dcp_cache_entry_abort(c, out, tmp);
+		return;
+	}
+	dcp_cache_entry_commit(c, out, tmp, name);
+}
+
+int dcp_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, const char *file_name,
+		       const char *debuglink_file, GElf_Word debuglink_crc,
+		       char **debuginfo_file_name)
+{
+	struct dcp_symbolizer *s = userdata ? *userdata : NULL;
+	int fd = s ? debug_file_cached(s, mod, debuginfo_file_name) : -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 && s)
+		debug_file_store(s, fd, *debuginfo_file_name);
+	return fd;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every command that reads a profile shares: the default file name,
+ * the -i/--input and --format options (their table entries, parsing and
+ * help lines), and opening the profile with its errors printed.
+ */
+#ifndef DCPROF_READ_OPTS_H
+#define DCPROF_READ_OPTS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "profile_view.h"
+
+/* The profile record writes and the other commands read by default. */
+#define CMD_DEFAULT_PROFILE "dcprof.data"
+
+/*
+ * Help lines of the shared options, for the command table, and their
+ * entries of a getopt_long table ('i' goes in the short options too).
+ * Laid out by hand: clang-format breaks such tables apart.
+ */
+/* clang-format off */
+#define READ_HELP_INPUT \
+	"  -i, --input FILE       profile to read (default " CMD_DEFAULT_PROFILE ")\n"
+#define READ_HELP_FORMAT_TEXT_JSON \
+	"      --format FORMAT    text (default) or json\n"
+
+#define READ_OPTS_LONGOPTS \
+	{ "input", required_argument, NULL, 'i' }, \
+	{ "format", required_argument, NULL, 'f' }
+
+/* A struct read_opts for command name, whose --format takes values. */
+#define READ_OPTS_INIT(name, values) \
+	{ .cmd = (name), .formats = (values), .format = -1 }
+/* clang-format on */
+
+/* The formats of the commands that print text or JSON. */
+enum { READ_FORMAT_TEXT, READ_FORMAT_JSON };
+extern const char *const read_formats_text_json[];
+
+struct read_opts {
+	const char *cmd; /* the command, for its usage errors */
+	const char *const *formats; /* --format's values, NULL-terminated */
+	const char *input; /* -i as given; NULL: not given */
+	int format; /* index in formats of the last --format; -1: none */
+	unsigned int formats_given; /* bit i: formats[i] was given */
+};
+
+/*
+ * Take option c ('i' or 'f') with its argument: 0, else the exit status
+ * of the usage error printed ("unknown format 'X' (a, b)").
+ */
+int read_opts_parse(struct read_opts *o, int c, const char *arg);
+
+/* The profile to read: -i, else CMD_DEFAULT_PROFILE. */
+const char *read_opts_input(const struct read_opts *o);
+
+/*
+ * Open path into v (profile_view_open), and name what a recorder killed
+ * before it finished left unnamed. On failure prints one error line and
+ * returns the exit code; a failure to name is a warning only.
+ */
+int cmd_open_profile(struct profile_view *v, const char *path,
+		     bool by_function);
+
+#endif

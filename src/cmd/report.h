@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcprof report's parts: the options every part reads, the flat views
+ * (report_flat.c), the call trees (report_tree.c) and the header
+ * (report_header.c), driven by report.c.
+ */
+#ifndef DCPROF_REPORT_H
+#define DCPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile_view.h"
+
+enum sort_key { KEY_COMM, KEY_PID, KEY_FILE, KEY_SYMBOL, NR_KEYS };
+
+extern const char *const report_key_names[NR_KEYS];
+
+enum tree_order { TREE_NONE, TREE_CALLER, TREE_CALLEE };
+
+/* A comma-separated, repeatable option: every value it was given. */
+struct str_list {
+	char **v;
+	size_t n;
+};
+
+struct report_args {
+	const char *input;
+	enum sort_key keys[NR_KEYS];
+	size_t nr_keys;
+	bool json;
+	long limit;
+	bool children;
+	enum tree_order tree;
+	double percent_limit;
+	long max_stack; /* frames nearest the leaf; -1: all */
+	bool no_inline;
+	struct str_list comms, pids, files, symbols;
+	bool resymbolize;
+	bool write;
+	struct str_list debuginfo_dirs;
+};
+
+static inline bool report_has_key(const struct report_args *a, enum sort_key k)
+{
+	for (size_t i = 0; i < a->nr_keys; i++)
+		if (a->keys[i] == k)
+			return true;
+	return false;
+}
+
+static inline double report_percent(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0;
+}
+
+/* The frames of a row the views use: --max-stack nearest the leaf. */
+static inline uint32_t report_stack_depth(const struct report_args *a,
+					  const struct dcp_sample_row *row)
+{
+	if (a->max_stack >= 0 && (uint64_t)a->max_stack < row->nr_frames)
+		return (uint32_t)a->max_stack;
+	return row->nr_frames;
+}
+
+/*
+ * The flat views: one line per distinct value of the sort keys, with the
+ * samples that ended there (self) and, with --children, those that had it
+ * anywhere on the stack. Adding returns 0 or -ENOMEM.
+ */
+struct report_flat;
+
+struct report_flat *report_flat_new(const struct report_args *a);
+int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
+			const struct dcp_sample_row *row, size_t row_nr);
+/* Sort the lines and print them, total samples being 100%. */
+void report_flat_print(struct report_flat *r, const struct profile_view *v,
+		       uint64_t total);
+void report_flat_free(struct report_flat *r);
+
+/* The call tree of --tree caller|callee. Adding returns 0 or -ENOMEM. */
+struct report_tree;
+
+struct report_tree *report_tree_new(const struct report_args *a);
+int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
+			const struct dcp_sample_row *row);
+void report_tree_print(const struct report_tree *t,
+		       const struct profile_view *v);
+void report_tree_free(struct report_tree *t);
+
+/* What opens the report: the recording's meta data and statistics. */
+void report_print_header(const struct profile_view *v, bool json);
+/* What --resymbolize found. */
+void report_print_resymbolize(const struct report_args *a,
+			      const struct dcp_resymbolize_stats *st);
+
+#endif

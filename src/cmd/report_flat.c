@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The flat views of dcprof report: samples grouped by the --sort keys,
+ * self time and, with --children, inclusive time, as text or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "grow.h"
+#include "intern.h"
+#include "report.h"
+
+/* One group of the flat views; names are numbers in report_flat.names. */
+struct report_line {
+	uint32_t comm;
+	uint32_t pid;
+	uint32_t cookie;
+	uint32_t symbol;
+	bool kernel;
+	uint64_t count; /* self: the frame was the leaf */
+	uint64_t children; /* inclusive: the frame was anywhere */
+	size_t last_row; /* row number + 1 that last added to children */
+};
+
+/*
+ * The flat views' grouping: each distinct frame is named once (frames maps
+ * (cookie, offset) to the number of its symbol's name), and each sample
+ * row's frames find their line by the sort keys' values (lines_index), so
+ * the work grows with the frames read, not with a sort of every one.
+ */
+struct report_flat {
+	const struct report_args *a;
+	struct string_table names;
+	struct key_map frames;
+	struct key_map lines_index;
+	struct report_line *lines;
+	size_t nr_lines, cap_lines;
+};
+
+struct report_flat *report_flat_new(const struct report_args *a)
+{
+	struct report_flat *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->a = a;
+	return r;
+}
+
+void report_flat_free(struct report_flat *r)
+{
+	if (!r)
+		return;
+	free(r->lines);
+	key_map_free(&r->lines_index);
+	key_map_free(&r->frames);
+	string_table_free(&r->names);
+	free(r);
+}
+
+static int compare_keys(const struct report_flat *r,
+			const struct report_line *x,
+			const struct report_line *y)
+{
+	const struct string_table *names = &r->names;
+
+	for (size_t i = 0; i < r->a->nr_keys; i++) {
+		int c = 0;
+
+		switch (r->a->keys[i]) {
+		case KEY_COMM:
+			c = strcmp(string_table_get(names, x->comm),
+				   string_table_get(names, y->comm));
+			break;
+		case KEY_PID:
+			c = x->pid < y->pid ? -1 : x->pid > y->pid;
+			break;
+		case KEY_FILE:
+			c = x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+			break;
+		case KEY_SYMBOL:
+			c = strcmp(string_table_get(names, x->symbol),
+				   string_table_get(names, y->symbol));
+			break;
+		default:
+			break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* Largest first (by inclusive time with --children), then by the keys. */
+static int compare_count(const void *a, const void *b, void *ctx)
+{
+	const struct report_line *x = a, *y = b;
+	const struct report_flat *r = ctx;
+
+	if (r->a->children && x->children != y->children)
+		return x->children > y->children ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return compare_keys(r, x, y);
+}
+
+/* The name of a frame's symbol as a number in r->names, found once per
+ * distinct frame. */
+static int64_t frame_symbol(struct report_flat *r, const struct profile_view *v,
+			    const struct dcp_frame *f)
+{
+	uint32_t id;
+	int64_t name;
+
+	if (!key_map_find(&r->frames, f->cookie, f->offset, &id))
+		return id;
+	name = string_table_intern(&r->names, profile_view_symbol(v, f));
+	if (name >= 0 &&
+	    key_map_add(&r->frames, f->cookie, f->offset, (uint32_t)name) < 0)
+		return -ENOMEM;
+	return name;
+}
+
+/* The line of the sort keys' values in l, added when new. */
+static struct report_line *report_line_of(struct report_flat *r,
+					  const struct report_line *l)
+{
+	const struct report_args *a = r->a;
+	uint32_t comm = report_has_key(a, KEY_COMM) ? l->comm : 0;
+	uint32_t pid = report_has_key(a, KEY_PID) ? l->pid : 0;
+	uint32_t cookie = report_has_key(a, KEY_FILE) ? l->cookie : 0;
+	uint32_t symbol = report_has_key(a, KEY_SYMBOL) ? l->symbol : 0;
+	uint64_t k1 = (uint64_t)comm << 32 | pid;
+	uint64_t k2 = (uint64_t)cookie << 32 | symbol;
+	struct report_line *p;
+	uint32_t i;
+
+	if (!key_map_find(&r->lines_index, k1, k2, &i))
+		return &r->lines[i];
+	p = dcp_grow_from(r->lines, &r->cap_lines, r->nr_lines + 1, sizeof(*p),
+			  1024);
+	if (!p)
+		return NULL;
+	r->lines = p;
+	if (key_map_add(&r->lines_index, k1, k2, (uint32_t)r->nr_lines) < 0)
+		return NULL;
+	r->lines[r->nr_lines] = *l;
+	return &r->lines[r->nr_lines++];
+}
+
+/* A row's frames into the lines of their keys: the leaf's carries the self
+ * count; every one the inclusive count, once per sample even when the
+ * function recurses. */
+int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
+			const struct dcp_sample_row *row, size_t row_nr)
+{
+	const struct report_args *a = r->a;
+	uint32_t depth = a->children ? report_stack_depth(a, row) : 1;
+	struct report_line l = { .pid = row->pid };
+	int64_t comm = 0;
+
+	if (!depth)
+		depth = 1;
+	if (report_has_key(a, KEY_COMM))
+		comm = string_table_intern(&r->names,
+					   row->comm ? row->comm : "");
+	if (comm < 0)
+		return -ENOMEM;
+	l.comm = (uint32_t)comm;
+	for (uint32_t i = 0; i < depth && i < row->nr_frames; i++) {
+		const struct dcp_frame *f = &row->frames[i];
+		struct report_line *line;
+		int64_t symbol = 0;
+
+		if (report_has_key(a, KEY_SYMBOL))
+			symbol = frame_symbol(r, v, f);
+		if (symbol < 0)
+			return -ENOMEM;
+		l.cookie = f->cookie;
+		l.symbol = (uint32_t)symbol;
+		l.kernel = f->flags & DCP_FRAME_KERNEL;
+		line = report_line_of(r, &l);
+		if (!line)
+			return -ENOMEM;
+		if (i == 0)
+			line->count += row->count;
+		if (line->last_row != row_nr + 1) {
+			line->children += row->count;
+			line->last_row = row_nr + 1;
+		}
+	}
+	return 0;
+}
+
+void report_flat_print(struct report_flat *r, const struct profile_view *v,
+		       uint64_t total)
+{
+	const struct report_args *a = r->a;
+	size_t shown = 0, hidden = 0;
+
+	if (r->nr_lines) /* lines is NULL when nothing matched */
+		qsort_r(r->lines, r->nr_lines, sizeof(*r->lines), compare_count,
+			r);
+
+	if (a->json) {
+		printf(",\"total\":%" PRIu64 ",\"sort\":[", total);
+		for (size_t i = 0; i < a->nr_keys; i++)
+			printf("%s\"%s\"", i ? "," : "",
+			       report_key_names[a->keys[i]]);
+		printf("],\"children\":%s,\"rows\":[",
+		       a->children ? "true" : "false");
+	} else {
+		if (a->children)
+			printf("%10s %8s %7s", "Children", "Self", "Samples");
+		else
+			printf("%10s %7s", "Samples", "Percent");
+		for (size_t i = 0; i < a->nr_keys; i++)
+			printf("  %s", report_key_names[a->keys[i]]);
+		printf("\n");
+	}
+	for (size_t i = 0; i < r->nr_lines; i++) {
+		const struct report_line *l = &r->lines[i];
+		/* names of the keys only: the others were never looked up */
+		const char *comm =
+			report_has_key(a, KEY_COMM) ?
+				string_table_get(&r->names, l->comm) :
+				NULL;
+		const char *symbol =
+			report_has_key(a, KEY_SYMBOL) ?
+				string_table_get(&r->names, l->symbol) :
+				NULL;
+		const char *file = profile_view_file_name(v, l->cookie);
+		double pct = report_percent(l->count, total);
+		double cpct = report_percent(l->children, total);
+
+		if ((a->children ? cpct : pct) < a->percent_limit) {
+			hidden++;
+			continue;
+		}
+		if (a->limit >= 0 && shown >= (size_t)a->limit) {
+			hidden++;
+			continue;
+		}
+		if (a->json) {
+			printf("%s{\"samples\":%" PRIu64 ",\"percent\":%.4f",
+			       shown ? "," : "", l->count, pct);
+			if (a->children)
+				printf(",\"children\":%" PRIu64
+				       ",\"children_percent\":%.4f",
+				       l->children, cpct);
+			if (report_has_key(a, KEY_COMM)) {
+				printf(",\"comm\":");
+				json_print_string(stdout, comm);
+			}
+			if (report_has_key(a, KEY_PID))
+				printf(",\"pid\":%u", l->pid);
+			if (report_has_key(a, KEY_FILE)) {
+				printf(",\"file\":");
+				json_print_string(stdout, file);
+			}
+			if (report_has_key(a, KEY_SYMBOL)) {
+				printf(",\"symbol\":");
+				json_print_string(stdout, symbol);
+				printf(",\"kernel\":%s",
+				       l->kernel ? "true" : "false");
+			}
+			printf("}");
+			shown++;
+			continue;
+		}
+		shown++;
+		if (a->children)
+			printf("%9.2f%% %7.2f%% %7" PRIu64, cpct, pct,
+			       l->children);
+		else
+			printf("%10" PRIu64 " %6.2f%%", l->count, pct);
+		for (size_t k = 0; k < a->nr_keys; k++) {
+			bool last = k + 1 == a->nr_keys;
+
+			printf("  ");
+			switch (a->keys[k]) {
+			case KEY_COMM:
+				text_print_safe(stdout, comm, last ? 0 : 16);
+				break;
+			case KEY_PID:
+				printf(last ? "%u" : "%7u", l->pid);
+				break;
+			case KEY_FILE:
+				text_print_safe(stdout, file, last ? 0 : 28);
+				break;
+			case KEY_SYMBOL:
+				/* perf's marks: kernel or user code */
+				printf("%s", l->kernel ? "[k] " : "[.] ");
+				text_print_safe(stdout, symbol, 0);
+				break;
+			default:
+				break;
+			}
+		}
+		printf("\n");
+	}
+	if (a->json)
+		printf("]}\n");
+	else if (hidden)
+		printf("# %zu more rows (--limit, --percent-limit)\n", hidden);
+}

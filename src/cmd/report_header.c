@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The opening of dcprof report, as text or JSON: the recording's meta
+ * data and statistics, and what --resymbolize found.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "report.h"
+
+static void print_header_text(const struct profile_view *v)
+{
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
+	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
+	char when[64] = "?";
+	time_t t = (time_t)(m->start_realtime_ns / 1000000000ull);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("# dcprof report of '%s'\n", v->path);
+	printf("# recorded %s on ", when);
+	text_print_safe(stdout, m->hostname, 0);
+	printf(" (%s), %.1f s, %u cpus, event %s at %u Hz%s\n",
+	       m->kernel_release ? m->kernel_release : "?",
+	       (double)m->duration_ns / 1e9, m->nr_cpus,
+	       m->event ? m->event : "?", m->sample_freq,
+	       m->callchain ? ", call graphs" : "");
+	printf("# command: ");
+	text_print_safe(stdout, m->cmdline, 0);
+	printf("\n");
+	printf("# samples: %" PRIu64 " read, %" PRIu64 " kept (%" PRIu64
+	       " idle), %" PRIu64 " filtered by --only, %" PRIu64
+	       " of other tasks\n",
+	       s->samples, s->samples_kept, s->samples_idle,
+	       s->samples_filtered, s->samples_other_tasks);
+	printf("# lost: %" PRIu64 " records, %" PRIu64
+	       " samples; unattributed: %" PRIu64 " samples, %" PRIu64
+	       " frames; unresolved symbols: %" PRIu64 "\n",
+	       s->lost_records, s->lost_samples, s->samples_unattributed,
+	       s->frames_unattributed, s->symbols_unresolved);
+	if (s->unwind_truncated_stack_end || s->unwind_truncated_no_cfi ||
+	    s->unwind_truncated_other)
+		printf("# truncated stacks: %" PRIu64
+		       " at the end of the stack copy, %" PRIu64
+		       " at frames without CFI, %" PRIu64 " other\n",
+		       s->unwind_truncated_stack_end,
+		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
+	if (!m->complete)
+		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
+	printf("#\n");
+}
+
+static void print_header_json(const struct profile_view *v)
+{
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
+	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
+
+	printf("{\"file\":");
+	json_print_string(stdout, v->path);
+	/* summary: read from the file's summary (docs/FORMAT.md) */
+	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,"
+	       "\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+	       ",\"sample_freq\":%u,\"nr_cpus\":%u"
+	       ",\"callchain\":%s,\"event\":",
+	       m->complete ? "true" : "false",
+	       dcp_profile_is_summary(v->profile) ? "true" : "false",
+	       m->start_realtime_ns, m->duration_ns, m->sample_freq, m->nr_cpus,
+	       m->callchain ? "true" : "false");
+	json_print_string(stdout, m->event);
+	printf(",\"cmdline\":");
+	json_print_string(stdout, m->cmdline);
+	printf(",\"hostname\":");
+	json_print_string(stdout, m->hostname);
+	printf(",\"kernel_release\":");
+	json_print_string(stdout, m->kernel_release);
+	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64
+	       ",\"samples_idle\":%" PRIu64 ",\"samples_filtered\":%" PRIu64
+	       ",\"samples_other_tasks\":%" PRIu64
+	       ",\"samples_unattributed\":%" PRIu64
+	       ",\"frames_unattributed\":%" PRIu64 ",\"lost_records\":%" PRIu64
+	       ",\"lost_samples\":%" PRIu64 ",\"throttle_events\":%" PRIu64
+	       ",\"symbols_unresolved\":%" PRIu64 ",\"tasks_injected\":%" PRIu64
+	       ",\"tasks_vanished\":%" PRIu64
+	       ",\"unwind_truncated_stack_end\":%" PRIu64
+	       ",\"unwind_truncated_no_cfi\":%" PRIu64
+	       ",\"unwind_truncated_other\":%" PRIu64 "}",
+	       s->samples, s->samples_kept, s->samples_idle,
+	       s->samples_filtered, s->samples_other_tasks,
+	       s->samples_unattributed, s->frames_unattributed, s->lost_records,
+	       s->lost_samples, s->throttle_events, s->symbols_unresolved,
+	       s->tasks_injected, s->tasks_vanished,
+	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
+	       s->unwind_truncated_other);
+}
+
+void report_print_header(const struct profile_view *v, bool json)
+{
+	if (json)
+		print_header_json(v);
+	else
+		print_header_text(v);
+}
+
+void report_print_resymbolize(const struct report_args *a,
+			      const struct dcp_resymbolize_stats *st)
+{
+	if (a->json) {
+		printf(",\"resymbolize\":{\"objects\":%" PRIu64
+		       ",\"objects_missing\":%" PRIu64
+		       ",\"objects_mismatched\":%" PRIu64
+		       ",\"resolved_before\":%" PRIu64
+		       ",\"resolved_after\":%" PRIu64 "}",
+		       st->objects, st->objects_missing, st->objects_mismatched,
+		       st->resolved_before, st->resolved_after);
+		return;
+	}
+	printf("# resymbolized %" PRIu64 " files (%" PRIu64 " missing, %" PRIu64
+	       " replaced by other builds): %" PRIu64
+	       " named addresses, %" PRIu64 " before\n",
+	       st->objects, st->objects_missing, st->objects_mismatched,
+	       st->resolved_after, st->resolved_before);
+}

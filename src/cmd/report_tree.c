@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The call trees of dcprof report (--tree caller|callee): every sample's
+ * stack merged into one tree, inlined calls as nodes of their own, printed
+ * largest first as text or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "grow.h"
+#include "intern.h"
+#include "report.h"
+
+struct tnode {
+	uint32_t name; /* in the tree's names */
+	uint32_t cookie; /* of the real frame the node came from */
+	bool is_inline, kernel;
+	uint64_t total, self;
+	uint32_t parent, first_child, next_sibling; /* 0: none */
+};
+
+/* One function of a frame's expansion: its inlined calls are items too. */
+struct path_item {
+	uint32_t name;
+	uint32_t cookie;
+	bool is_inline, kernel;
+	uint8_t span; /* items of the frame this one came from */
+};
+
+/*
+ * Nodes, node 0 the root; a child found by (parent, name, flags) in index.
+ * Each distinct frame is expanded into items once (expansions maps its
+ * (cookie, offset) to where its items start in the items pool).
+ */
+struct report_tree {
+	const struct report_args *a;
+	struct string_table names;
+	struct tnode *n;
+	size_t nr, cap;
+	struct key_map index;
+	struct key_map expansions;
+	struct path_item *items;
+	size_t nr_items, cap_items;
+	struct path_item *path; /* the row being added */
+	size_t path_cap;
+};
+
+struct report_tree *report_tree_new(const struct report_args *a)
+{
+	struct report_tree *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->a = a;
+	t->cap = 1024;
+	t->n = calloc(t->cap, sizeof(*t->n));
+	if (!t->n) {
+		free(t);
+		return NULL;
+	}
+	t->nr = 1; /* the root, nameless */
+	return t;
+}
+
+void report_tree_free(struct report_tree *t)
+{
+	if (!t)
+		return;
+	free(t->n);
+	key_map_free(&t->index);
+	key_map_free(&t->expansions);
+	free(t->items);
+	free(t->path);
+	string_table_free(&t->names);
+	free(t);
+}
+
+static uint64_t tree_key_flags(const struct path_item *it)
+{
+	return (uint64_t)it->is_inline | (uint64_t)it->kernel << 1;
+}
+
+/* The child of parent for it, created on first use; 0 when out of memory
+ * (the root is never a child). */
+static uint32_t tree_child(struct report_tree *t, uint32_t parent,
+			   const struct path_item *it)
+{
+	uint64_t k1 = (uint64_t)parent << 32 | it->name;
+	uint64_t k2 = tree_key_flags(it);
+	struct tnode *n;
+	uint32_t id;
+
+	if (!key_map_find(&t->index, k1, k2, &id))
+		return id;
+	/* node numbers are 32 bits wide */
+	if (t->nr >= UINT32_MAX - 1)
+		return 0;
+	n = dcp_grow(t->n, &t->cap, t->nr + 1, sizeof(*n));
+	if (!n)
+		return 0;
+	t->n = n;
+	id = (uint32_t)t->nr;
+	if (key_map_add(&t->index, k1, k2, id) < 0)
+		return 0;
+	t->nr++;
+	n = &t->n[id];
+	memset(n, 0, sizeof(*n));
+	n->name = it->name;
+	n->cookie = it->cookie;
+	n->is_inline = it->is_inline;
+	n->kernel = it->kernel;
+	n->parent = parent;
+	n->next_sibling = t->n[parent].first_child;
+	t->n[parent].first_child = id;
+	return id;
+}
+
+static int tree_add(struct report_tree *t, const struct path_item *path,
+		    size_t n, uint64_t count)
+{
+	uint32_t node = 0;
+
+	t->n[0].total += count;
+	for (size_t i = 0; i < n; i++) {
+		node = tree_child(t, node, &path[i]);
+		if (!node)
+			return -ENOMEM;
+		t->n[node].total += count;
+	}
+	t->n[node].self += count;
+	return 0;
+}
+
+/* The items of a frame, outermost function first, made on first use;
+ * *first indexes t->items. Returns how many, -ENOMEM. */
+static int frame_items(struct report_tree *t, const struct profile_view *v,
+		       const struct dcp_frame *f, uint32_t *first)
+{
+	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
+	struct path_item *items;
+	int k;
+
+	if (!key_map_find(&t->expansions, f->cookie, f->offset, first))
+		return t->items[*first].span;
+	k = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+	if (k > PROFILE_VIEW_EXPAND_MAX)
+		k = PROFILE_VIEW_EXPAND_MAX;
+	items = dcp_grow_from(t->items, &t->cap_items, t->nr_items + (size_t)k,
+			      sizeof(*items), 256);
+	if (!items)
+		return -ENOMEM;
+	t->items = items;
+	*first = (uint32_t)t->nr_items;
+	for (int i = 0; i < k; i++) {
+		struct path_item *it = &t->items[t->nr_items + (size_t)i];
+		int64_t name = string_table_intern(&t->names, ex[i].name);
+
+		if (name < 0)
+			return -ENOMEM;
+		it->name = (uint32_t)name;
+		it->cookie = f->cookie;
+		it->is_inline = ex[i].is_inline;
+		it->kernel = f->flags & DCP_FRAME_KERNEL;
+		it->span = (uint8_t)k;
+	}
+	if (key_map_add(&t->expansions, f->cookie, f->offset, *first) < 0)
+		return -ENOMEM;
+	t->nr_items += (size_t)k;
+	return k;
+}
+
+/* The frames of a row in the tree's order into t->path, inline calls
+ * expanded; returns the number of items, -ENOMEM. */
+static int build_path(struct report_tree *t, const struct profile_view *v,
+		      const struct dcp_sample_row *row)
+{
+	const struct report_args *a = t->a;
+	uint32_t depth = report_stack_depth(a, row);
+	size_t n = 0;
+
+	for (uint32_t j = 0; j < depth; j++) {
+		/* caller order: the outermost frame first */
+		const struct dcp_frame *f =
+			&row->frames[a->tree == TREE_CALLER ? depth - 1 - j :
+							      j];
+		struct path_item *p;
+		uint32_t first;
+		int k = frame_items(t, v, f, &first);
+
+		if (k < 0)
+			return k;
+		if (a->no_inline)
+			k = 1;
+		p = dcp_grow_from(t->path, &t->path_cap, n + (size_t)k,
+				  sizeof(*p), 256);
+		if (!p)
+			return -ENOMEM;
+		t->path = p;
+		/* items are outermost first: callee order walks them from
+		 * the innermost */
+		for (int i = 0; i < k; i++)
+			t->path[n++] =
+				t->items[first +
+					 (uint32_t)(a->tree == TREE_CALLER ?
+							    i :
+							    k - 1 - i)];
+	}
+	return (int)n;
+}
+
+static int compare_nodes(const void *a, const void *b, void *ctx)
+{
+	const struct report_tree *t = ctx;
+	const struct tnode *x = &t->n[*(const uint32_t *)a];
+	const struct tnode *y = &t->n[*(const uint32_t *)b];
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(string_table_get(&t->names, x->name),
+		      string_table_get(&t->names, y->name));
+}
+
+/* The children of node worth showing, largest first, into *out. */
+static size_t tree_children(const struct report_tree *t, uint32_t node,
+			    uint32_t **out)
+{
+	const struct report_args *a = t->a;
+	size_t n = 0, i = 0;
+
+	for (uint32_t c = t->n[node].first_child; c; c = t->n[c].next_sibling)
+		n++;
+	*out = malloc((n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return 0;
+	for (uint32_t c = t->n[node].first_child; c; c = t->n[c].next_sibling)
+		if (report_percent(t->n[c].total, t->n[0].total) >=
+		    a->percent_limit)
+			(*out)[i++] = c;
+	qsort_r(*out, i, sizeof(**out), compare_nodes, (void *)t);
+	if (node == 0 && a->limit >= 0 && i > (size_t)a->limit)
+		i = (size_t)a->limit;
+	return i;
+}
+
+static void print_tree_node(const struct report_tree *t,
+			    const struct profile_view *v, uint32_t node,
+			    unsigned int depth)
+{
+	const struct report_args *a = t->a;
+	const struct tnode *n = &t->n[node];
+	uint64_t total = t->n[0].total;
+	uint32_t *kids;
+	size_t nr;
+
+	if (a->json) {
+		printf("{\"name\":");
+		json_print_string(stdout, string_table_get(&t->names, n->name));
+		printf(",\"file\":");
+		json_print_string(stdout, profile_view_file_name(v, n->cookie));
+		printf(",\"inline\":%s,\"kernel\":%s,\"samples\":%" PRIu64
+		       ",\"self\":%" PRIu64 ",\"percent\":%.4f,\"children\":[",
+		       n->is_inline ? "true" : "false",
+		       n->kernel ? "true" : "false", n->total, n->self,
+		       report_percent(n->total, total));
+	} else {
+		printf("%9.2f%% %7.2f%%  %*s%s",
+		       report_percent(n->total, total),
+		       report_percent(n->self, total), (int)(2 * depth), "",
+		       n->kernel ? "[k] " : "");
+		text_print_safe(stdout, string_table_get(&t->names, n->name),
+				0);
+		printf("%s\n", n->is_inline ? " (inlined)" : "");
+	}
+	nr = tree_children(t, node, &kids);
+	for (size_t i = 0; i < nr; i++) {
+		if (a->json && i)
+			printf(",");
+		print_tree_node(t, v, kids[i], depth + 1);
+	}
+	free(kids);
+	if (a->json)
+		printf("]}");
+}
+
+void report_tree_print(const struct report_tree *t,
+		       const struct profile_view *v)
+{
+	const struct report_args *a = t->a;
+	const char *order = a->tree == TREE_CALLER ? "caller" : "callee";
+	uint32_t *roots;
+	size_t nr = tree_children(t, 0, &roots);
+
+	if (a->json) {
+		printf(",\"total\":%" PRIu64 ",\"tree\":{\"order\":\"%s\","
+		       "\"roots\":[",
+		       t->n[0].total, order);
+	} else {
+		printf("# call tree, %s: percent of all %" PRIu64
+		       " samples with the function on the stack, and as "
+		       "the leaf\n",
+		       a->tree == TREE_CALLER ? "callers first (top-down)" :
+						"callees first (bottom-up)",
+		       t->n[0].total);
+		printf("%10s %8s  %s\n", "Total", "Self", "Function");
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (a->json && i)
+			printf(",");
+		print_tree_node(t, v, roots[i], 0);
+	}
+	free(roots);
+	if (a->json)
+		printf("]}}\n");
+}
+
+int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
+			const struct dcp_sample_row *row)
+{
+	int k = build_path(t, v, row);
+
+	if (k < 0)
+		return k;
+	return tree_add(t, t->path, (size_t)k, row->count);
+}
