@@ -11,13 +11,14 @@ _dcprof_options()
 {
 	case $1 in
 	record)
-		echo -a --all-cpus -p --pid -F --freq -e --event -g \
-			--call-graph -o --output --duration --only \
-			--flush-interval --mmap-pages -v --verbose
+		echo -a --all-cpus -p --pid -t --tid -F --freq -e --event -g \
+			--call-graph -o --output --duration --kill-at-end \
+			--only --flush-interval --mmap-pages -v --verbose
 		;;
 	report)
-		echo -i --input -s --sort --format --limit --children --tree \
-			--percent-limit --max-stack --comm --pid --file \
+		echo -i --input -s --sort --format --limit -n \
+			--show-nr-samples --stdio --children --no-children \
+			--tree --percent-limit --max-stack --comm --pid --file \
 			--symbol --no-demangle --no-inline --resymbolize \
 			--debuginfo-dir --write
 		;;

@@ -148,10 +148,35 @@ static int paranoid_level(void)
 	return atoi(buf);
 }
 
-/* Turn the kernel's refusal into advice, as the user needs it. */
-static int explain_open_error(int err, const struct dcp_event_spec *ev, int cpu)
+/* The kernel's perf_event_max_sample_rate, 0 when unknown. */
+static long max_sample_rate(void)
 {
+	char buf[32];
+
+	if (read_small_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
+			    sizeof(buf)) < 0)
+		return 0;
+	return strtol(buf, NULL, 10);
+}
+
+/* Turn the kernel's refusal into advice, as the user needs it. */
+static int explain_open_error(int err, const struct dcp_ring_opts *opts,
+			      int cpu)
+{
+	const struct dcp_event_spec *ev = opts->event;
+	long max;
+
 	switch (err) {
+	case EINVAL:
+		max = max_sample_rate();
+		if (max > 0 && opts->sample_freq > (unsigned long)max)
+			return dcp_error(
+				err,
+				"a sampling frequency of %u Hz is above the kernel's maximum of %ld Hz (kernel.perf_event_max_sample_rate)",
+				opts->sample_freq, max);
+		return dcp_error(
+			err, "perf_event_open failed for '%s' on cpu %d: %s",
+			ev->name, cpu, strerror(err));
 	case EACCES:
 	case EPERM:
 		return dcp_error(
@@ -275,7 +300,7 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 				     PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
-		return explain_open_error(errno, opts->event, ring->cpu);
+		return explain_open_error(errno, opts, ring->cpu);
 	ring->fd = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->sample_id) < 0)
 		return dcp_error(errno, "cannot read the event id: %s",

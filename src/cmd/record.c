@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +33,8 @@ struct record_args {
 	const char **only;
 	size_t nr_only;
 	double duration; /* seconds, 0: none */
+	bool kill_at_end; /* the command goes when recording stops */
+	bool freq_given;
 	int verbose;
 	char **command;
 };
@@ -66,6 +69,108 @@ static int parse_uint(const char *name, const char *arg, unsigned long max,
 	return 0;
 }
 
+/* What /proc/ID/status says of a task (a process or one of its threads). */
+struct task_info {
+	pid_t tgid; /* its process */
+	char state; /* R, S, Z, X, ... */
+	long threads;
+	char name[64];
+};
+
+/* 0, or a negative errno: -ENOENT when no such task exists. */
+static int task_info_read(pid_t id, struct task_info *ti)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	memset(ti, 0, sizeof(*ti));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			size_t n = strcspn(line + 6, "\n");
+
+			if (n >= sizeof(ti->name))
+				n = sizeof(ti->name) - 1;
+			for (size_t i = 0; i < n; i++) {
+				unsigned char c = (unsigned char)line[6 + i];
+
+				ti->name[i] =
+					c < 0x20 || c >= 0x7f ? '?' : (char)c;
+			}
+		} else if (!strncmp(line, "State:\t", 7)) {
+			ti->state = line[7];
+		} else if (!strncmp(line, "Tgid:\t", 6)) {
+			ti->tgid = (pid_t)atoi(line + 6);
+		} else if (!strncmp(line, "Threads:\t", 9)) {
+			ti->threads = atol(line + 9);
+		}
+	}
+	fclose(f);
+	return ti->tgid > 0 ? 0 : -ENOENT;
+}
+
+/*
+ * Whether the process pid is gone for a recorder: no such task, or a
+ * zombie (exited, not yet reaped: it runs nothing). A leader that is a
+ * zombie while other threads run (it called pthread_exit) still lives.
+ * When /proc hides it (hidepid), kill() decides.
+ */
+static bool process_gone(pid_t pid)
+{
+	struct task_info ti;
+	int ret = task_info_read(pid, &ti);
+
+	if (ret == -ENOENT)
+		return true;
+	if (ret)
+		return kill(pid, 0) < 0 && errno == ESRCH;
+	return (ti.state == 'Z' || ti.state == 'X') && ti.threads <= 1;
+}
+
+/*
+ * The process to record for -p ID: ID's own when it leads it, else the
+ * process of the thread ID (said in one line, as a thread id copied from
+ * top -H means that process). Refuses what is gone.
+ */
+static int resolve_target(unsigned long id, pid_t *out)
+{
+	struct task_info ti;
+	int ret = task_info_read((pid_t)id, &ti);
+
+	if (ret == -ENOENT)
+		return cmd_error("no such process: %lu", id);
+	if (ret) {
+		/* /proc hides it: take it as a process, as kill() sees it */
+		if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
+			return cmd_error("no such process: %lu", id);
+		*out = (pid_t)id;
+		return 0;
+	}
+	if (process_gone(ti.tgid)) {
+		if ((unsigned long)ti.tgid == id)
+			return cmd_error(
+				"no such process: %lu has exited (a zombie its parent has not reaped)",
+				id);
+		return cmd_error(
+			"no such process: thread %lu's process %d has exited",
+			id, (int)ti.tgid);
+	}
+	if ((unsigned long)ti.tgid != id) {
+		struct task_info pi;
+
+		if (task_info_read(ti.tgid, &pi))
+			snprintf(pi.name, sizeof(pi.name), "?");
+		fprintf(stderr,
+			"dcprof: %lu is a thread of process %d (%s): recording the whole process\n",
+			id, (int)ti.tgid, pi.name);
+	}
+	*out = ti.tgid;
+	return 0;
+}
+
 static int parse_pids(struct record_args *a, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -75,23 +180,27 @@ static int parse_pids(struct record_args *a, const char *arg)
 		return cmd_error("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long pid;
-		pid_t *grown;
+		unsigned long id;
+		pid_t pid = 0, *grown;
+		bool seen = false;
 
-		ret = parse_uint("pid", tok, INT_MAX, &pid);
+		ret = parse_uint("pid", tok, INT_MAX, &id);
 		if (ret)
 			break;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-			ret = cmd_error("no process with pid %lu", pid);
+		ret = resolve_target(id, &pid);
+		if (ret)
 			break;
-		}
+		for (size_t i = 0; i < a->nr_pids; i++)
+			seen |= a->pids[i] == pid;
+		if (seen)
+			continue; /* two threads of one process */
 		grown = realloc(a->pids, (a->nr_pids + 1) * sizeof(*grown));
 		if (!grown) {
 			ret = cmd_error("out of memory");
 			break;
 		}
 		a->pids = grown;
-		a->pids[a->nr_pids++] = (pid_t)pid;
+		a->pids[a->nr_pids++] = pid;
 	}
 	free(copy);
 	if (!ret && !a->nr_pids)
@@ -126,16 +235,60 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 	return 0;
 }
 
+/*
+ * A frequency above perf_event_max_sample_rate, which perf_event_open
+ * refuses with a bare EINVAL, is refused here before anything starts.
+ */
+static int check_frequency(unsigned long hz)
+{
+	char buf[32];
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	long max = 0;
+
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		max = strtol(buf, NULL, 10);
+	fclose(f);
+	if (max > 0 && hz > (unsigned long)max)
+		return cmd_error(
+			"-F %lu is above the kernel's maximum of %ld Hz (kernel.perf_event_max_sample_rate)",
+			hz, max);
+	return 0;
+}
+
+/*
+ * --only takes an existing file or a whole build id: 40 hex digits (SHA-1,
+ * the linkers' default), 32 (md5, uuid) or 16 (lld's fast); anything else
+ * would be a build id no file has, filtering every sample away.
+ */
+static int check_only(const char *arg)
+{
+	size_t len = strlen(arg);
+	struct stat st;
+
+	if (stat(arg, &st) == 0)
+		return 0; /* the recorder says when it is not a regular file */
+	if ((len == 16 || len == 32 || len == 40) &&
+	    strspn(arg, "0123456789abcdefABCDEF") == len)
+		return 0;
+	return cmd_error(
+		"--only '%s' is neither an existing file nor a build id (40, 32 or 16 hex digits)",
+		arg);
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "call-graph", required_argument, NULL, 'G' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "kill-at-end", no_argument, NULL, 'K' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "flush-interval", required_argument, NULL, 'f' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
@@ -148,22 +301,24 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:F:e:go:vh", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "+ap:t:F:e:go:vh", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;
 			break;
 		case 'p':
+		case 't': /* perf's: a thread's process, as -p of it */
 			ret = parse_pids(a, optarg);
 			if (ret)
 				return ret;
 			break;
 		case 'F':
-			ret = parse_uint("frequency", optarg, 1000000, &v);
+			ret = parse_uint("frequency", optarg, INT_MAX, &v);
 			if (ret)
 				return ret;
 			a->opts.sample_freq = (uint32_t)v;
+			a->freq_given = true;
 			break;
 		case 'e':
 			a->opts.event = optarg;
@@ -185,10 +340,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (ret)
 				return ret;
 			break;
+		case 'K':
+			a->kill_at_end = true;
+			break;
 		case 'O': {
-			const char **grown = realloc(
-				a->only, (a->nr_only + 1) * sizeof(*grown));
+			const char **grown;
 
+			ret = check_only(optarg);
+			if (ret)
+				return ret;
+			grown = realloc(a->only,
+					(a->nr_only + 1) * sizeof(*grown));
 			if (!grown)
 				return cmd_error("out of memory");
 			a->only = grown;
@@ -233,6 +395,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->command && a->nr_pids)
 		return cmd_usage_error("record",
 				       "-p and a command exclude each other");
+	if (a->kill_at_end && !a->command)
+		return cmd_usage_error("record",
+				       "--kill-at-end needs a command");
+	if (a->freq_given)
+		return check_frequency(a->opts.sample_freq);
 	return 0;
 }
 
@@ -325,13 +492,13 @@ static int workload_start(struct workload *w, const char *name)
 }
 
 /*
- * Whether a -p target still runs. Children they forked are not waited
- * for: the recording follows them only while a target lives.
+ * Whether a -p target still runs (a zombie does not). Children they forked
+ * are not waited for: the recording follows them only while a target lives.
  */
 static bool any_alive(const pid_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (kill(pids[i], 0) == 0 || errno != ESRCH)
+		if (!process_gone(pids[i]))
 			return true;
 	return false;
 }
@@ -406,7 +573,7 @@ int cmd_record(int argc, char **argv)
 	struct timespec start;
 	char *cmdline = join_cmdline(argc, argv);
 	int status = 0, ret, exit_code = 0;
-	bool child_done = false;
+	bool child_done = false, timed_out = false;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret)
@@ -466,8 +633,10 @@ int cmd_record(int argc, char **argv)
 			      left > 0.1 ? 100 :
 					   (int)(left * 1000);
 
-		if (a.duration && left <= 0)
+		if (a.duration && left <= 0) {
+			timed_out = true;
 			break;
+		}
 		ret = dcp_recorder_poll(r, timeout);
 		if (ret) {
 			ret = cmd_error("%s", dcp_last_error());
@@ -491,8 +660,14 @@ int cmd_record(int argc, char **argv)
 		print_summary(&stats, a.opts.output ? a.opts.output :
 						      CMD_DEFAULT_PROFILE);
 	}
-	if (w.pid > 0 && !child_done) {
-		/* stopped by time or signal: the command goes with us */
+	if (w.pid > 0 && !child_done && timed_out && !a.kill_at_end) {
+		/* --duration: the command runs on, without the recorder */
+		fprintf(stderr,
+			"dcprof: recorded %g s; '%s' (pid %d) keeps running\n",
+			a.duration, a.command[0], (int)w.pid);
+	} else if (w.pid > 0 && !child_done) {
+		/* stopped by a signal, or --kill-at-end: the command goes
+		 * with us and its status becomes ours */
 		kill(w.pid, SIGTERM);
 		waitpid(w.pid, &status, 0);
 		exit_code = exit_status_of(status);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +71,16 @@ static int parse_sort(struct report_args *a, const char *arg)
 		for (k = 0; k < NR_KEYS; k++)
 			if (!strcmp(tok, report_key_names[k]))
 				break;
+		/* perf's names */
+		if (!strcmp(tok, "dso"))
+			k = KEY_FILE;
+		else if (!strcmp(tok, "sym"))
+			k = KEY_SYMBOL;
 		if (k == NR_KEYS) {
 			ret = cmd_usage_error(
 				"report",
-				"unknown sort key '%s' (comm, pid, file, symbol)",
+				"unknown sort key '%s' (comm, pid, file or dso, "
+				"symbol or sym)",
 				tok);
 			break;
 		}
@@ -140,6 +147,23 @@ static bool row_selected(const struct report_args *a,
 	return true;
 }
 
+/* --pid: process ids, numbers that fit a pid; one line when not. */
+static int check_pids(const struct str_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i];
+		size_t len = strspn(s, "0123456789");
+
+		if (!len || s[len] || len > 10 ||
+		    strtoull(s, NULL, 10) > UINT32_MAX) {
+			cmd_error("invalid pid '%s' (--pid takes process ids)",
+				  s);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 static int parse_number(const char *opt, const char *arg, double *out)
 {
 	char *end;
@@ -165,6 +189,8 @@ enum {
 	OPT_RESYMBOLIZE,
 	OPT_DEBUGINFO_DIR,
 	OPT_WRITE,
+	OPT_STDIO,
+	OPT_NO_CHILDREN,
 };
 
 static int report_run(struct report_args *a, bool no_demangle)
@@ -173,7 +199,7 @@ static int report_run(struct report_args *a, bool no_demangle)
 	struct report_flat *flat = NULL;
 	struct report_tree *tree = NULL;
 	struct profile_view v;
-	uint64_t total = 0;
+	uint64_t total = 0, unfiltered = 0;
 	int ret;
 
 	cmd_setup_log(0);
@@ -213,8 +239,10 @@ static int report_run(struct report_args *a, bool no_demangle)
 	for (size_t i = 0; i < dcp_profile_nr_rows(v.profile); i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 
-		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames ||
-		    !row_selected(a, &v, &row))
+		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames)
+			continue;
+		unfiltered += row.count;
+		if (!row_selected(a, &v, &row))
 			continue;
 		total += row.count;
 		if (tree)
@@ -227,7 +255,11 @@ static int report_run(struct report_args *a, bool no_demangle)
 		}
 	}
 
-	report_print_header(&v, a->json);
+	if (report_filtered(a) && !total)
+		cmd_warn("no sample matches %s (0 of the %" PRIu64
+			 " samples kept)",
+			 report_filter_names(a), unfiltered);
+	report_print_header(&v, a, total, unfiltered);
 	if (a->resymbolize)
 		report_print_resymbolize(a, &rst);
 	if (tree)
@@ -261,6 +293,9 @@ int cmd_report(int argc, char **argv)
 		{ "resymbolize", no_argument, NULL, OPT_RESYMBOLIZE },
 		{ "debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR },
 		{ "write", no_argument, NULL, OPT_WRITE },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -277,7 +312,7 @@ int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	while (!ret &&
-	       (c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, "i:s:nh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'f':
@@ -305,7 +340,15 @@ int cmd_report(int argc, char **argv)
 					   &a.percent_limit);
 			break;
 		case OPT_CHILDREN:
-			a.children = true;
+		case OPT_NO_CHILDREN:
+			/* as perf: the last one given wins */
+			a.children = c == OPT_CHILDREN;
+			break;
+		case OPT_STDIO:
+			/* perf's text output, which is the only one */
+			break;
+		case 'n':
+			a.show_counts = true;
 			break;
 		case OPT_TREE:
 			if (!strcmp(optarg, "caller"))
@@ -370,7 +413,7 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_usage_error("report",
 				      "--debuginfo-dir and --write go with "
 				      "--resymbolize");
-	else
+	else if (!(ret = check_pids(&a.pids)))
 		ret = report_run(&a, no_demangle);
 out:
 	list_free(&a.comms);

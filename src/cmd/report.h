@@ -32,6 +32,7 @@ struct report_args {
 	bool json;
 	long limit;
 	bool children;
+	bool show_counts; /* -n: sample counts in the text trees too */
 	enum tree_order tree;
 	double percent_limit;
 	long max_stack; /* frames nearest the leaf; -1: all */
@@ -48,6 +49,12 @@ static inline bool report_has_key(const struct report_args *a, enum sort_key k)
 		if (a->keys[i] == k)
 			return true;
 	return false;
+}
+
+/* --comm, --pid, --file or --symbol given */
+static inline bool report_filtered(const struct report_args *a)
+{
+	return a->comms.n || a->pids.n || a->files.n || a->symbols.n;
 }
 
 static inline double report_percent(uint64_t n, uint64_t total)
@@ -89,8 +96,16 @@ void report_tree_print(const struct report_tree *t,
 		       const struct profile_view *v);
 void report_tree_free(struct report_tree *t);
 
-/* What opens the report: the recording's meta data and statistics. */
-void report_print_header(const struct profile_view *v, bool json);
+/*
+ * What opens the report: the recording's meta data and statistics and,
+ * with filters, the samples they kept (total, what percentages are of)
+ * of the samples there were (unfiltered).
+ */
+void report_print_header(const struct profile_view *v,
+			 const struct report_args *a, uint64_t total,
+			 uint64_t unfiltered);
+/* "--comm, --pid" for the filters given. */
+const char *report_filter_names(const struct report_args *a);
 /* What --resymbolize found. */
 void report_print_resymbolize(const struct report_args *a,
 			      const struct dcp_resymbolize_stats *st);

@@ -10,7 +10,9 @@
 #include "cmd.h"
 #include "report.h"
 
-static void print_header_text(const struct profile_view *v)
+static void print_header_text(const struct profile_view *v,
+			      const struct report_args *a, uint64_t total,
+			      uint64_t unfiltered)
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
@@ -48,12 +50,18 @@ static void print_header_text(const struct profile_view *v)
 		       " at frames without CFI, %" PRIu64 " other\n",
 		       s->unwind_truncated_stack_end,
 		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
+	if (report_filtered(a))
+		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
+		       " samples kept match; percentages are of the %" PRIu64
+		       "\n",
+		       report_filter_names(a), total, unfiltered, total);
 	if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
 	printf("#\n");
 }
 
-static void print_header_json(const struct profile_view *v)
+static void print_header_json(const struct profile_view *v,
+			      const struct report_args *a, uint64_t unfiltered)
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
@@ -94,14 +102,29 @@ static void print_header_json(const struct profile_view *v)
 	       s->tasks_injected, s->tasks_vanished,
 	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
 	       s->unwind_truncated_other);
+	/* total, what the percentages are of, is printed by the view */
+	if (report_filtered(a))
+		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);
 }
 
-void report_print_header(const struct profile_view *v, bool json)
+void report_print_header(const struct profile_view *v,
+			 const struct report_args *a, uint64_t total,
+			 uint64_t unfiltered)
 {
-	if (json)
-		print_header_json(v);
+	if (a->json)
+		print_header_json(v, a, unfiltered);
 	else
-		print_header_text(v);
+		print_header_text(v, a, total, unfiltered);
+}
+
+const char *report_filter_names(const struct report_args *a)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s%s%s%s", a->comms.n ? ", --comm" : "",
+		 a->pids.n ? ", --pid" : "", a->files.n ? ", --file" : "",
+		 a->symbols.n ? ", --symbol" : "");
+	return buf[0] ? buf + 2 : buf;
 }
 
 void report_print_resymbolize(const struct report_args *a,

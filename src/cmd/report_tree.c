@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The call trees of dcprof report (--tree caller|callee): every sample's
- * stack merged into one tree, inlined calls as nodes of their own, printed
- * largest first as text or JSON.
+ * The call trees of dcprof report (--tree caller|callee), inlined calls as
+ * nodes of their own, printed largest first as text or JSON. The caller
+ * tree merges every sample's stack from its outermost frame. The callee
+ * tree has a root for every function on a stack: its Total the samples
+ * with it on the stack, its Self those where it was sampled, as
+ * --children counts them, and below it the callers it was reached
+ * through, from its innermost call outward.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +51,13 @@ struct report_tree {
 	size_t nr_items, cap_items;
 	struct path_item *path; /* the row being added */
 	size_t path_cap;
+	size_t leaf_items; /* items of the path from the sampled frame */
+	uint64_t samples; /* rows added: what percentages are of */
+	/* callee tree: the row that last started a root at a function,
+	 * indexed by tree_function() */
+	uint64_t *seen;
+	size_t seen_cap;
+	uint64_t stamp;
 };
 
 struct report_tree *report_tree_new(const struct report_args *a)
@@ -75,6 +86,7 @@ void report_tree_free(struct report_tree *t)
 	key_map_free(&t->expansions);
 	free(t->items);
 	free(t->path);
+	free(t->seen);
 	string_table_free(&t->names);
 	free(t);
 }
@@ -119,8 +131,11 @@ static uint32_t tree_child(struct report_tree *t, uint32_t parent,
 	return id;
 }
 
+/* path from the root: every node counts the samples, the last one adds
+ * self_last to its self, every one self_each. */
 static int tree_add(struct report_tree *t, const struct path_item *path,
-		    size_t n, uint64_t count)
+		    size_t n, uint64_t count, uint64_t self_last,
+		    uint64_t self_each)
 {
 	uint32_t node = 0;
 
@@ -130,8 +145,51 @@ static int tree_add(struct report_tree *t, const struct path_item *path,
 		if (!node)
 			return -ENOMEM;
 		t->n[node].total += count;
+		t->n[node].self += self_each;
 	}
-	t->n[node].self += count;
+	t->n[node].self += self_last;
+	return 0;
+}
+
+/* A function as the tree tells them apart: name and flags. */
+static size_t tree_function(const struct path_item *it)
+{
+	return (size_t)it->name << 2 | (size_t)tree_key_flags(it);
+}
+
+/*
+ * Callee tree: a root for each function of the path (callee order), at
+ * its innermost call, with the callers from there outward below it: a
+ * function that recurses counts once per sample. Self: the root's
+ * function was in the sampled frame (itself or inlined there).
+ */
+static int tree_add_callee(struct report_tree *t, size_t n, uint64_t count)
+{
+	t->stamp++;
+	for (size_t i = 0; i < n; i++) {
+		size_t fn = tree_function(&t->path[i]);
+		uint64_t *seen;
+		int ret;
+
+		if (fn >= t->seen_cap) {
+			size_t old = t->seen_cap;
+
+			seen = dcp_grow_from(t->seen, &t->seen_cap, fn + 1,
+					     sizeof(*seen), 1024);
+			if (!seen)
+				return -ENOMEM;
+			memset(seen + old, 0,
+			       (t->seen_cap - old) * sizeof(*seen));
+			t->seen = seen;
+		}
+		if (t->seen[fn] == t->stamp)
+			continue;
+		t->seen[fn] = t->stamp;
+		ret = tree_add(t, t->path + i, n - i, count, 0,
+			       i < t->leaf_items ? count : 0);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -200,6 +258,8 @@ static int build_path(struct report_tree *t, const struct profile_view *v,
 		if (!p)
 			return -ENOMEM;
 		t->path = p;
+		if (f == row->frames)
+			t->leaf_items = (size_t)k;
 		/* items are outermost first: callee order walks them from
 		 * the innermost */
 		for (int i = 0; i < k; i++)
@@ -237,7 +297,7 @@ static size_t tree_children(const struct report_tree *t, uint32_t node,
 	if (!*out)
 		return 0;
 	for (uint32_t c = t->n[node].first_child; c; c = t->n[c].next_sibling)
-		if (report_percent(t->n[c].total, t->n[0].total) >=
+		if (report_percent(t->n[c].total, t->samples) >=
 		    a->percent_limit)
 			(*out)[i++] = c;
 	qsort_r(*out, i, sizeof(**out), compare_nodes, (void *)t);
@@ -252,7 +312,7 @@ static void print_tree_node(const struct report_tree *t,
 {
 	const struct report_args *a = t->a;
 	const struct tnode *n = &t->n[node];
-	uint64_t total = t->n[0].total;
+	uint64_t total = t->samples;
 	uint32_t *kids;
 	size_t nr;
 
@@ -267,9 +327,11 @@ static void print_tree_node(const struct report_tree *t,
 		       n->kernel ? "true" : "false", n->total, n->self,
 		       report_percent(n->total, total));
 	} else {
-		printf("%9.2f%% %7.2f%%  %*s%s",
-		       report_percent(n->total, total),
-		       report_percent(n->self, total), (int)(2 * depth), "",
+		printf("%9.2f%% %7.2f%%", report_percent(n->total, total),
+		       report_percent(n->self, total));
+		if (a->show_counts)
+			printf(" %9" PRIu64, n->total);
+		printf("  %*s%s", (int)(2 * depth), "",
 		       n->kernel ? "[k] " : "");
 		text_print_safe(stdout, string_table_get(&t->names, n->name),
 				0);
@@ -297,15 +359,25 @@ void report_tree_print(const struct report_tree *t,
 	if (a->json) {
 		printf(",\"total\":%" PRIu64 ",\"tree\":{\"order\":\"%s\","
 		       "\"roots\":[",
-		       t->n[0].total, order);
+		       t->samples, order);
 	} else {
-		printf("# call tree, %s: percent of all %" PRIu64
-		       " samples with the function on the stack, and as "
-		       "the leaf\n",
-		       a->tree == TREE_CALLER ? "callers first (top-down)" :
-						"callees first (bottom-up)",
-		       t->n[0].total);
-		printf("%10s %8s  %s\n", "Total", "Self", "Function");
+		if (a->tree == TREE_CALLER)
+			printf("# call tree, callers first (top-down): percent "
+			       "of all %" PRIu64 " samples with the function "
+			       "on the stack, and as the leaf\n",
+			       t->samples);
+		else
+			printf("# call tree, callees first (bottom-up): each "
+			       "function on a stack, over the callers it was "
+			       "reached through;\n# percent of all %" PRIu64
+			       " samples with that function on the stack "
+			       "(Total), and as the leaf (Self)\n",
+			       t->samples);
+		if (a->show_counts)
+			printf("%10s %8s %9s  %s\n", "Total", "Self", "Samples",
+			       "Function");
+		else
+			printf("%10s %8s  %s\n", "Total", "Self", "Function");
 	}
 	for (size_t i = 0; i < nr; i++) {
 		if (a->json && i)
@@ -324,5 +396,8 @@ int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
 
 	if (k < 0)
 		return k;
-	return tree_add(t, t->path, (size_t)k, row->count);
+	t->samples += row->count;
+	if (t->a->tree == TREE_CALLEE)
+		return tree_add_callee(t, (size_t)k, row->count);
+	return tree_add(t, t->path, (size_t)k, row->count, row->count, 0);
 }
