@@ -199,8 +199,10 @@ static int from_phdrs(const struct elf_file *e, const uint8_t *eh,
 			return 0;
 		n = FIELD32(e, sh, Shdr, sh_info);
 	}
+	/* n * entsize must not wrap: sh_info and sh_size are the file's. */
 	if (phoff == 0 || n == 0 ||
-	    entsize < (e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+	    entsize < (e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    n > TABLE_MAX / entsize)
 		return 0;
 	tab = read_region(e, phoff, n * entsize, TABLE_MAX);
 	if (!tab)
@@ -234,7 +236,8 @@ static int from_sections(const struct elf_file *e, const uint8_t *eh,
 		n = FIELD(e, sh, Shdr, sh_size);
 	}
 	if (shoff == 0 || n == 0 ||
-	    entsize < (e->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
+	    entsize < (e->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) ||
+	    n > TABLE_MAX / entsize)
 		return 0;
 	tab = read_region(e, shoff, n * entsize, TABLE_MAX);
 	if (!tab)
