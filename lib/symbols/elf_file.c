@@ -10,51 +10,110 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dwarf_inline_internal.h"
+#include "elf_fde_internal.h"
 #include "elf_symtab_internal.h"
 #include "log_internal.h"
 #include "symbolizer_internal.h"
 
-static int resolve_module(struct ftable *t, Dwfl_Module *mod, uint32_t cookie,
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * An address of a file that no symbol covers: named after the function
+ * its FDE gives (counted as named), else after the address alone (left
+ * counted as unresolved). *made is the name, to be freed.
+ */
+static int name_unnamed(struct ftable *t, struct fde_table *fdes,
+			Dwfl_Module *mod, const struct dcp_cookie_info *info,
+			const struct dcp_elf_segment *seg, uint64_t off,
+			uint64_t q, char **made, uint64_t *start,
+			uint64_t *size)
+{
+	uint64_t fs, fe, lo;
+	GElf_Addr bias;
+	Elf *elf;
+	int err;
+
+	/* No FDE: the address alone, one byte, so that it lies in it. */
+	*start = off;
+	*size = 1;
+	fs = fe = 0;
+	if (seg && !fdes->loaded && (elf = dwfl_module_getelf(mod, &bias))) {
+		err = dcp_fde_table_load(fdes, elf, bias);
+		if (err < 0)
+			return err;
+	}
+	lo = seg ? t->bias + seg->vaddr : 0;
+	/* Back to file offsets through the query's segment, as symbols. */
+	if (seg && dcp_fde_find(fdes, q, &fs, &fe) && fs >= lo) {
+		*start = fs - lo + seg->offset;
+		*size = fe - fs;
+	} else {
+		fe = fs;
+	}
+	*made = dcp_fde_name(base_name(info->name), *start);
+	if (!*made)
+		return -ENOMEM;
+	return fe != fs;
+}
+
+static int resolve_module(struct ftable *t, Dwfl_Module *mod,
+			  const struct dcp_cookie_info *info,
 			  const uint64_t *offsets, size_t n,
 			  struct dcp_symtab *out)
 {
 	struct scope_cache scopes = { 0 };
-	int err, resolved = 0;
+	struct fde_table fdes = { 0 };
+	uint32_t cookie = info->cookie;
+	int err = 0, resolved = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && err >= 0; i++) {
 		const struct dcp_elf_segment *seg = NULL;
 		const char *name = NULL;
+		char *made = NULL;
 		uint64_t off = offsets[i], start = 0, size = 0, q = 0;
+		bool mapped = dcp_ftable_address(t, off, &q, &seg);
+		ssize_t k = mapped ? dcp_ftable_find(t, q, &size) : -1;
 
-		if (dcp_ftable_address(t, off, &q, &seg)) {
-			ssize_t k = dcp_ftable_find(t, q, &size);
-
-			if (k >= 0) {
-				name = t->syms[k].name;
-				/* Back to file offsets, through the same
-				 * segment as the query. */
-				start = t->syms[k].addr - t->bias - seg->vaddr +
-					seg->offset;
-				resolved++;
-			} else {
-				size = 0;
-			}
+		if (k >= 0) {
+			name = t->syms[k].name;
+			/* Back to file offsets, through the same
+			 * segment as the query. */
+			start = t->syms[k].addr - t->bias - seg->vaddr +
+				seg->offset;
+			resolved++;
+		} else if (info->kind == DCP_COOKIE_KIND_FILE) {
+			err = name_unnamed(t, &fdes, mod, info,
+					   mapped ? seg : NULL, off, q, &made,
+					   &start, &size);
+			if (err < 0)
+				break;
+			resolved += err;
+			name = made;
+		} else {
+			size = 0;
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
-		if (err == 0 && name)
+		if (err == 0 && name && !made)
 			err = dcp_dwarf_add_detail(mod, &scopes, q, cookie, off,
 						   name, out);
-		if (err < 0) {
-			dcp_scope_cache_free(&scopes);
-			return err;
-		}
+		free(made);
 	}
+	dcp_fde_table_free(&fdes);
 	dcp_scope_cache_free(&scopes);
-	return resolved;
+	if (err == -ENOMEM)
+		return dcp_error(ENOMEM, "cannot name addresses of '%s': %s",
+				 info->name, strerror(ENOMEM));
+	return err < 0 ? err : resolved;
 }
 
 int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
@@ -75,7 +134,7 @@ int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 		err = dcp_error(ENOMEM, "cannot read symbols of '%s': %s",
 				info->name, strerror(ENOMEM));
 	if (err == 0) {
-		err = resolve_module(&t, mod, info->cookie, offsets, n, out);
+		err = resolve_module(&t, mod, info, offsets, n, out);
 	} else {
 		err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets,
 						     n);
@@ -85,13 +144,6 @@ int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 	dcp_ftable_free(&t);
 	dwfl_end(dwfl);
 	return err;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
 }
 
 int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,

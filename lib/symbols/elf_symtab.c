@@ -126,6 +126,86 @@ static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* A stub [addr, addr + size) named "<name>@plt". */
+static int ftable_add_stub(struct ftable *t, uint64_t addr, uint64_t size,
+			   const char *name)
+{
+	char **names = dcp_grow(t->plt_names, &t->cap_plt_names,
+				t->nr_plt_names + 1, sizeof(*names));
+	struct fsym *f;
+	char *made;
+
+	if (!names)
+		return -ENOMEM;
+	t->plt_names = names;
+	if (asprintf(&made, "%s@plt", name) < 0)
+		return -ENOMEM;
+	names[t->nr_plt_names++] = made;
+	f = ftable_push(t);
+	if (!f)
+		return -ENOMEM;
+	f->addr = addr;
+	f->size = size;
+	f->name = made;
+	return 0;
+}
+
+/* An IRELATIVE stub sampled, waiting for the name of its ifunc. */
+struct irelative {
+	uint64_t stub, size; /* module addresses */
+	uint64_t resolver; /* the relocation's addend, a module address */
+	const char *name;
+	uint8_t rank; /* of the name found: ifuncs first, globals first */
+};
+
+/*
+ * IRELATIVE relocations bind no symbol: their addend is the address of an
+ * ifunc's resolver, which the ifunc's own symbol (STT_GNU_IFUNC) has for
+ * its value. The stub is named after it, "memcpy@plt", as perf does; an
+ * addend no symbol starts at leaves the stub unnamed.
+ */
+static int name_irelative(struct ftable *t, Dwfl_Module *mod,
+			  struct irelative *ir, size_t n)
+{
+	int nsyms = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr, bias;
+		GElf_Word shndx;
+		Elf *elf;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   &shndx, &elf, &bias);
+		int type, bind;
+		uint8_t rank;
+
+		if (!name || !name[0] || shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		bind = GELF_ST_BIND(sym.st_info);
+		rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		if (type != STT_GNU_IFUNC)
+			rank += 3;
+		for (size_t k = 0; k < n; k++)
+			if (ir[k].resolver == addr &&
+			    (!ir[k].name || rank < ir[k].rank)) {
+				ir[k].name = name;
+				ir[k].rank = rank;
+			}
+	}
+	for (size_t k = 0; k < n; k++) {
+		int err = ir[k].name ? ftable_add_stub(t, ir[k].stub,
+						       ir[k].size, ir[k].name) :
+				       0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * PLT stubs have no symbol, yet a program that calls into libraries runs
  * them (a jump through the GOT per call). As perf does, a sampled stub is
@@ -134,14 +214,17 @@ static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
  * else those of .plt after its header, in the order of .rela.plt. Only
  * stubs that hold a sampled address (qs, sorted) are named.
  */
-static int ftable_add_plt(struct ftable *t, Elf *elf, const uint64_t *qs,
-			  size_t nq)
+static int ftable_add_plt(struct ftable *t, Dwfl_Module *mod, Elf *elf,
+			  const uint64_t *qs, size_t nq)
 {
 	GElf_Shdr rela_sh, plt_sh, dynsym_sh;
 	Elf_Scn *rela, *plt, *dynsym;
 	Elf_Data *relocs, *syms;
 	uint64_t header, entry = 16, first, end;
+	struct irelative *ir = NULL;
+	size_t nir = 0, cap_ir = 0;
 	GElf_Ehdr ehdr;
+	int err;
 
 	if (!nq || !gelf_getehdr(elf, &ehdr))
 		return 0;
@@ -178,31 +261,125 @@ static int ftable_add_plt(struct ftable *t, Elf *elf, const uint64_t *qs,
 		GElf_Rela rel;
 		GElf_Sym sym;
 		const char *name;
-		struct fsym *f;
-		char **names, *made;
+		uint32_t type;
 
 		if (addr + entry > end || !gelf_getrela(relocs, i, &rel))
 			break;
-		if (!covers_any(qs, nq, addr, entry) ||
-		    !gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym))
+		if (!covers_any(qs, nq, addr, entry))
+			continue;
+		type = (uint32_t)GELF_R_TYPE(rel.r_info);
+		if (type == (ehdr.e_machine == EM_X86_64 ?
+				     R_X86_64_IRELATIVE :
+				     R_AARCH64_IRELATIVE)) {
+			struct irelative *g =
+				dcp_grow(ir, &cap_ir, nir + 1, sizeof(*ir));
+
+			if (!g) {
+				free(ir);
+				return -ENOMEM;
+			}
+			ir = g;
+			memset(&ir[nir], 0, sizeof(*ir));
+			ir[nir].stub = addr;
+			ir[nir].size = entry;
+			ir[nir++].resolver = (uint64_t)rel.r_addend + t->bias;
+			continue;
+		}
+		if (!gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info), &sym))
 			continue;
 		name = elf_strptr(elf, dynsym_sh.sh_link, sym.st_name);
 		if (!name || !name[0])
-			continue; /* an IRELATIVE stub: no name to give */
-		names = dcp_grow(t->plt_names, &t->cap_plt_names,
-				 t->nr_plt_names + 1, sizeof(*names));
-		if (!names)
-			return -ENOMEM;
-		t->plt_names = names;
-		if (asprintf(&made, "%s@plt", name) < 0)
-			return -ENOMEM;
-		names[t->nr_plt_names++] = made;
-		f = ftable_push(t);
-		if (!f)
-			return -ENOMEM;
-		f->addr = addr;
-		f->size = entry;
-		f->name = made;
+			continue;
+		err = ftable_add_stub(t, addr, entry, name);
+		if (err) {
+			free(ir);
+			return err;
+		}
+	}
+	err = nir ? name_irelative(t, mod, ir, nir) : 0;
+	free(ir);
+	return err;
+}
+
+/* The GOT slot entry [p, p + n) at module address addr jumps through:
+ * "jmp *disp32(%rip)" (ff 25), after endbr64 or a bnd prefix. */
+static bool stub_got_slot(const uint8_t *p, size_t n, uint64_t addr,
+			  uint64_t *slot)
+{
+	for (size_t k = 0; k + 6 <= n; k++)
+		if (p[k] == 0xff && p[k + 1] == 0x25) {
+			int32_t disp = (int32_t)((uint32_t)p[k + 2] |
+						 (uint32_t)p[k + 3] << 8 |
+						 (uint32_t)p[k + 4] << 16 |
+						 (uint32_t)p[k + 5] << 24);
+
+			*slot = addr + k + 6 + (uint64_t)(int64_t)disp;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * .plt.got stubs (x86-64): the linker's stub for a function whose GOT
+ * slot is bound eagerly (its address is taken too): one "jmp *slot(%rip)"
+ * each, the slot set by a GLOB_DAT relocation of .rela.dyn, which names
+ * the function: "__cxa_finalize@plt", as perf does.
+ */
+static int ftable_add_plt_got(struct ftable *t, Elf *elf, const uint64_t *qs,
+			      size_t nq)
+{
+	GElf_Shdr got_sh, rela_sh, dynsym_sh;
+	Elf_Scn *got, *rela, *dynsym;
+	Elf_Data *code, *relocs, *syms;
+	uint64_t entry, first;
+	GElf_Ehdr ehdr;
+	size_t nrel;
+
+	if (!nq || !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64)
+		return 0;
+	got = section_named(elf, ".plt.got", &got_sh);
+	rela = section_named(elf, ".rela.dyn", &rela_sh);
+	if (!got || !rela || got_sh.sh_type != SHT_PROGBITS ||
+	    rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
+		return 0;
+	entry = got_sh.sh_entsize >= 8 ? got_sh.sh_entsize : 8;
+	code = elf_getdata(got, NULL);
+	relocs = elf_getdata(rela, NULL);
+	dynsym = elf_getscn(elf, rela_sh.sh_link);
+	if (!code || !code->d_buf || !relocs || !dynsym ||
+	    !gelf_getshdr(dynsym, &dynsym_sh))
+		return 0;
+	syms = elf_getdata(dynsym, NULL);
+	if (!syms)
+		return 0;
+	nrel = rela_sh.sh_size / rela_sh.sh_entsize;
+	first = got_sh.sh_addr + t->bias;
+	for (uint64_t i = 0; (i + 1) * entry <= code->d_size; i++) {
+		uint64_t addr = first + i * entry, slot;
+		const char *name = NULL;
+
+		if (!covers_any(qs, nq, addr, entry) ||
+		    !stub_got_slot((const uint8_t *)code->d_buf + i * entry,
+				   entry, addr, &slot))
+			continue;
+		for (size_t r = 0; r < nrel && !name; r++) {
+			GElf_Rela rel;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(relocs, (int)r, &rel) ||
+			    rel.r_offset + t->bias != slot ||
+			    !GELF_R_SYM(rel.r_info) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(rel.r_info),
+					 &sym))
+				continue;
+			name = elf_strptr(elf, dynsym_sh.sh_link, sym.st_name);
+		}
+		if (name && name[0]) {
+			int err = ftable_add_stub(t, addr, entry, name);
+
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -317,7 +494,9 @@ int dcp_ftable_build(struct ftable *t, Dwfl_Module *mod, const char *what,
 
 			t->syms[i].next = label_next[k];
 		}
-	err = ftable_add_plt(t, main_elf, qs, nq);
+	err = ftable_add_plt(t, mod, main_elf, qs, nq);
+	if (!err)
+		err = ftable_add_plt_got(t, main_elf, qs, nq);
 	if (err || !t->nr)
 		goto out;
 	qsort(t->syms, t->nr, sizeof(*t->syms), fsym_cmp);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "elf_fde_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
 #include "resolve_internal.h"
@@ -100,15 +101,20 @@ out:
 	return ret;
 }
 
+/* Named addresses; those named after themselves (no FDE) are not. */
 static uint64_t count_resolved(const struct dcp_symtab *t)
 {
 	size_t n = dcp_symtab_count(t);
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
-	uint64_t resolved = 0;
+	uint64_t resolved = 0, offset;
+	bool alone;
 
 	for (size_t i = 0; i < n; i++) {
-		dcp_symtab_entry(t, i, NULL, NULL, &sym);
-		resolved += sym.name != NULL;
+		dcp_symtab_entry(t, i, NULL, &offset, &sym);
+		alone = false;
+		dcp_fde_name_is_made(sym.name, sym.start, sym.size, offset,
+				     &alone);
+		resolved += sym.name && !alone;
 	}
 	return resolved;
 }
@@ -159,13 +165,18 @@ struct resymbolize {
 	struct dcp_resymbolize_stats *st;
 };
 
-/* A name found again replaces the stored one; a name lost is kept. */
+/*
+ * A name found again replaces the stored one; a name lost is kept, and
+ * so is a symbol's name where only an FDE (or nothing) names the address
+ * now.
+ */
 static int merge_object(void *ctx, const struct dcp_cookie_info *ci,
 			const uint64_t *offsets, size_t n, int resolved)
 {
 	struct resymbolize *x = ctx;
 	uint32_t id = ci->cookie;
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	struct dcp_symbol old = { .sz = sizeof(old) };
 	int ret;
 
 	x->st->objects++;
@@ -183,6 +194,14 @@ static int merge_object(void *ctx, const struct dcp_cookie_info *ci,
 	for (size_t i = 0; i < n; i++) {
 		if (dcp_symtab_lookup(x->fresh, id, offsets[i], &sym) ||
 		    !sym.name)
+			continue;
+		if (ci->kind == DCP_COOKIE_KIND_FILE &&
+		    dcp_fde_name_is_made(sym.name, sym.start, sym.size,
+					 offsets[i], NULL) &&
+		    !dcp_symtab_lookup(x->p->symbols, id, offsets[i], &old) &&
+		    old.name &&
+		    !dcp_fde_name_is_made(old.name, old.start, old.size,
+					  offsets[i], NULL))
 			continue;
 		ret = dcp_symtab_copy(x->p->symbols, x->fresh, id, offsets[i]);
 		if (ret < 0)

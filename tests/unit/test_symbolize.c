@@ -21,6 +21,7 @@
 
 #include "buildid_internal.h"
 #include "cookie_internal.h"
+#include "elf_fde_internal.h"
 #include "kallsyms_internal.h"
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
@@ -194,6 +195,24 @@ static const char *sym_name(struct dcp_symtab *t, uint32_t cookie, uint64_t off,
 	return sym->name;
 }
 
+/* off of cookie is named "base+0xOFF", start off, size 1 (no FDE). */
+static void check_per_address(struct dcp_symtab *t, uint32_t cookie,
+			      uint64_t off, const char *base)
+{
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	char want[128];
+	bool alone = false;
+
+	snprintf(want, sizeof(want), "%s+0x%" PRIx64, base, off);
+	assert_non_null(sym_name(t, cookie, off, &sym));
+	assert_string_equal(sym.name, want);
+	assert_int_equal(sym.start, off);
+	assert_int_equal(sym.size, 1);
+	assert_true(dcp_fde_name_is_made(sym.name, sym.start, sym.size, off,
+					 &alone));
+	assert_true(alone);
+}
+
 static const char *const funcs[] = { "alpha", "beta", "gamma" };
 
 /* Start, middle and last byte of each function resolve to it. */
@@ -266,15 +285,16 @@ static void test_file_no_symbol(void **state)
 	offs[2] = start + size;
 	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 3, t),
 			 0);
+	/* No FDE covers them either: each is named after itself. */
 	for (int i = 0; i < 3; i++)
-		assert_null(sym_name(t, 7, offs[i], &sym));
+		check_per_address(t, 7, offs[i], "padded");
 	dcp_symtab_free(t);
 	dcp_symbolizer_free(s);
 }
 
 static void test_stripped(void **state)
 {
-	char prog[256], full[256], dbg[600], dbgdir[256];
+	char prog[256], full[256], dbg[600], dbgdir[256], want[128];
 	char hex[2 * DCP_BUILD_ID_MAX + 1];
 	uint64_t offs[2], size, start_hidden, start_alpha;
 	struct dcp_symbolizer *s;
@@ -313,14 +333,260 @@ static void test_stripped(void **state)
 	dcp_symtab_free(t);
 	dcp_symbolizer_free(s);
 
-	/* Without it only .dynsym is left: exported alpha, not hidden_fn. */
+	/* Without it only .dynsym is left: exported alpha; hidden_fn is
+	 * found by its FDE and named after its start. */
 	s = dcp_symbolizer_new(NULL);
 	t = dcp_symtab_new();
 	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 2, t),
-			 1);
+			 2);
 	assert_string_equal(sym_name(t, 7, offs[0], &sym), "alpha");
 	assert_int_equal(sym.start, start_alpha);
-	assert_null(sym_name(t, 7, offs[1], &sym));
+	snprintf(want, sizeof(want), "stripped+0x%" PRIx64, start_hidden);
+	assert_string_equal(sym_name(t, 7, offs[1], &sym), want);
+	assert_int_equal(sym.start, start_hidden);
+	assert_int_equal(sym.size, size);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+/*
+ * Start, middle and last byte of alpha, beta and gamma of path, stripped
+ * of every symbol: named "base+0xSTART" with the start and size of the
+ * symbol in symbols_from, when their FDEs are found; with fde false, one
+ * name per address. Read through fd when not -1.
+ */
+static void check_fde_functions(const char *path, const char *base,
+				const char *symbols_from, int fd, bool fde)
+{
+	uint64_t offs[9], start[3], size[3];
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	struct file_info fi;
+	char want[128];
+
+	assert_non_null(s);
+	assert_non_null(t);
+	file_info_init(&fi, path);
+	for (int i = 0; i < 3; i++) {
+		file_sym_offset(symbols_from, funcs[i], &start[i], &size[i]);
+		offs[3 * i] = start[i];
+		offs[3 * i + 1] = start[i] + size[i] / 2;
+		offs[3 * i + 2] = start[i] + size[i] - 1;
+	}
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, fd, offs, 9, t),
+			 fde ? 9 : 0);
+	assert_int_equal(dcp_symtab_count(t), 9);
+	for (int i = 0; i < 9; i++) {
+		bool alone = true;
+
+		if (!fde) {
+			check_per_address(t, 7, offs[i], base);
+			continue;
+		}
+		snprintf(want, sizeof(want), "%s+0x%" PRIx64, base,
+			 start[i / 3]);
+		assert_string_equal(sym_name(t, 7, offs[i], &sym), want);
+		assert_int_equal(sym.start, start[i / 3]);
+		assert_int_equal(sym.size, size[i / 3]);
+		assert_true(dcp_fde_name_is_made(sym.name, sym.start, sym.size,
+						 offs[i], &alone));
+		assert_false(alone);
+	}
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+/* strip -s: the functions are found by their FDEs, PIE or not. */
+static void test_fde(void **state)
+{
+	char full[256], prog[256];
+
+	build("fde_pie", prog_src, "-fPIE -pie");
+	build("fde_nopie", prog_src, "-fno-pie -no-pie");
+	tmp_path(full, sizeof(full), "fde_pie");
+	tmp_path(prog, sizeof(prog), "fde_pie_s");
+	run("strip -s -o %s %s", prog, full);
+	check_fde_functions(prog, "fde_pie_s", full, -1, true);
+	tmp_path(full, sizeof(full), "fde_nopie");
+	tmp_path(prog, sizeof(prog), "fde_nopie_s");
+	run("strip -s -o %s %s", prog, full);
+	check_fde_functions(prog, "fde_nopie_s", full, -1, true);
+}
+
+/* Without unwind tables: .debug_frame when kept, else one name each. */
+static void test_fde_debug_frame(void **state)
+{
+	char full[256], prog[256];
+
+	build("dframe", prog_src,
+	      "-fPIE -pie -g -fno-asynchronous-unwind-tables "
+	      "-fno-unwind-tables");
+	tmp_path(full, sizeof(full), "dframe");
+	tmp_path(prog, sizeof(prog), "dframe_s");
+	run("strip -s --keep-section=.debug_frame -o %s %s", prog, full);
+	check_fde_functions(prog, "dframe_s", full, -1, true);
+	tmp_path(prog, sizeof(prog), "noframe_s");
+	run("strip -s -o %s %s", prog, full);
+	check_fde_functions(prog, "noframe_s", full, -1, false);
+}
+
+/* The file offset and size of section name of path. */
+static void section_range(const char *path, const char *name, uint64_t *off,
+			  uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf *e;
+
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	*off = 0;
+	*size = 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		gelf_getshdr(scn, &sh);
+		if (!strcmp(elf_strptr(e, shstrndx, sh.sh_name), name)) {
+			*off = sh.sh_offset;
+			*size = sh.sh_size;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(*size > 0);
+}
+
+/*
+ * A damaged .eh_frame: garbage falls back to a name per address; random
+ * damage gives each sampled address some name that covers it, no crash.
+ */
+static void test_fde_damaged(void **state)
+{
+	char full[256], prog[256], bad[256];
+	uint64_t off, size, offs[64];
+	unsigned int seed = 17;
+	uint8_t *junk;
+	int fd;
+
+	tmp_path(full, sizeof(full), "fde_pie");
+	tmp_path(prog, sizeof(prog), "fde_pie_s");
+	tmp_path(bad, sizeof(bad), "fde_bad");
+	run("test -e %s || { cp %s %s && strip -s %s; }", prog, full, prog,
+	    prog);
+	section_range(prog, ".eh_frame", &off, &size);
+	junk = malloc(size);
+	assert_non_null(junk);
+	memset(junk, 0xff, size);
+	run("cp %s %s", prog, bad);
+	fd = open(bad, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, junk, size, (off_t)off), (ssize_t)size);
+	close(fd);
+	check_fde_functions(bad, "fde_bad", full, -1, false);
+
+	for (size_t i = 0; i < 64; i++)
+		offs[i] = off / 2 + i * 61; /* over the code, in order */
+	for (int round = 0; round < 200; round++) {
+		struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+		struct dcp_symtab *t = dcp_symtab_new();
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
+		struct file_info fi;
+
+		run("cp %s %s", prog, bad);
+		fd = open(bad, O_RDWR);
+		assert_true(fd >= 0);
+		for (int k = 0; k < 1 + round % 16; k++) {
+			uint8_t b = (uint8_t)rand_r(&seed);
+
+			assert_int_equal(
+				pwrite(fd, &b, 1,
+				       (off_t)(off +
+					       (uint64_t)rand_r(&seed) % size)),
+				1);
+		}
+		file_info_init(&fi, bad);
+		assert_true(dcp_symbolizer_resolve(s, &fi.info, fd, offs, 64,
+						   t) >= 0);
+		close(fd);
+		assert_int_equal(dcp_symtab_count(t), 64);
+		for (size_t i = 0; i < 64; i++) {
+			assert_non_null(sym_name(t, 7, offs[i], &sym));
+			assert_true(sym.start <= offs[i] &&
+				    offs[i] - sym.start < sym.size);
+		}
+		dcp_symtab_free(t);
+		dcp_symbolizer_free(s);
+	}
+	free(junk);
+}
+
+/* The names made for functions without symbols are told from real ones. */
+static void test_fde_names(void **state)
+{
+	bool alone = true;
+	char *n = dcp_fde_name("libz.so.1", 0x1a2b0);
+
+	assert_non_null(n);
+	assert_string_equal(n, "libz.so.1+0x1a2b0");
+	assert_true(dcp_fde_name_is_made(n, 0x1a2b0, 0x40, 0x1a2c4, &alone));
+	assert_false(alone);
+	assert_true(dcp_fde_name_is_made(n, 0x1a2b0, 1, 0x1a2b0, &alone));
+	assert_true(alone);
+	assert_false(dcp_fde_name_is_made(n, 0x1a2b, 0x40, 0x1a2c4, NULL));
+	assert_false(
+		dcp_fde_name_is_made("deflate", 0x1a2b0, 0x40, 0x1a2c4, NULL));
+	assert_false(dcp_fde_name_is_made(NULL, 0, 1, 0, NULL));
+	free(n);
+}
+
+static const char stubs_src[] =
+	"#include <stdlib.h>\n"
+	"static int impl(int x) { return x + 1; }\n"
+	"static void *pick(void) { return (void *)impl; }\n"
+	"int twice(int x) __attribute__((ifunc(\"pick\")));\n"
+	"long (*volatile fp)(long) = labs;\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	(void)argv;\n"
+	"	return twice(argc) + (int)labs(argc) + (int)fp(argc);\n"
+	"}\n";
+
+/*
+ * The stubs no relocation names by a symbol: the IRELATIVE one of a
+ * local ifunc, named after the ifunc (its resolver's address is the
+ * addend), and the .plt.got one of __cxa_finalize (bound eagerly by a
+ * GLOB_DAT relocation, which names it).
+ */
+static void test_plt_stubs(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	uint64_t plt, plt_size, got, got_size, offs[2];
+	struct file_info fi;
+	char path[256];
+
+	build("stubs", stubs_src, "-fPIE -pie");
+	tmp_path(path, sizeof(path), "stubs");
+	section_range(path, ".plt", &plt, &plt_size);
+	section_range(path, ".plt.got", &got, &got_size);
+	/* .plt: the header, labs's stub, then twice's (IRELATIVE). */
+	assert_int_equal(plt_size, 3 * 16);
+	offs[0] = plt + 2 * 16 + 3;
+	offs[1] = got + 2;
+	file_info_init(&fi, path);
+	assert_int_equal(dcp_symbolizer_resolve(s, &fi.info, -1, offs, 2, t),
+			 2);
+	assert_string_equal(sym_name(t, 7, offs[0], &sym), "twice@plt");
+	assert_int_equal(sym.start, plt + 2 * 16);
+	assert_int_equal(sym.size, 16);
+	assert_string_equal(sym_name(t, 7, offs[1], &sym),
+			    "__cxa_finalize@plt");
+	assert_int_equal(sym.start, got);
+	assert_int_equal(sym.size, got_size);
 	dcp_symtab_free(t);
 	dcp_symbolizer_free(s);
 }
@@ -872,6 +1138,11 @@ int main(void)
 		cmocka_unit_test(test_file_functions),
 		cmocka_unit_test(test_file_no_symbol),
 		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_fde),
+		cmocka_unit_test(test_fde_debug_frame),
+		cmocka_unit_test(test_fde_damaged),
+		cmocka_unit_test(test_fde_names),
+		cmocka_unit_test(test_plt_stubs),
 		cmocka_unit_test(test_pinned_deleted),
 		cmocka_unit_test(test_path_rebuilt),
 		cmocka_unit_test(test_path_rebuilt_no_build_id),
