@@ -317,17 +317,16 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats)
 {
 	/* every sampled address, named from the files the recorder pinned */
-	struct dcp_resolve_opts ro = {
-		.kernel = &r->kernel,
-		.pinned = true,
-		.done = count_unresolved,
-		.ctx = r,
-	};
+	struct dcp_resolve_opts ro = { .pinned = true, .done = count_unresolved };
 	struct dcp_symtab *symtab;
 	int ret;
 
 	if (stats && !DCP_SZ_VALID(stats))
 		return DCP_SZ_ERROR(dcp_profile_stats, stats);
+	if (!r)
+		return dcp_api_ret(dcp_error(EINVAL, "no recorder"));
+	ro.kernel = &r->kernel;
+	ro.ctx = r;
 	if (r->finished)
 		return dcp_error(EINVAL, "the recording is already finished");
 	r->finished = true;
