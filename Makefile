@@ -23,7 +23,7 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-BASE_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(WARN) $(CFLAGS) -Iinclude -Ilib/base \
+BASE_CFLAGS = -std=gnu11 -I$(BUILD)/gen -DDCPROF_VERSION=\"0.1\" $(BPF_CFLAGS_DEF) $(WARN) $(CFLAGS) -Iinclude -Ilib/base \
 	-D_GNU_SOURCE -fvisibility=hidden $(SAN_FLAGS)
 
 ifeq ($(SANITIZE),1)
@@ -52,7 +52,7 @@ SYMBOLS_PKGS := libelf libdw
 CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS))
 SYMBOLS_LIBS = $(shell pkg-config --libs $(SYMBOLS_PKGS)) -liberty
 UNWIND_LIBS = $(shell pkg-config --libs libdw libelf)
-RECORD_LIBS = -lpthread
+RECORD_LIBS = -lpthread $(BPF_LIBS)
 
 LIB_INC_core := -Ilib/core
 LIB_INC_symbols := $(LIB_INC_core) -Ilib/symbols
@@ -61,10 +61,57 @@ LIB_INC_record := $(LIB_INC_unwind) -Ilib/record
 PKG_CFLAGS_core := $(shell pkg-config --cflags $(CORE_PKGS))
 PKG_CFLAGS_symbols := $(PKG_CFLAGS_core) $(shell pkg-config --cflags $(SYMBOLS_PKGS))
 PKG_CFLAGS_unwind := $(PKG_CFLAGS_symbols)
-PKG_CFLAGS_record := $(PKG_CFLAGS_unwind)
+PKG_CFLAGS_record = $(PKG_CFLAGS_unwind) $(BPF_PKG_CFLAGS)
+
+# ---- the BPF record source (lib/record/bpf) ---------------------------------
+# Built when clang targets bpf, bpftool and libbpf (pkg-config) are there and
+# the build machine has kernel BTF (VMLINUX_BTF): every
+# lib/record/bpf/NAME.bpf.c becomes $(BUILD)/bpf/NAME.bpf.o (CO-RE, DWARF
+# stripped) and its skeleton $(BUILD)/gen/NAME.skel.h, made before any
+# lib/record/bpf/*.c is compiled; $(BUILD)/gen/vmlinux.h comes from
+# VMLINUX_BTF. Otherwise everything is compiled with -DDCPROF_NO_BPF and
+# -DDCPROF_NO_BPF_REASON="why", and the BPF backend says so at run time.
+# NO_BPF=1 forces the latter.
+BPF_CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool),/usr/sbin/bpftool)
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+# On a clean machine (DEPS_OK not yes) as root, `deps` runs first and
+# installs clang, bpftool and libbpf-dev: they are then taken as present,
+# and their flags are looked up only when used.
+ifneq ($(DEPS_OK),yes)
+ifeq ($(shell id -u),0)
+BPF_DEPS_LATER := yes
+endif
+endif
+ifeq ($(NO_BPF),1)
+BPF_MISSING := the build was made with NO_BPF=1
+else ifeq ($(BPF_DEPS_LATER),yes)
+BPF_MISSING := $(if $(wildcard $(VMLINUX_BTF)),,the build machine has no kernel BTF at $(VMLINUX_BTF))
+else
+BPF_MISSING := $(strip \
+	$(if $(shell echo 'int x;' | $(BPF_CLANG) -target bpf -x c -c - -o /dev/null 2>/dev/null && echo ok),,$(BPF_CLANG) cannot target bpf) \
+	$(if $(shell command -v $(BPFTOOL) 2>/dev/null),,bpftool is not installed) \
+	$(if $(shell pkg-config --exists libbpf 2>/dev/null && echo ok),,libbpf (pkg-config libbpf) is not installed) \
+	$(if $(wildcard $(VMLINUX_BTF)),,the build machine has no kernel BTF at $(VMLINUX_BTF)))
+endif
+BPF_SRCS := $(wildcard lib/record/bpf/*.bpf.c)
+BPF_NAMES := $(BPF_SRCS:lib/record/bpf/%.bpf.c=%)
+ifeq ($(BPF_MISSING),)
+BPF_CFLAGS_DEF :=
+BPF_PKG_CFLAGS = $(shell pkg-config --cflags libbpf)
+BPF_LIBS = $(shell pkg-config --libs libbpf)
+BPF_SKELS := $(BPF_NAMES:%=$(BUILD)/gen/%.skel.h)
+else
+BPF_CFLAGS_DEF := -DDCPROF_NO_BPF '-DDCPROF_NO_BPF_REASON="$(subst ','\'',$(BPF_MISSING))"'
+BPF_PKG_CFLAGS :=
+BPF_LIBS :=
+BPF_SKELS :=
+endif
 
 LAYERS := core symbols unwind record
-$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(wildcard lib/$(l)/*.c lib/$(l)/*/*.c)))
+$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(filter-out %.bpf.c,$(wildcard lib/$(l)/*.c lib/$(l)/*/*.c))))
 $(foreach l,$(LAYERS),$(eval $(l)_OBJS := $$($(l)_SRCS:%.c=$$(BUILD)/%.o)))
 $(foreach l,$(LAYERS),$(eval $$($(l)_OBJS): LAYER_CFLAGS = $$(LIB_INC_$(l)) $$(PKG_CFLAGS_$(l))))
 
@@ -78,10 +125,10 @@ $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/
 	$(shell pkg-config --cflags capstone)
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
-ALL_LIB_INC := $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS))
+ALL_LIB_INC = $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS)) $(BPF_PKG_CFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(ALL_LIB_INC)
 LIB_LIBS = $(SYMBOLS_LIBS) $(CORE_LIBS) $(RECORD_LIBS)
-LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread
+LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread $(BPF_LIBS)
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
 LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))
@@ -132,6 +179,28 @@ $(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -I$(BUILD)/gen $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
 $(CMD_OBJS): | $(BUILD)/gen/profile.pb-c.h
+
+# The BPF programs (see BPF_MISSING above): vmlinux.h, objects, skeletons.
+$(BUILD)/gen/vmlinux.h: | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/gen
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c >$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: lib/record/bpf/%.bpf.c $(BUILD)/gen/vmlinux.h
+	@mkdir -p $(BUILD)/bpf
+	$(BPF_CLANG) -O2 -g -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+		-I$(BUILD)/gen -Ilib/record/bpf $(BPF_PKG_CFLAGS) \
+		-MMD -MP -MT $@ -MF $(@:.o=.d) \
+		-c $< -o $@.tmp
+	$(LLVM_STRIP) -g $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp
+	mv $@.tmp $@
+
+# lib/record/bpf/*.c include the skeletons.
+$(filter $(BUILD)/lib/record/bpf/%,$(record_OBJS)): $(BPF_SKELS)
 
 # The flame graph page's HTML, script and style, built into the binary.
 $(BUILD)/gen/flamegraph_assets.c: scripts/embed.sh $(FG_ASSETS)
@@ -205,7 +274,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.d)
 
 # ---- installing ------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the command, the
@@ -235,7 +304,7 @@ install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	$(INSTALL) -m 644 $(BUILD)/libdcprof.a $(DESTDIR)$(LIBDIR)/libdcprof.a
 	$(INSTALL) -m 644 include/dcprof/dcprof.h $(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(PC_VERSION)|g' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(PC_VERSION)|g' -e 's|@BPF_REQUIRES@|$(if $(BPF_LIBS),libbpf,)|g' \
 		dcprof.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
 	$(INSTALL) -m 644 docs/man/dcprof.1 $(DESTDIR)$(MANDIR)/man1/dcprof.1

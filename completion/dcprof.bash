@@ -13,7 +13,8 @@ _dcprof_options()
 	record)
 		echo -a --all-cpus -p --pid -t --tid -F --freq -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
-			--only --flush-interval --mmap-pages -v --verbose
+			--only --flush-interval --mmap-pages --backend --ready-fd \
+			-v --verbose
 		;;
 	report)
 		echo -i --input -s --sort --format --limit -n \
@@ -26,13 +27,13 @@ _dcprof_options()
 		echo -i --input --format
 		;;
 	collect)
-		echo --kind -p --pid --buffer --format
+		echo --kind --backend -p --pid --buffer --format
 		;;
 	export)
 		echo --format -i --input -o --output --no-comm
 		;;
 	flamegraph)
-		echo -i --input -o --output --format --diff
+		echo -i --input -o --output --format --group --diff
 		;;
 	annotate)
 		echo -i --input --format --no-demangle --debuginfo-dir
@@ -122,18 +123,26 @@ _dcprof()
 		return 0
 		;;
 	-s | --sort)
-		_dcprof_words "comm pid file symbol" "${cur##*,}"
+		_dcprof_words "comm pid tid process file symbol" "${cur##*,}"
 		local prefix=${cur%"${cur##*,}"} j
 		for j in "${!COMPREPLY[@]}"; do
 			COMPREPLY[j]=$prefix${COMPREPLY[j]}
 		done
 		return 0
 		;;
+	--group)
+		_dcprof_words "process thread" "$cur"
+		return 0
+		;;
+	--backend)
+		_dcprof_words "bpf perf auto" "$cur"
+		return 0
+		;;
 	-p | --pid)
 		_dcprof_words "$(cd /proc 2>/dev/null && compgen -G '[0-9]*')" "$cur"
 		return 0
 		;;
-	-F | --freq | --duration | --flush-interval | --mmap-pages | --limit | \
+	-F | --freq | --duration | --flush-interval | --mmap-pages | --ready-fd | --limit | \
 		--percent-limit | --max-stack | --buffer | --comm | --file | \
 		--symbol)
 		return 0

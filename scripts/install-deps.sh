@@ -11,6 +11,9 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 PACKAGES="$PACKAGES gcc g++ make python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
+# The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and
+# llvm-strip (from clang's llvm).
+PACKAGES="$PACKAGES libbpf-dev bpftool llvm"
 # The flame graph's browser test: Debian's chromium, driven from node.
 PACKAGES="$PACKAGES chromium"
 command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

@@ -16,7 +16,8 @@ static const struct cmd commands[] = {
 	  "sample the whole system, some processes, or a command",
 	  "[-a] [-p PID[,PID...] | -t TID[,TID...]] [-F HZ] [-e EVENT]\n"
 	  "              [-g | --call-graph MODE] [-o FILE] [--duration SECONDS [--kill-at-end]]\n"
-	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N] [-v]\n"
+	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N]\n"
+	  "              [--backend bpf|perf|auto] [--ready-fd N] [-v]\n"
 	  "              [-- COMMAND [ARGS...]]\n"
 	  "\n"
 	  "  -a, --all-cpus         record the whole system (default without -p or COMMAND)\n"
@@ -42,6 +43,13 @@ static const struct cmd commands[] = {
 	  "      --flush-interval S write the profile to disk every S seconds (default 2)\n"
 	  "      --mmap-pages N     ring buffer pages per CPU (default: half a second\n"
 	  "                         of samples at -F, at least 128)\n"
+	  "      --backend B        bpf: stacks counted in the kernel by a BPF program\n"
+	  "                         (root, or CAP_BPF and CAP_PERFMON; cpu-clock; not\n"
+	  "                         with --call-graph dwarf); perf (default): the\n"
+	  "                         perf ring; auto: bpf when it can load, else perf\n"
+	  "      --ready-fd N       write \"recording\" and a newline to descriptor N,\n"
+	  "                         then close it, once the events are on and the\n"
+	  "                         processes already running are described\n"
 	  "  -v, --verbose          say more about what the recorder does\n" },
 	{ "report", cmd_report, 0,
 	  "print the flat profile, inclusive time or call trees",
@@ -51,9 +59,10 @@ static const struct cmd commands[] = {
 	  "              [--no-demangle] [--no-inline] [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
 	  "\n"
 	  READ_HELP_INPUT
-	  "  -s, --sort KEYS        group by comm, pid, file, symbol, comma-separated\n"
-	  "                         (default comm,file,symbol; perf's dso and sym are\n"
-	  "                         file and symbol)\n"
+	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
+	  "                         pid, tid, process (its name), file, symbol,\n"
+	  "                         comma-separated (default comm,file,symbol; perf's\n"
+	  "                         dso and sym are file and symbol)\n"
 	  READ_HELP_FORMAT_TEXT_JSON
 	  "      --limit N          print at most N rows (tree: N top-level entries)\n"
 	  "  -n, --show-nr-samples  trees: a column of sample counts (the flat views always\n"
@@ -68,7 +77,7 @@ static const struct cmd commands[] = {
 	  "                         their own\n"
 	  "      --percent-limit P  hide rows and tree entries below P percent\n"
 	  "      --max-stack N      use only the N frames nearest the sampled one\n"
-	  "      --comm C,...       only these process names (repeatable)\n"
+	  "      --comm C,...       only these thread or process names (repeatable)\n"
 	  "      --pid P,...        only these processes (repeatable)\n"
 	  "      --file F,...       only samples in these files (path or base name)\n"
 	  "      --symbol S,...     only samples in these functions\n"
@@ -95,10 +104,13 @@ static const struct cmd commands[] = {
 	  "      --no-comm          folded: no process name as the root frame\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
-	  "[-i FILE] [-o OUT] [--format html|svg] [--diff BEFORE AFTER]\n"
+	  "[-i FILE] [-o OUT] [--format html|svg] [--group process|thread]\n"
+	  "               [--diff BEFORE AFTER]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
+	  "      --group WHAT       under each process: nothing (process, the default) or\n"
+	  "                         its threads by name (thread)\n"
 	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
 	  "      --diff BEFORE AFTER\n"
 	  "                         colour each frame of AFTER by how much its share changed\n" },
@@ -116,9 +128,12 @@ static const struct cmd commands[] = {
 	  "                         repeatable\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
-	  "[--kind tasks|maps] [-p PID,...] [--buffer BYTES] [--format text|json]\n"
+	  "[--kind tasks|maps] [--backend proc|bpf] [-p PID,...]\n"
+	  "               [--buffer BYTES] [--format text|json]\n"
 	  "\n"
 	  "      --kind KIND        tasks (default) or maps\n"
+	  "      --backend BACKEND  proc (default: walk /proc) or bpf (the kernel's task\n"
+	  "                         iterators; needs root)\n"
 	  "  -p, --pid PID,...      only these processes\n"
 	  "      --buffer BYTES     read through a buffer of this size (default 65536)\n"
 	  READ_HELP_FORMAT_TEXT_JSON },

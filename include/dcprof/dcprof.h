@@ -152,6 +152,10 @@ struct dcp_sample_row {
 	const struct dcp_frame *frames; /* leaf first */
 	uint32_t nr_frames;
 	uint64_t count;
+	/* The thread (files before threads were kept: tid = pid and the
+	 * process's name; a summary's rows: tid 0). */
+	uint32_t tid;
+	const char *thread_comm;
 };
 
 /* What a sampled (cookie, offset) resolved to when recording ended. */
@@ -184,6 +188,9 @@ struct dcp_profile_meta {
 	const char *cmdline; /* how the recorder was started */
 	const char *hostname;
 	const char *kernel_release;
+	/* perf_event_paranoid allowed user frames only (exclude_kernel) */
+	bool kernel_excluded;
+	const char *backend; /* "bpf", "perf"; NULL when not recorded */
 };
 
 struct dcp_profile_stats {
@@ -393,6 +400,9 @@ struct dcp_recorder_opts {
 	/* dwarf: user stack bytes copied per sample, default 8192, at most
 	 * 65528 */
 	uint32_t stack_user_bytes;
+	/* "bpf", "perf" or "auto" (bpf when it can load, else perf, with a
+	 * warning saying why); NULL: "perf" */
+	const char *backend;
 };
 
 enum dcp_call_graph {
@@ -489,6 +499,34 @@ DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
 DCPROF_API const struct dcp_collection_stats *
 dcp_collection_get_stats(const struct dcp_collection *c);
 DCPROF_API void dcp_collection_close(struct dcp_collection *c);
+
+/*
+ * Collection through the kernel: the same walk and the same records, read
+ * from bpf_iter task and task_vma programs instead of /proc. The kernel
+ * walks the tasks and their executable mappings and resumes where the last
+ * read stopped; user space adds the mapped files' paths and build ids
+ * (through /proc/PID/map_files). Options, reads, statistics and records
+ * are those of dcp_collection_*() above (stats.maps_reread stays 0).
+ * Differences, defined: records come in the kernel's walk order (every
+ * thread by tid for a whole-system DCP_COLLECTION_TASKS walk; per process
+ * with a pid list, and always for DCP_COLLECTION_MAPS), and a process that
+ * exits before the kernel walk reaches it is simply not seen: it counts in
+ * tasks_vanished only when it was listed, or when it exits between the
+ * kernel's walk and its files' lookup. Needs root (or CAP_BPF, CAP_PERFMON
+ * and CAP_SYS_ADMIN) and kernel BTF; NULL with errno ENOTSUP when the
+ * library was built without BPF, EPERM when the kernel refuses.
+ */
+struct dcp_collection_bpf;
+
+DCPROF_API struct dcp_collection_bpf *
+dcp_collection_bpf_open(enum dcp_collection_kind kind,
+			const struct dcp_collection_opts *opts);
+DCPROF_API ssize_t dcp_collection_bpf_read(struct dcp_collection_bpf *c,
+					   void *buf, size_t size,
+					   size_t *needed);
+DCPROF_API const struct dcp_collection_stats *
+dcp_collection_bpf_get_stats(const struct dcp_collection_bpf *c);
+DCPROF_API void dcp_collection_bpf_close(struct dcp_collection_bpf *c);
 
 /* header.misc bit on every injected record; the kernel never sets it. */
 #define DCP_RECORD_MISC_INJECTED (1u << 12)

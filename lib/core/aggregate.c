@@ -37,6 +37,11 @@ struct stack_entry {
 	uint32_t nr_frames;
 };
 
+struct thread_entry {
+	uint64_t hash;
+	uint32_t tid, comm_id;
+};
+
 struct row_entry {
 	struct dcp_row_key key;
 	uint32_t hash;
@@ -63,6 +68,10 @@ struct dcp_aggregate {
 	size_t nr_stacks, cap_stacks;
 	struct index stack_index;
 	struct frame_block *blocks; /* newest first */
+
+	struct thread_entry *threads;
+	size_t nr_threads, cap_threads;
+	struct index thread_index;
 
 	struct row_entry *rows;
 	size_t nr_rows, cap_rows;
@@ -96,7 +105,8 @@ static uint32_t hash_row(const struct dcp_row_key *k)
 {
 	uint64_t h = (uint64_t)k->comm_id << 32 | k->pid;
 
-	h = dcp_hash_fmix64(h ^ dcp_hash_fmix64((uint64_t)k->stack_id +
+	h = dcp_hash_fmix64(h ^ dcp_hash_fmix64(((uint64_t)k->thread_id << 32 |
+						 k->stack_id) +
 						0x9e3779b97f4a7c15ull));
 	return (uint32_t)(h ^ (h >> 32));
 }
@@ -174,6 +184,11 @@ static uint64_t stack_hash_of(const void *ctx, uint32_t id)
 	return ((const struct dcp_aggregate *)ctx)->stacks[id].hash;
 }
 
+static uint64_t thread_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_aggregate *)ctx)->threads[id].hash;
+}
+
 static uint64_t row_hash_of(const void *ctx, uint32_t id)
 {
 	return ((const struct dcp_aggregate *)ctx)->rows[id].hash;
@@ -186,7 +201,8 @@ struct dcp_aggregate *dcp_aggregate_new(void)
 	if (!a)
 		return dcp_error_null(ENOMEM, "out of memory");
 	if (index_init(&a->string_index) < 0 ||
-	    index_init(&a->stack_index) < 0 || index_init(&a->row_index) < 0) {
+	    index_init(&a->stack_index) < 0 ||
+	    index_init(&a->thread_index) < 0 || index_init(&a->row_index) < 0) {
 		dcp_aggregate_free(a);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}
@@ -210,6 +226,8 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 		next = b->next;
 		free(b);
 	}
+	free(a->threads);
+	free(a->thread_index.slots);
 	free(a->rows);
 	free(a->row_index.slots);
 	free(a);
@@ -321,6 +339,53 @@ int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 
 _Static_assert(sizeof(struct dcp_frame) == 16, "struct dcp_frame has padding");
 
+int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
+				    uint32_t comm_id)
+{
+	uint64_t h = dcp_hash_fmix64((uint64_t)tid << 32 | comm_id);
+	struct thread_entry *e;
+	uint32_t slot;
+	size_t i;
+	int ret;
+
+	for (i = h & a->thread_index.mask;
+	     (slot = a->thread_index.slots[i]) != 0;
+	     i = (i + 1) & a->thread_index.mask) {
+		e = &a->threads[slot - 1];
+		if (e->hash == h && e->tid == tid && e->comm_id == comm_id)
+			return slot;
+	}
+	ret = grow_array((void **)&a->threads, &a->cap_threads, a->nr_threads,
+			 sizeof(*a->threads));
+	if (ret == 0)
+		ret = index_reserve(&a->thread_index, a->nr_threads,
+				    thread_hash_of, a);
+	if (ret < 0)
+		return dcp_error(ret, "cannot intern a thread: %s",
+				 strerror(-ret));
+	e = &a->threads[a->nr_threads];
+	e->hash = h;
+	e->tid = tid;
+	e->comm_id = comm_id;
+	index_put(&a->thread_index, h, (uint32_t)a->nr_threads);
+	return (int64_t)++a->nr_threads;
+}
+
+size_t dcp_aggregate_nr_threads(const struct dcp_aggregate *a)
+{
+	return a->nr_threads;
+}
+
+bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
+			  uint32_t *tid, uint32_t *comm_id)
+{
+	if (id == 0 || id > a->nr_threads)
+		return false;
+	*tid = a->threads[id - 1].tid;
+	*comm_id = a->threads[id - 1].comm_id;
+	return true;
+}
+
 int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 		      uint64_t count)
 {
@@ -333,7 +398,8 @@ int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 	     i = (i + 1) & a->row_index.mask) {
 		r = &a->rows[slot - 1];
 		if (r->hash == h && r->key.stack_id == key->stack_id &&
-		    r->key.pid == key->pid && r->key.comm_id == key->comm_id) {
+		    r->key.pid == key->pid && r->key.comm_id == key->comm_id &&
+		    r->key.thread_id == key->thread_id) {
 			r->count += count;
 			return 0;
 		}

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * In-memory aggregation: interned strings (process names), interned stacks
- * of (cookie, offset) frames, and sample counts per (comm, pid, stack). The
+ * of (cookie, offset) frames, interned threads (tid, name), and sample
+ * counts per (comm, pid, thread, stack). The
  * profile grows with the number of distinct stacks, not with samples.
  */
 #ifndef DCPROF_AGGREGATE_INTERNAL_H
 #define DCPROF_AGGREGATE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,9 +17,12 @@
 struct dcp_aggregate;
 
 struct dcp_row_key {
-	uint32_t comm_id; /* interned string */
+	uint32_t comm_id; /* interned string: the process's name */
 	uint32_t pid;
 	uint32_t stack_id;
+	/* the thread: 0 is the process's own (tid = pid, named as the
+	 * process), else an id of dcp_aggregate_intern_thread() */
+	uint32_t thread_id;
 };
 
 struct dcp_aggregate *dcp_aggregate_new(void);
@@ -28,13 +33,21 @@ int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s);
 int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 				   const struct dcp_frame *frames,
 				   uint32_t nr_frames);
-/* Add count to (comm_id, pid, stack_id). 0 or -ENOMEM. */
+/* A thread (tid, name as a string id): ids are dense from 1, 0 being no
+ * thread of its own. Negative errno. */
+int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
+				    uint32_t comm_id);
+/* Add count to (comm_id, pid, stack_id, thread_id). 0 or -ENOMEM. */
 int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 		      uint64_t count);
 
 size_t dcp_aggregate_nr_strings(const struct dcp_aggregate *a);
 const char *dcp_aggregate_string(const struct dcp_aggregate *a, uint32_t id);
 size_t dcp_aggregate_nr_stacks(const struct dcp_aggregate *a);
+/* Threads have ids 1..nr_threads; false for another id. */
+size_t dcp_aggregate_nr_threads(const struct dcp_aggregate *a);
+bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
+			  uint32_t *tid, uint32_t *comm_id);
 const struct dcp_frame *dcp_aggregate_stack(const struct dcp_aggregate *a,
 					    uint32_t id, uint32_t *nr_frames);
 size_t dcp_aggregate_nr_rows(const struct dcp_aggregate *a);

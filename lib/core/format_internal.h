@@ -65,6 +65,9 @@ enum dcp_fmt_chunk_type {
 	DCP_FMT_CHUNK_SUMMARY_ROWS = 11,
 	DCP_FMT_CHUNK_SUMMARY_SYMBOLS = 12,
 	DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS = 13,
+	/* Threads the rows refer to; the summary's threads. */
+	DCP_FMT_CHUNK_THREADS = 14,
+	DCP_FMT_CHUNK_SUMMARY_THREADS = 15,
 };
 
 /* Chunk header flags. */
@@ -108,10 +111,12 @@ struct dcp_fmt_meta {
 	uint64_t sample_period;
 	uint32_t sample_freq;
 	uint32_t nr_cpus;
-	uint32_t flags; /* DCP_FMT_META_CALLCHAIN */
+	uint32_t flags; /* DCP_FMT_META_* */
 };
 
 #define DCP_FMT_META_CALLCHAIN (1u << 0)
+/* kernel frames were not allowed (perf_event_paranoid): user frames only */
+#define DCP_FMT_META_KERNEL_EXCLUDED (1u << 1)
 #define DCP_FMT_META_FIXED_SIZE 36u
 
 _Static_assert(offsetof(struct dcp_fmt_meta, start_realtime_ns) == 0, "m0");
@@ -172,7 +177,7 @@ struct dcp_fmt_row {
 	uint32_t comm_id;
 	uint32_t pid;
 	uint32_t stack_id;
-	uint32_t reserved;
+	uint32_t thread_id; /* 0: the process's own; else a THREADS id */
 	uint64_t count;
 };
 
@@ -180,6 +185,16 @@ _Static_assert(sizeof(struct dcp_fmt_row) == 24, "row size");
 _Static_assert(offsetof(struct dcp_fmt_row, pid) == 4, "r1");
 _Static_assert(offsetof(struct dcp_fmt_row, stack_id) == 8, "r2");
 _Static_assert(offsetof(struct dcp_fmt_row, count) == 16, "r3");
+
+/* THREADS record: ids dense from 1 (0 is no thread of its own). */
+struct dcp_fmt_thread {
+	uint32_t id;
+	uint32_t tid; /* 0 in the summary */
+	uint32_t comm_id; /* a string id: the thread's name */
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct dcp_fmt_thread) == 16, "thread size");
 
 /* SYMBOLS record: the fixed part, then the name (NULL: unresolved). */
 struct dcp_fmt_symbol {

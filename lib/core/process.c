@@ -4,6 +4,7 @@
  * mmap, munmap, exit) and the lookup of a sampled address in them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,7 @@ struct dcp_process_table *dcp_process_table_new(void)
 static void node_free(struct node *n)
 {
 	free(n->p.maps);
+	free(n->p.threads);
 	free(n);
 }
 
@@ -226,6 +228,50 @@ void dcp_process_exec(struct dcp_process *p)
 	free(p->maps);
 	p->maps = NULL;
 	p->nr_maps = p->cap_maps = 0;
+	free(p->threads);
+	p->threads = NULL;
+	p->nr_threads = p->cap_threads = 0;
+}
+
+static struct dcp_thread_name *thread_find(const struct dcp_process *p,
+					   pid_t tid)
+{
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
+int dcp_process_thread_set(struct dcp_process *p, pid_t tid, const char *comm)
+{
+	struct dcp_thread_name *t = thread_find(p, tid);
+
+	if (!t) {
+		t = dcp_grow_from(p->threads, &p->cap_threads,
+				  p->nr_threads + 1, sizeof(*t), 4);
+		if (!t)
+			return dcp_error(ENOMEM, "out of memory");
+		p->threads = t;
+		t = &p->threads[p->nr_threads++];
+		t->tid = tid;
+	}
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return 0;
+}
+
+const char *dcp_process_thread_comm(const struct dcp_process *p, pid_t tid)
+{
+	const struct dcp_thread_name *t = thread_find(p, tid);
+
+	return t ? t->comm : NULL;
+}
+
+void dcp_process_thread_remove(struct dcp_process *p, pid_t tid)
+{
+	struct dcp_thread_name *t = thread_find(p, tid);
+
+	if (t)
+		*t = p->threads[--p->nr_threads];
 }
 
 static int reserve_maps(struct dcp_process *p, size_t n)

@@ -38,6 +38,12 @@ struct dcp_process {
 	/* set by the recorder, unique across processes, whenever the maps
 	 * change in a way that matters to unwinding (0: never set) */
 	uint64_t map_generation;
+	/* threads named apart from the process (COMM of a tid != pid) */
+	struct dcp_thread_name {
+		pid_t tid;
+		char comm[16];
+	} * threads;
+	size_t nr_threads, cap_threads;
 };
 
 struct dcp_process_table;
@@ -65,7 +71,13 @@ int dcp_process_table_for_each(struct dcp_process_table *t,
 			       int (*fn)(struct dcp_process *p, void *ctx),
 			       void *ctx);
 
-/* exec: a new address space. */
+/* A thread's name: set (0 or -ENOMEM), found (NULL: it has none of its
+ * own, it goes by the process's), forgotten at its exit. */
+int dcp_process_thread_set(struct dcp_process *p, pid_t tid, const char *comm);
+const char *dcp_process_thread_comm(const struct dcp_process *p, pid_t tid);
+void dcp_process_thread_remove(struct dcp_process *p, pid_t tid);
+
+/* exec: a new address space (and the other threads are gone). */
 void dcp_process_exec(struct dcp_process *p);
 /* mmap: insert, cutting away whatever it overlaps. 0 or -ENOMEM. */
 int dcp_process_map_insert(struct dcp_process *p, uint64_t start, uint64_t len,

@@ -21,7 +21,7 @@ DCPROF_API void dcp_profile_close(struct dcp_profile *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		free(p->meta_strings[i]);
 	dcp_cookie_table_free(p->cookies);
 	dcp_aggregate_free(p->agg);
@@ -62,9 +62,11 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 {
 	struct dcp_sample_row r, *row = &r;
 	struct dcp_row_key key;
+	uint32_t tid, tcomm;
 	uint64_t count;
 
-	if (!DCP_SZ_VALID(out))
+	/* the thread came later: older callers do without it */
+	if (!dcp_sz_ok(out, offsetof(struct dcp_sample_row, tid)))
 		return DCP_SZ_ERROR(dcp_sample_row, out);
 	if (i >= dcp_aggregate_nr_rows(p->agg))
 		return dcp_error(ERANGE, "no row %zu: the profile has %zu", i,
@@ -75,6 +77,12 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 	row->frames =
 		dcp_aggregate_stack(p->agg, key.stack_id, &row->nr_frames);
 	row->count = count;
+	row->tid = key.pid;
+	row->thread_comm = row->comm;
+	if (dcp_aggregate_thread(p->agg, key.thread_id, &tid, &tcomm)) {
+		row->tid = tid;
+		row->thread_comm = dcp_aggregate_string(p->agg, tcomm);
+	}
 	dcp_sz_copy(out, row, sizeof(*row));
 	return 0;
 }

@@ -82,9 +82,9 @@ static char *dup_str(const uint8_t *s, uint32_t n)
 static int read_meta(struct reader *r, struct cursor *c)
 {
 	struct dcp_profile_meta *m = &r->p->meta;
-	const char **fields[4] = { &m->event, &m->cmdline, &m->hostname,
-				   &m->kernel_release };
-	char *copies[4] = { NULL };
+	const char **fields[5] = { &m->event, &m->cmdline, &m->hostname,
+				   &m->kernel_release, &m->backend };
+	char *copies[5] = { NULL };
 	uint32_t flags;
 	int i;
 
@@ -95,10 +95,16 @@ static int read_meta(struct reader *r, struct cursor *c)
 	m->nr_cpus = get_u32(c);
 	flags = get_u32(c);
 	m->callchain = flags & DCP_FMT_META_CALLCHAIN;
-	for (i = 0; i < 4; i++) {
+	m->kernel_excluded = flags & DCP_FMT_META_KERNEL_EXCLUDED;
+	for (i = 0; i < 5; i++) {
 		const uint8_t *s;
 		bool null;
-		uint32_t n = get_str(c, &s, &null);
+		uint32_t n;
+
+		/* backend (the fifth) was appended: older files end before */
+		if (i == 4 && !c->left)
+			break;
+		n = get_str(c, &s, &null);
 
 		if (c->bad)
 			break;
@@ -108,11 +114,11 @@ static int read_meta(struct reader *r, struct cursor *c)
 		}
 	}
 	if (c->bad) {
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 5; i++)
 			free(copies[i]);
 		return dcp_reader_malformed(r);
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		free(r->p->meta_strings[i]);
 		r->p->meta_strings[i] = copies[i];
 		*fields[i] = copies[i];
@@ -285,6 +291,38 @@ static int read_stacks(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* Threads name strings of earlier chunks. */
+static int read_threads(struct reader *r, struct cursor *c)
+{
+	uint32_t count = get_u32(c), i, id, tid, comm;
+	int64_t agg_id;
+
+	if (!room_for(c, count, sizeof(struct dcp_fmt_thread)))
+		return dcp_reader_malformed(r);
+	for (i = 0; i < count; i++) {
+		id = get_u32(c);
+		tid = get_u32(c);
+		comm = get_u32(c);
+		get_u32(c);
+		if (c->bad)
+			return dcp_reader_malformed(r);
+		if (id != r->threads.n + 1 || comm >= r->strings.n)
+			return dcp_reader_corrupt(
+				r,
+				"thread %" PRIu32 " is out of order or names "
+				"unknown string %" PRIu32
+				", in chunk at offset %" PRIu64,
+				id, comm, r->chunk_off);
+		agg_id = dcp_aggregate_intern_thread(r->p->agg, tid,
+						     r->strings.id[comm]);
+		if (agg_id < 0)
+			return (int)agg_id;
+		if (map_add(&r->threads, (uint32_t)agg_id) < 0)
+			return dcp_reader_nomem();
+	}
+	return 0;
+}
+
 /* Rows may only name strings and stacks of earlier chunks: the writer
  * puts those first, so even a torn file keeps to this. */
 static int read_rows(struct reader *r, struct cursor *c)
@@ -300,10 +338,18 @@ static int read_rows(struct reader *r, struct cursor *c)
 		key.comm_id = get_u32(c);
 		key.pid = get_u32(c);
 		key.stack_id = get_u32(c);
-		get_u32(c);
+		key.thread_id = get_u32(c);
 		n = get_u64(c);
 		if (c->bad)
 			return dcp_reader_malformed(r);
+		if (key.thread_id > r->threads.n)
+			return dcp_reader_corrupt(
+				r,
+				"row refers to unknown thread %" PRIu32
+				", in chunk at offset %" PRIu64,
+				key.thread_id, r->chunk_off);
+		if (key.thread_id)
+			key.thread_id = r->threads.id[key.thread_id - 1];
 		if (key.comm_id >= r->strings.n || key.stack_id >= r->stacks.n)
 			return dcp_reader_corrupt(
 				r,
@@ -367,6 +413,10 @@ const char *dcp_fmt_chunk_name(uint32_t type)
 		return "SUMMARY_SYMBOLS";
 	case DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS:
 		return "SUMMARY_SYMBOL_DETAILS";
+	case DCP_FMT_CHUNK_THREADS:
+		return "THREADS";
+	case DCP_FMT_CHUNK_SUMMARY_THREADS:
+		return "SUMMARY_THREADS";
 	}
 	return "unknown";
 }
@@ -391,6 +441,9 @@ int dcp_reader_decode_chunk(struct reader *r, uint32_t type, const uint8_t *p,
 		break;
 	case DCP_FMT_CHUNK_ROWS:
 		ret = read_rows(r, &c);
+		break;
+	case DCP_FMT_CHUNK_THREADS:
+		ret = read_threads(r, &c);
 		break;
 	case DCP_FMT_CHUNK_SYMBOLS:
 		ret = dcp_reader_read_symbols(r, &c);

@@ -174,17 +174,23 @@ static void record_done(struct dcp_emitter *em)
 
 void dcp_emit_meta(struct dcp_emitter *em, const struct dcp_profile_meta *m)
 {
+	uint32_t flags;
+
 	chunk_begin(em, DCP_FMT_CHUNK_META, false);
 	put_u64(&em->raw, m->start_realtime_ns);
 	put_u64(&em->raw, m->duration_ns);
 	put_u64(&em->raw, m->sample_period);
 	put_u32(&em->raw, m->sample_freq);
 	put_u32(&em->raw, m->nr_cpus);
-	put_u32(&em->raw, m->callchain ? DCP_FMT_META_CALLCHAIN : 0);
+	flags = m->callchain ? DCP_FMT_META_CALLCHAIN : 0;
+	if (m->kernel_excluded)
+		flags |= DCP_FMT_META_KERNEL_EXCLUDED;
+	put_u32(&em->raw, flags);
 	put_str(&em->raw, m->event);
 	put_str(&em->raw, m->cmdline);
 	put_str(&em->raw, m->hostname);
 	put_str(&em->raw, m->kernel_release);
+	put_str(&em->raw, m->backend);
 	chunk_end(em);
 }
 
@@ -283,6 +289,24 @@ void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
 	chunk_end(em);
 }
 
+void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
+		      const struct dcp_aggregate *agg, size_t from)
+{
+	size_t n = dcp_aggregate_nr_threads(agg), i;
+	uint32_t tid, comm;
+
+	chunk_begin(em, type, true);
+	for (i = from + 1; i <= n; i++) {
+		dcp_aggregate_thread(agg, (uint32_t)i, &tid, &comm);
+		put_u32(&em->raw, (uint32_t)i);
+		put_u32(&em->raw, tid);
+		put_u32(&em->raw, comm);
+		put_u32(&em->raw, 0);
+		record_done(em);
+	}
+	chunk_end(em);
+}
+
 /* Rows: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 		   const struct dcp_aggregate *agg, bool deltas)
@@ -301,7 +325,7 @@ void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 		put_u32(&em->raw, key.comm_id);
 		put_u32(&em->raw, key.pid);
 		put_u32(&em->raw, key.stack_id);
-		put_u32(&em->raw, 0);
+		put_u32(&em->raw, key.thread_id);
 		put_u64(&em->raw, count);
 		record_done(em);
 	}
@@ -406,6 +430,7 @@ void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		return;
 	}
 	dcp_emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0);
+	dcp_emit_threads(em, DCP_FMT_CHUNK_SUMMARY_THREADS, sum.agg, 0);
 	dcp_emit_rows(em, DCP_FMT_CHUNK_SUMMARY_ROWS, sum.agg, false);
 	dcp_emit_symbols(em, DCP_FMT_CHUNK_SUMMARY_SYMBOLS, sum.symbols);
 	dcp_emit_symbol_details(em, DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,

@@ -71,6 +71,9 @@ void dcp_emit_strings(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		      size_t from);
 void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
 		     const struct dcp_aggregate *agg, size_t from);
+/* Threads from id from + 1 on; type: THREADS or SUMMARY_THREADS. */
+void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
+		      const struct dcp_aggregate *agg, size_t from);
 /* Rows: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 		   const struct dcp_aggregate *agg, bool deltas);

@@ -16,7 +16,8 @@
 
 struct dcp_profile {
 	struct dcp_profile_meta meta;
-	char *meta_strings[4]; /* owned: event, cmdline, hostname, release */
+	char *meta_strings[5]; /* owned: event, cmdline, hostname, release,
+				* backend */
 	struct dcp_profile_stats stats;
 	struct dcp_cookie_table *cookies;
 	struct dcp_aggregate *agg; /* rows summed across flushes */

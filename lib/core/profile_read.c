@@ -117,14 +117,17 @@ static int decompress(struct reader *r, uint32_t flags, const uint8_t *payload,
  */
 static uint32_t chunk_type_read(const struct reader *r, uint32_t type)
 {
-	static const uint32_t full[] = { DCP_FMT_CHUNK_STACKS,
-					 DCP_FMT_CHUNK_ROWS,
-					 DCP_FMT_CHUNK_SYMBOLS,
-					 DCP_FMT_CHUNK_SYMBOL_DETAILS };
+	static const uint32_t full[] = {
+		DCP_FMT_CHUNK_STACKS,  DCP_FMT_CHUNK_ROWS,
+		DCP_FMT_CHUNK_SYMBOLS, DCP_FMT_CHUNK_SYMBOL_DETAILS,
+		DCP_FMT_CHUNK_THREADS,
+	};
 	static const uint32_t summary[] = {
-		DCP_FMT_CHUNK_SUMMARY_STACKS, DCP_FMT_CHUNK_SUMMARY_ROWS,
+		DCP_FMT_CHUNK_SUMMARY_STACKS,
+		DCP_FMT_CHUNK_SUMMARY_ROWS,
 		DCP_FMT_CHUNK_SUMMARY_SYMBOLS,
-		DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS
+		DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,
+		DCP_FMT_CHUNK_SUMMARY_THREADS,
 	};
 
 	for (size_t i = 0; i < sizeof(full) / sizeof(full[0]); i++) {
@@ -436,6 +439,7 @@ fail:
 	free(data);
 	free(r.strings.id);
 	free(r.stacks.id);
+	free(r.threads.id);
 	free(r.inflated);
 	ZSTD_freeDCtx(r.zstd);
 	free(r.scratch);

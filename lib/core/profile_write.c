@@ -29,7 +29,7 @@ struct dcp_profile_writer {
 	bool finished;
 	uint64_t created_ns;
 	/* Strings and stacks below these ids are in the working file. */
-	size_t strings_written, stacks_written;
+	size_t strings_written, stacks_written, threads_written;
 	struct dcp_emitter em;
 };
 
@@ -164,6 +164,8 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		dcp_emit_strings(em, agg, w->strings_written);
 		dcp_emit_stacks(em, DCP_FMT_CHUNK_STACKS, agg,
 				w->stacks_written);
+		dcp_emit_threads(em, DCP_FMT_CHUNK_THREADS, agg,
+				 w->threads_written);
 		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true);
 	}
 	if (stats)
@@ -185,6 +187,7 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 	if (agg) {
 		w->strings_written = dcp_aggregate_nr_strings(agg);
 		w->stacks_written = dcp_aggregate_nr_stacks(agg);
+		w->threads_written = dcp_aggregate_nr_threads(agg);
 		dcp_aggregate_mark_flushed(agg);
 	}
 	/* A big first flush need not pin its memory for the whole run. */
@@ -230,6 +233,7 @@ int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 	if (agg) {
 		dcp_emit_strings(&em, agg, 0);
 		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0);
+		dcp_emit_threads(&em, DCP_FMT_CHUNK_THREADS, agg, 0);
 		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false);
 	}
 	if (symbols) {

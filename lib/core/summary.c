@@ -198,9 +198,24 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 		struct dcp_row_key key;
 		uint64_t count;
 
+		uint32_t tid, tcomm;
+
 		dcp_aggregate_row(agg, i, &key, &count);
 		key.pid = 0;
 		key.stack_id = stack_of[key.stack_id];
+		/* threads by name: tids go with the pids */
+		if (dcp_aggregate_thread(agg, key.thread_id, &tid, &tcomm)) {
+			int64_t t = 0;
+
+			if (tcomm != key.comm_id)
+				t = dcp_aggregate_intern_thread(s->out->agg, 0,
+								tcomm);
+			if (t < 0) {
+				ret = (int)t;
+				break;
+			}
+			key.thread_id = (uint32_t)t;
+		}
 		ret = dcp_aggregate_add(s->out->agg, &key, count);
 	}
 	free(frames);

@@ -20,6 +20,7 @@
 #include "recorder_internal.h"
 #include "resolve_internal.h"
 #include "symtab_internal.h"
+#include "bpf/source_bpf.h"
 
 /* What the source counted, into the stats the file carries. */
 static void take_source_counts(struct dcp_recorder *r)
@@ -40,11 +41,13 @@ static void fill_meta(struct dcp_recorder *r)
 	r->meta.duration_ns = dcp_now_ns(CLOCK_MONOTONIC) - r->start_mono_ns;
 	r->meta.sample_freq = r->sample_freq;
 	r->meta.nr_cpus = r->source->nr_cpus;
+	r->meta.kernel_excluded = r->source->kernel_excluded;
 	r->meta.callchain = r->callchain;
 	r->meta.event = r->event_name;
 	r->meta.cmdline = r->cmdline;
 	r->meta.hostname = r->hostname;
 	r->meta.kernel_release = r->kernel_release;
+	r->meta.backend = r->backend;
 	take_source_counts(r);
 }
 
@@ -145,6 +148,46 @@ static int setup_call_graph(struct dcp_recorder *r,
 	return 0;
 }
 
+static const char *opts_backend(const struct dcp_recorder_opts *opts)
+{
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, backend) +
+				sizeof(opts->backend) &&
+	    opts->backend)
+		return opts->backend;
+	return "perf";
+}
+
+/* The BPF source started in place of the perf one; 0, or why not. */
+static int start_bpf(struct dcp_recorder *r,
+		     const struct dcp_recorder_opts *opts,
+		     const struct dcp_source_settings *set)
+{
+	struct dcp_source *s;
+	int ret;
+
+	if (r->call_graph == DCP_CALL_GRAPH_DWARF)
+		return dcp_error(EINVAL,
+				 "the BPF backend cannot record --call-graph "
+				 "dwarf (it counts frame-pointer stacks in the "
+				 "kernel): use --backend perf");
+	s = dcp_bpf_source_new(opts, r);
+	if (!s)
+		return -errno;
+	ret = s->ops->start(s, set);
+	if (ret) {
+		char why[512];
+
+		/* freeing may log: keep the reason */
+		snprintf(why, sizeof(why), "%s", dcp_last_error());
+		s->ops->free(s);
+		return dcp_error(-ret, "%s", why);
+	}
+	r->source->ops->free(r->source);
+	r->source = s;
+	r->backend = "bpf";
+	return 0;
+}
+
 static int start_source(struct dcp_recorder *r,
 			const struct dcp_recorder_opts *opts)
 {
@@ -155,7 +198,27 @@ static int start_source(struct dcp_recorder *r,
 		.stack_user = r->stack_user,
 		.buffer_pages = opts->mmap_pages,
 	};
+	const char *backend = opts_backend(opts);
+	int ret;
 
+	if (strcmp(backend, "bpf") && strcmp(backend, "perf") &&
+	    strcmp(backend, "auto"))
+		return dcp_error(EINVAL,
+				 "unknown backend '%s' (bpf, perf or auto)",
+				 backend);
+	/* auto: a DWARF call graph is the perf backend's */
+	if (!strcmp(backend, "auto") && r->call_graph == DCP_CALL_GRAPH_DWARF)
+		backend = "perf";
+	if (strcmp(backend, "perf")) {
+		ret = start_bpf(r, opts, &set);
+		if (!ret)
+			return 0;
+		if (!strcmp(backend, "bpf"))
+			return ret;
+		dcp_log(DCP_LOG_WARN, "using the perf backend: %s",
+			dcp_last_error());
+	}
+	r->backend = "perf";
 	return r->source->ops->start(r->source, &set);
 }
 
@@ -164,6 +227,7 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 {
 	struct dcp_recorder *r;
 	struct utsname uts;
+	char kernel_warning[512] = "";
 	int ret;
 
 	if (!opts || opts->sz < offsetof(struct dcp_recorder_opts, mmap_pages))
@@ -213,9 +277,11 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 			goto fail;
 	}
 	/* without kernel addresses, kernel frames still get the kernel's
-	 * cookie: a warning, not a reason to refuse to record */
+	 * cookie: a warning (once the events are on, and only if kernel
+	 * frames are allowed), not a reason to refuse to record */
 	if (dcp_kernel_layout_load(&r->kernel, r->cookies))
-		dcp_log(DCP_LOG_WARN, "%s", dcp_last_error());
+		snprintf(kernel_warning, sizeof(kernel_warning), "%s",
+			 dcp_last_error());
 	if (opts->nr_pids) {
 		r->targeted = true;
 		r->roots = calloc(opts->nr_pids, sizeof(*r->roots));
@@ -230,6 +296,8 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	ret = start_source(r, opts);
 	if (ret)
 		goto fail;
+	if (kernel_warning[0] && !r->source->kernel_excluded)
+		dcp_log(DCP_LOG_WARN, "%s", kernel_warning);
 	/*
 	 * Only now that the kernel accepted the events is an earlier
 	 * profile at the output path moved aside.
@@ -317,7 +385,8 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats)
 {
 	/* every sampled address, named from the files the recorder pinned */
-	struct dcp_resolve_opts ro = { .pinned = true, .done = count_unresolved };
+	struct dcp_resolve_opts ro = { .pinned = true,
+				       .done = count_unresolved };
 	struct dcp_symtab *symtab;
 	int ret;
 

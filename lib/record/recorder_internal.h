@@ -38,6 +38,7 @@ struct dcp_recorder {
 	uint32_t flush_interval_ms;
 
 	struct dcp_source *source;
+	const char *backend; /* the source's name, for the meta: "bpf", "perf" */
 
 	/* samples held until the collection walk is replayed (walk.c) */
 	unsigned char *held;

@@ -110,9 +110,19 @@ static int replay_comm(struct dcp_recorder *r, const struct dcp_comm_record *c)
 {
 	struct dcp_process *p;
 
-	/* a thread's own name does not rename its process */
-	if (c->pid != c->tid && !(c->header.misc & PERF_RECORD_MISC_COMM_EXEC))
-		return 0;
+	/* a thread's own name does not rename its process: it is the
+	 * thread's, which its samples are counted under */
+	if (c->pid != c->tid &&
+	    !(c->header.misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		char comm[sizeof(p->comm)];
+
+		p = dcp_replay_process(r, (pid_t)c->pid);
+		if (!p)
+			return dcp_error(ENOMEM, "out of memory");
+		snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(comm) - 1,
+			 c->comm);
+		return dcp_process_thread_set(p, (pid_t)c->tid, comm);
+	}
 	p = dcp_replay_process(r, (pid_t)c->pid);
 	if (!p)
 		return dcp_error(ENOMEM, "out of memory");
@@ -177,7 +187,13 @@ static int replay_exit(struct dcp_recorder *r, const struct dcp_task_record *t)
 	 * Records arrive in time order, so every sample of this process that
 	 * is older than its exit has been consumed: retire it now.
 	 */
-	if (t->pid == t->tid) {
+	if (t->pid != t->tid) {
+		struct dcp_process *p =
+			dcp_process_table_find(r->procs, (pid_t)t->pid);
+
+		if (p)
+			dcp_process_thread_remove(p, (pid_t)t->tid);
+	} else {
 		dcp_process_table_remove(r->procs, (pid_t)t->pid);
 		if (r->unwinder)
 			dcp_unwinder_forget(r->unwinder, (pid_t)t->pid);

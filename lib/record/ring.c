@@ -4,6 +4,7 @@
  * tracepoint routed into its ring), mapping and draining the rings, and
  * explaining what the kernel refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -179,10 +180,12 @@ static int explain_open_error(int err, const struct dcp_ring_opts *opts,
 			ev->name, cpu, strerror(err));
 	case EACCES:
 	case EPERM:
+		max = paranoid_level();
 		return dcp_error(
 			err,
-			"perf_event_open refused system-wide sampling (perf_event_paranoid is %d): run as root, or set /proc/sys/kernel/perf_event_paranoid to -1",
-			paranoid_level());
+			"perf_event_open refused system-wide sampling (perf_event_paranoid is %ld): run as root or with CAP_PERFMON, or set /proc/sys/kernel/perf_event_paranoid to -1%s",
+			max,
+			max < 3 ? " (-p PID and -- COMMAND need neither)" : "");
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
@@ -255,59 +258,82 @@ static void fill_common_attr(struct perf_event_attr *attr)
 	attr->clockid = CLOCK_MONOTONIC;
 }
 
-static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
+/* The sampling event's attributes, common to per-CPU and per-task events. */
+static void fill_sample_attr(const struct dcp_ring_opts *opts,
+			     struct perf_event_attr *attr)
 {
-	struct perf_event_attr attr;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t len;
-	void *base;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	fill_common_attr(&attr);
-	attr.type = opts->event->type;
-	attr.config = opts->event->config;
-	attr.freq = 1;
-	attr.sample_freq = opts->sample_freq;
-	attr.sample_type =
+	memset(attr, 0, sizeof(*attr));
+	fill_common_attr(attr);
+	attr->type = opts->event->type;
+	attr->config = opts->event->config;
+	attr->freq = 1;
+	attr->sample_freq = opts->sample_freq;
+	attr->sample_type =
 		DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
 	if (opts->callchain)
-		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (opts->dwarf) {
 		/* user frames come from unwinding the stack copy */
-		attr.sample_type |= PERF_SAMPLE_CALLCHAIN |
-				    PERF_SAMPLE_REGS_USER |
-				    PERF_SAMPLE_STACK_USER;
-		attr.exclude_callchain_user = 1;
-		attr.sample_regs_user = opts->regs_user_mask;
-		attr.sample_stack_user = opts->stack_user;
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN |
+				     PERF_SAMPLE_REGS_USER |
+				     PERF_SAMPLE_STACK_USER;
+		attr->exclude_callchain_user = 1;
+		attr->sample_regs_user = opts->regs_user_mask;
+		attr->sample_stack_user = opts->stack_user;
 	}
-	attr.mmap = 1;
-	attr.mmap2 = 1;
-	attr.comm = 1;
-	attr.comm_exec = 1;
-	attr.task = 1;
-	attr.context_switch = 1;
-	attr.build_id = 1;
-	attr.watermark = 1;
-	attr.wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->context_switch = 1;
+	attr->build_id = 1;
+	attr->watermark = 1;
+	attr->wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
+}
 
-	fd = perf_event_open(&attr, -1, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		/* kernels before 5.12 have no build ids in MMAP2 */
-		attr.build_id = 0;
-		fd = perf_event_open(&attr, -1, ring->cpu, -1,
-				     PERF_FLAG_FD_CLOEXEC);
+/* perf_event_open, again without build ids in MMAP2 (before 5.12). */
+static int open_sample_event(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	int fd = perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && errno == EINVAL && attr->build_id) {
+		attr->build_id = 0;
+		fd = perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
-	if (fd < 0)
-		return explain_open_error(errno, opts, ring->cpu);
-	ring->fd = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->sample_id) < 0)
+	return fd;
+}
+
+/* perf_event_mlock_kb, the KiB per CPU a user may lock for rings; -1. */
+static long mlock_kb(void)
+{
+	char buf[32];
+
+	if (read_small_file("/proc/sys/kernel/perf_event_mlock_kb", buf,
+			    sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/* Map the ring of ring->fd, the event just opened. */
+static int map_ring(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)(opts->mmap_pages + 1) * page;
+	void *base;
+
+	if (ioctl(ring->fd, PERF_EVENT_IOC_ID, &ring->sample_id) < 0)
 		return dcp_error(errno, "cannot read the event id: %s",
 				 strerror(errno));
-
-	len = (size_t)(opts->mmap_pages + 1) * page;
-	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd, 0);
+	if (base == MAP_FAILED && errno == EPERM && geteuid() != 0)
+		return dcp_error(
+			EPERM,
+			"cannot map a ring of %u pages (%zu KiB) per CPU: users without CAP_IPC_LOCK may lock %ld KiB per CPU: use --mmap-pages %ld or less, or raise /proc/sys/kernel/perf_event_mlock_kb (or ulimit -l)",
+			opts->mmap_pages, len / 1024, mlock_kb(),
+			mlock_kb() > 0 ? (mlock_kb() * 1024 / page - 1) : 1);
 	if (base == MAP_FAILED)
 		return dcp_error(
 			errno,
@@ -319,30 +345,262 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 	ring->scratch = malloc(65536);
 	if (!ring->scratch)
 		return dcp_error(ENOMEM, "out of memory");
-
-	if (opts->munmap && opts->munmap->id) {
-		memset(&attr, 0, sizeof(attr));
-		fill_common_attr(&attr);
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = opts->munmap->id;
-		attr.sample_period = 1;
-		attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW;
-		fd = perf_event_open(&attr, -1, ring->cpu, -1,
-				     PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0)
-			return dcp_error(
-				errno,
-				"cannot open syscalls:sys_enter_munmap on cpu %d: %s",
-				ring->cpu, strerror(errno));
-		ring->munmap_fd = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->munmap_id) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
-			return dcp_error(
-				errno,
-				"cannot route the munmap tracepoint into the ring of cpu %d: %s",
-				ring->cpu, strerror(errno));
-	}
 	return 0;
+}
+
+/* The munmap tracepoint of pid (-1: every task) on ring's CPU, into it. */
+static int open_munmap(const struct dcp_ring_opts *opts, struct dcp_ring *ring,
+		       pid_t pid, int *out)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	fill_common_attr(&attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = opts->munmap->id;
+	attr.sample_period = 1;
+	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW;
+	attr.inherit = pid >= 0;
+	fd = perf_event_open(&attr, pid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return dcp_error(
+			errno,
+			"cannot open syscalls:sys_enter_munmap on cpu %d: %s",
+			ring->cpu, strerror(errno));
+	*out = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &ring->munmap_id) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+		return dcp_error(
+			errno,
+			"cannot route the munmap tracepoint into the ring of cpu %d: %s",
+			ring->cpu, strerror(errno));
+	return 0;
+}
+
+static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
+{
+	struct perf_event_attr attr;
+	int fd, ret;
+
+	fill_sample_attr(opts, &attr);
+	fd = open_sample_event(&attr, -1, ring->cpu);
+	if (fd < 0)
+		return explain_open_error(errno, opts, ring->cpu);
+	ring->fd = fd;
+	ret = map_ring(opts, ring);
+	if (ret)
+		return ret;
+	if (opts->munmap && opts->munmap->id)
+		return open_munmap(opts, ring, -1, &ring->munmap_fd);
+	return 0;
+}
+
+/* ---- the per-task fallback -------------------------------------------- */
+
+struct tid_list {
+	pid_t *tids;
+	size_t n, cap;
+};
+
+static int tid_list_add(struct tid_list *l, pid_t tid)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		pid_t *grown = realloc(l->tids, cap * sizeof(*grown));
+
+		if (!grown)
+			return dcp_error(ENOMEM, "out of memory");
+		l->tids = grown;
+		l->cap = cap;
+	}
+	l->tids[l->n++] = tid;
+	return 0;
+}
+
+/* Every thread of pid now (pid itself when /proc does not say). */
+static int list_threads(pid_t pid, struct tid_list *l)
+{
+	char path[64];
+	struct dirent *de;
+	size_t before = l->n;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (d) {
+		while (!ret && (de = readdir(d))) {
+			long tid = strtol(de->d_name, NULL, 10);
+
+			if (tid > 0)
+				ret = tid_list_add(l, (pid_t)tid);
+		}
+		closedir(d);
+	}
+	if (!ret && l->n == before)
+		ret = tid_list_add(l, pid);
+	return ret;
+}
+
+/* The owner of process pid, or (uid_t)-1. */
+static uid_t process_owner(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+/* Why a per-task event for pid was refused, as the user needs it. */
+static int explain_task_error(int err, const struct dcp_ring_opts *opts,
+			      pid_t pid, int cpu)
+{
+	int paranoid = paranoid_level();
+	uid_t owner;
+
+	if (err != EACCES && err != EPERM) {
+		if (err == ESRCH)
+			return dcp_error(err, "no such process: %d", (int)pid);
+		return explain_open_error(err, opts, cpu);
+	}
+	if (paranoid >= 3)
+		return dcp_error(
+			err,
+			"perf_event_paranoid is %d: this kernel refuses every perf event to users without CAP_PERFMON: set /proc/sys/kernel/perf_event_paranoid to 2 (or lower), or run as root",
+			paranoid);
+	owner = process_owner(pid);
+	if (owner != (uid_t)-1 && owner != geteuid())
+		return dcp_error(
+			err,
+			"process %d belongs to another user (uid %u): record it as that user, or as root or with CAP_PERFMON (and ptrace access)",
+			(int)pid, (unsigned)owner);
+	return dcp_error(
+		err,
+		"perf_event_open refused to sample process %d (perf_event_paranoid is %d): run as root or with CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
+		(int)pid, paranoid);
+}
+
+static int add_task_fd(struct dcp_ring *ring, int fd)
+{
+	int *grown = realloc(ring->task_fds,
+			     (ring->nr_task_fds + 1) * sizeof(*grown));
+
+	if (!grown) {
+		close(fd);
+		return dcp_error(ENOMEM, "out of memory");
+	}
+	ring->task_fds = grown;
+	ring->task_fds[ring->nr_task_fds++] = fd;
+	return 0;
+}
+
+/*
+ * One event per (thread of a target, CPU), inherited by the threads and
+ * processes they create: perf's way for a user's own processes. The first
+ * event of a CPU owns its ring, the others write into it, so that the
+ * rings stay per CPU as the pipeline expects. Kernel frames are asked for
+ * first and left out when refused (perf_event_paranoid 2).
+ */
+static int open_per_task(const struct dcp_ring_opts *opts,
+			 struct dcp_ring *rings, size_t nr_rings)
+{
+	struct tid_list tl = { 0 };
+	struct perf_event_attr attr;
+	bool exclude_kernel = false;
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < opts->nr_pids; i++)
+		ret = list_threads(opts->pids[i], &tl);
+	for (size_t c = 0; !ret && c < nr_rings; c++) {
+		struct dcp_ring *ring = &rings[c];
+
+		for (size_t t = 0; !ret && t < tl.n; t++) {
+			int fd;
+
+			fill_sample_attr(opts, &attr);
+			attr.inherit = 1;
+			/* a switch record per schedule of every target task:
+			 * only counted, and not worth that many records */
+			attr.context_switch = 0;
+			attr.exclude_kernel = exclude_kernel;
+			attr.exclude_callchain_kernel = exclude_kernel;
+			fd = open_sample_event(&attr, tl.tids[t], ring->cpu);
+			if (fd < 0 && (errno == EACCES || errno == EPERM) &&
+			    !exclude_kernel) {
+				exclude_kernel = true;
+				attr.exclude_kernel = 1;
+				attr.exclude_callchain_kernel = 1;
+				fd = open_sample_event(&attr, tl.tids[t],
+						       ring->cpu);
+			}
+			if (fd < 0 && errno == ESRCH && t > 0)
+				continue; /* a thread that exited meanwhile */
+			if (fd < 0) {
+				ret = explain_task_error(errno, opts,
+							 tl.tids[t], ring->cpu);
+				break;
+			}
+			if (ring->fd < 0) {
+				ring->fd = fd;
+				ret = map_ring(opts, ring);
+				continue;
+			}
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) <
+			    0) {
+				ret = dcp_error(
+					errno,
+					"cannot route the events of process %d into the ring of cpu %d: %s",
+					(int)tl.tids[t], ring->cpu,
+					strerror(errno));
+				close(fd);
+				break;
+			}
+			ret = add_task_fd(ring, fd);
+		}
+		ring->per_task = true;
+		ring->exclude_kernel = exclude_kernel;
+		/* munmap is best effort here: maps are replaced by overlap */
+		for (size_t t = 0;
+		     !ret && opts->munmap && opts->munmap->id && t < tl.n;
+		     t++) {
+			int fd;
+
+			if (open_munmap(opts, ring, tl.tids[t], &fd))
+				break;
+			if (ring->munmap_fd < 0)
+				ring->munmap_fd = fd;
+			else
+				ret = add_task_fd(ring, fd);
+		}
+	}
+	free(tl.tids);
+	return ret;
+}
+
+static void reset_rings(struct dcp_ring *r, size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < n; i++) {
+		int cpu = r[i].cpu;
+
+		if (r[i].meta)
+			munmap(r[i].meta, r[i].data_size + page);
+		if (r[i].munmap_fd >= 0)
+			close(r[i].munmap_fd);
+		if (r[i].fd >= 0)
+			close(r[i].fd);
+		for (size_t j = 0; j < r[i].nr_task_fds; j++)
+			close(r[i].task_fds[j]);
+		free(r[i].task_fds);
+		free(r[i].scratch);
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].cpu = cpu;
+		r[i].fd = -1;
+		r[i].munmap_fd = -1;
+	}
 }
 
 int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
@@ -374,10 +632,20 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 	free(cpus);
 	for (size_t i = 0; i < nr_cpus; i++) {
 		ret = open_cpu(opts, &r[i]);
-		if (ret) {
-			dcp_rings_close(r, nr_cpus);
-			return ret;
+		if (ret == -EACCES || ret == -EPERM) {
+			if (i > 0 || !opts->nr_pids)
+				break;
+			/* no privilege for per-CPU events: per task */
+			reset_rings(r, nr_cpus);
+			ret = open_per_task(opts, r, nr_cpus);
+			break;
 		}
+		if (ret)
+			break;
+	}
+	if (ret) {
+		dcp_rings_close(r, nr_cpus);
+		return ret;
 	}
 	*rings = r;
 	*nr_rings = nr_cpus;
@@ -391,6 +659,8 @@ void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings)
 			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (rings[i].munmap_fd >= 0)
 			ioctl(rings[i].munmap_fd, PERF_EVENT_IOC_DISABLE, 0);
+		for (size_t j = 0; j < rings[i].nr_task_fds; j++)
+			ioctl(rings[i].task_fds[j], PERF_EVENT_IOC_DISABLE, 0);
 	}
 }
 
@@ -409,6 +679,9 @@ void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings)
 			close(r->munmap_fd);
 		if (r->fd >= 0)
 			close(r->fd);
+		for (size_t j = 0; j < r->nr_task_fds; j++)
+			close(r->task_fds[j]);
+		free(r->task_fds);
 		free(r->scratch);
 	}
 	free(rings);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct dcp_event_spec {
 	uint32_t type; /* PERF_TYPE_* */
@@ -31,6 +32,12 @@ struct dcp_ring {
 	unsigned char *data;
 	uint64_t data_size; /* a power of two */
 	unsigned char *scratch; /* for records that wrap around the end */
+	/* per-task fallback: the events of the other target threads on this
+	 * CPU, their records routed into fd's ring */
+	int *task_fds;
+	size_t nr_task_fds;
+	bool per_task; /* one event per (target thread, CPU), inherited */
+	bool exclude_kernel; /* the kernel allowed user frames only */
 };
 
 struct dcp_munmap_tracepoint {
@@ -55,11 +62,20 @@ struct dcp_ring_opts {
 	uint32_t stack_user;
 	uint32_t mmap_pages;
 	const struct dcp_munmap_tracepoint *munmap; /* NULL: none */
+	/*
+	 * -p or a command: when per-CPU events are refused for lack of
+	 * privilege, fall back to one event per (thread of these processes,
+	 * CPU) with inherit, into the same per-CPU rings.
+	 */
+	const pid_t *pids;
+	size_t nr_pids;
 };
 
 /*
  * Open the events on every online CPU and map their rings; the events are
- * enabled on return. *rings is an array of *nr_rings. On failure, the
+ * enabled on return. Without the privilege for per-CPU events and with
+ * targets, the per-task fallback (said in one line): rings[0].per_task and
+ * .exclude_kernel tell what was granted. *rings is an array of *nr_rings. On failure, the
  * message explains what the kernel refused and what to do about it.
  */
 int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,

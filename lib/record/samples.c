@@ -17,16 +17,37 @@
 #include "perfmap_internal.h"
 #include "recorder_internal.h"
 
-static void pin_file(struct dcp_recorder *r, const struct dcp_process *p,
-		     const struct dcp_map *map)
+/*
+ * The file of a mapping: /proc/PID/map_files, which needs CAP_SYS_ADMIN
+ * (or CAP_CHECKPOINT_RESTORE); without it, a path of the mapping that
+ * still holds the same file (build id, else device and inode).
+ */
+static int open_mapped(struct dcp_recorder *r, const struct dcp_process *p,
+		       const struct dcp_map *map)
 {
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	char path[96];
 	int fd;
 
-	dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 p->pid, map->start, map->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || (errno != EPERM && errno != EACCES))
+		return fd;
+	if (dcp_cookie_table_lookup(r->cookies, map->cookie, &ci) ||
+	    ci.kind != DCP_COOKIE_KIND_FILE)
+		return -1;
+	fd = dcp_symbolizer_open_object(&ci, NULL);
+	return fd >= 0 ? fd : -1;
+}
+
+static void pin_file(struct dcp_recorder *r, const struct dcp_process *p,
+		     const struct dcp_map *map)
+{
+	int fd;
+
+	dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
+	fd = open_mapped(r, p, map);
 	if (fd < 0) {
 		/* the process is gone already: symbols come from the path,
 		 * if its identity still matches */
@@ -47,13 +68,10 @@ int dcp_samples_open_map(void *ctx, const struct dcp_process *p,
 {
 	struct dcp_recorder *r = ctx;
 	int fd = dcp_cookie_table_pinned_fd(r->cookies, map->cookie);
-	char path[96];
 
 	if (fd >= 0)
 		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 p->pid, map->start, map->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_mapped(r, p, map);
 	/*
 	 * Pin it now: the next process to map this file may be gone before
 	 * its first sample is unwound (a short-lived child), and then only a
@@ -256,21 +274,37 @@ static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
 	return n;
 }
 
-/* r->frames[0..n) of process p (NULL: idle), named comm, count times. */
+/*
+ * r->frames[0..n) of process p (NULL: idle), named comm, count times, in
+ * thread tid named thread_comm (NULL: as the process).
+ */
 static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
-		     int64_t comm, uint32_t n, uint64_t count)
+		     int64_t comm, uint32_t tid, const char *thread_comm,
+		     uint32_t n, uint64_t count)
 {
-	struct dcp_row_key key;
-	int64_t stack;
+	struct dcp_row_key key = { 0 };
+	uint32_t pid = p ? (uint32_t)p->pid : 0;
+	int64_t stack, tcomm = comm, thread = 0;
 
 	if (comm < 0)
 		return (int)comm;
+	if (thread_comm)
+		tcomm = dcp_aggregate_intern_string(r->agg, thread_comm);
+	if (tcomm < 0)
+		return (int)tcomm;
+	/* the main thread under the process's name needs no thread entry */
+	if (tid != pid || tcomm != comm)
+		thread = dcp_aggregate_intern_thread(r->agg, tid,
+						     (uint32_t)tcomm);
+	if (thread < 0)
+		return (int)thread;
 	stack = dcp_aggregate_intern_stack(r->agg, r->frames, n);
 	if (stack < 0)
 		return (int)stack;
 	key.comm_id = (uint32_t)comm;
-	key.pid = p ? (uint32_t)p->pid : 0;
+	key.pid = pid;
 	key.stack_id = (uint32_t)stack;
+	key.thread_id = (uint32_t)thread;
 	dcp_cookie_table_add_samples(r->cookies, r->frames[0].cookie, count);
 	r->stats.samples_kept += count;
 	return dcp_aggregate_add(r->agg, &key, count);
@@ -291,7 +325,7 @@ static int take_idle(struct dcp_recorder *r, uint64_t count)
 	r->frames[0] = (struct dcp_frame){ .cookie = r->cookie_idle };
 	r->stats.samples_idle += count;
 	return add_stack(r, NULL, dcp_aggregate_intern_string(r->agg, "[idle]"),
-			 1, count);
+			 0, NULL, 1, count);
 }
 
 /*
@@ -316,9 +350,11 @@ static struct dcp_process *sample_process(struct dcp_recorder *r, pid_t pid,
 	return p;
 }
 
-/* r->frames[0..n) of process p unless --only drops its leaf. */
+/* r->frames[0..n) of process p, thread tid, unless --only drops its leaf.
+ * thread_comm NULL: the thread's name from COMM records, else comm. */
 static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
-		      const char *comm, uint32_t n, uint64_t count)
+		      const char *comm, uint32_t tid, const char *thread_comm,
+		      uint32_t n, uint64_t count)
 {
 	char name[32];
 
@@ -333,8 +369,14 @@ static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		snprintf(name, sizeof(name), ":%d", p->pid);
 		comm = name;
 	}
-	return add_stack(r, p, dcp_aggregate_intern_string(r->agg, comm), n,
-			 count);
+	if (!tid)
+		tid = (uint32_t)p->pid;
+	if (!thread_comm)
+		thread_comm = dcp_process_thread_comm(p, (pid_t)tid);
+	if (thread_comm && !thread_comm[0])
+		thread_comm = NULL;
+	return add_stack(r, p, dcp_aggregate_intern_string(r->agg, comm), tid,
+			 thread_comm, n, count);
 }
 
 int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
@@ -360,7 +402,8 @@ int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 				s.nr_chain);
 	else
 		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0);
-	return keep_stack(r, p, before_exec ? "" : p->comm, n, 1);
+	return keep_stack(r, p, before_exec ? "" : p->comm, s.tid,
+			  before_exec ? "" : NULL, n, 1);
 }
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,
@@ -385,7 +428,8 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 		if (!n)
 			r->frames[n++] = (struct dcp_frame){ 0 };
 	}
-	return keep_stack(r, p, c->comm ? c->comm : p->comm, n, c->count);
+	return keep_stack(r, p, c->comm ? c->comm : p->comm, c->tid,
+			  c->thread_comm, n, c->count);
 }
 
 int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,

@@ -74,6 +74,7 @@ struct dcp_source {
 	const struct dcp_source_ops *ops;
 	struct dcp_recorder *sink; /* where deliveries go */
 	uint32_t nr_cpus; /* known once started: the profile's meta */
+	bool kernel_excluded; /* user frames only were allowed: meta too */
 	struct dcp_source_counts counts;
 };
 
@@ -111,6 +112,10 @@ int dcp_recorder_take_munmap(struct dcp_recorder *r, uint64_t time,
 struct dcp_stack_count {
 	uint32_t pid;
 	const char *comm; /* NULL: the name the process table knows */
+	uint32_t tid; /* 0: pid */
+	/* the thread's name; NULL: the one COMM records gave it, else the
+	 * process's */
+	const char *thread_comm;
 	const uint64_t *ips;
 	uint32_t nr_ips;
 	const struct dcp_frame *frames; /* used when ips is NULL */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +35,8 @@ struct perf_source {
 	uint64_t this_round_max;
 	uint64_t last_delivered_time;
 	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
+	pid_t *pids; /* -p or a command: the per-task fallback's targets */
+	size_t nr_pids;
 };
 
 static struct perf_source *perf_source(struct dcp_source *s)
@@ -47,8 +50,9 @@ static struct perf_source *perf_source(struct dcp_source *s)
  * busy CPUs loses nothing (a dwarf sample carries its stack copy, 8 KiB
  * where a frame-pointer one needs about 200 bytes). At least 128 pages
  * (perf's default), a power of two, at most 16 MiB per CPU and 256 MiB
- * for all CPUs together. Other users than root keep the smaller rings of
- * before: the kernel charges their ring pages to perf_event_mlock_kb.
+ * for all CPUs together. Other users than root get what fits in
+ * perf_event_mlock_kb per CPU (the kernel charges their ring pages, and
+ * the meta page, to it; beyond it to ulimit -l): 128 pages by default.
  */
 static uint32_t default_ring_pages(const struct dcp_source_settings *set)
 {
@@ -64,11 +68,41 @@ static uint32_t default_ring_pages(const struct dcp_source_settings *set)
 
 	if (most > (16ull << 20) / page)
 		most = (16ull << 20) / page;
-	if (geteuid() != 0)
-		most = set->call_graph == DCP_CALL_GRAPH_DWARF ? 1024 : 128;
+	if (geteuid() != 0) {
+		FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "re");
+		long kb = 516;
+
+		if (f) {
+			if (fscanf(f, "%ld", &kb) != 1)
+				kb = 516;
+			fclose(f);
+		}
+		most = (uint64_t)(kb > 0 ? kb : 0) * 1024 / page;
+		most = most > 1 ? most - 1 : 1; /* the meta page */
+		if (most < 8)
+			most = 8;
+		while (pages > most)
+			pages /= 2;
+	}
 	while (pages < want && (uint64_t)pages * 2 <= most)
 		pages *= 2;
 	return pages;
+}
+
+/* perf_event_paranoid as the kernel says it, for one line. */
+static const char *paranoid_text(void)
+{
+	static char buf[16];
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+
+	snprintf(buf, sizeof(buf), "?");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			snprintf(buf, sizeof(buf), "?");
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	return buf;
 }
 
 static bool is_munmap_id(const struct perf_source *ps, uint64_t id)
@@ -110,6 +144,7 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		c->throttle_events++;
 		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_SWITCH: /* per-task events */
 		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			c->context_switches++;
 		return 0;
@@ -217,13 +252,14 @@ static int perf_start(struct dcp_source *s,
 {
 	struct perf_source *ps = perf_source(s);
 	struct dcp_ring_opts ring_opts;
+	char munmap_warning[512] = "";
 	int ret;
 
 	ps->layout = *set->layout;
+	/* said once the events are on: a refusal is the only line then */
 	if (dcp_munmap_tracepoint_find(&ps->munmap))
-		dcp_log(DCP_LOG_WARN,
-			"%s; munmap is tracked by replacing overlapped maps only",
-			dcp_last_error());
+		snprintf(munmap_warning, sizeof(munmap_warning), "%s",
+			 dcp_last_error());
 
 	memset(&ring_opts, 0, sizeof(ring_opts));
 	ring_opts.event = &ps->event;
@@ -235,10 +271,22 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.mmap_pages =
 		set->buffer_pages ? set->buffer_pages : default_ring_pages(set);
 	ring_opts.munmap = &ps->munmap;
+	ring_opts.pids = ps->pids;
+	ring_opts.nr_pids = ps->nr_pids;
 	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
 	if (ret)
 		return ret;
 	s->nr_cpus = (uint32_t)ps->nr_rings;
+	s->kernel_excluded = ps->rings[0].exclude_kernel;
+	if (munmap_warning[0])
+		dcp_log(DCP_LOG_WARN,
+			"%s; munmap is tracked by replacing overlapped maps only",
+			munmap_warning);
+	if (ps->rings[0].per_task)
+		dcp_log(DCP_LOG_WARN,
+			"no privilege for per-CPU events (perf_event_paranoid is %s): recording the target's own tasks with inherited per-task events%s; a new task's first sample comes one period after it starts, and there is no system-wide view",
+			paranoid_text(),
+			s->kernel_excluded ? ", user frames only" : "");
 	dcp_log(DCP_LOG_INFO,
 		"ring buffers: %u pages (%u KiB) per CPU, %zu CPUs",
 		ring_opts.mmap_pages,
@@ -296,6 +344,7 @@ static void perf_free(struct dcp_source *s)
 	free(ps->pollfds);
 	dcp_reorder_free(ps->queue);
 	free(ps->compact);
+	free(ps->pids);
 	free(ps);
 }
 
@@ -326,7 +375,17 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 		return NULL;
 	}
 	ps->queue = dcp_reorder_new();
-	if (!ps->queue) {
+	if (opts->nr_pids) {
+		ps->pids = calloc(opts->nr_pids, sizeof(*ps->pids));
+		if (ps->pids) {
+			memcpy(ps->pids, opts->pids,
+			       opts->nr_pids * sizeof(*ps->pids));
+			ps->nr_pids = opts->nr_pids;
+		}
+	}
+	if (!ps->queue || (opts->nr_pids && !ps->pids)) {
+		dcp_reorder_free(ps->queue);
+		free(ps->pids);
 		free(ps);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}

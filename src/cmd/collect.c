@@ -2,7 +2,8 @@
 /*
  * dcprof collect: print what recording would inject for the processes that
  * already exist, read through a buffer of a given size, with the same
- * decoder the recorder uses for live records.
+ * decoder the recorder uses for live records. --backend bpf reads them
+ * through the kernel's task iterators instead of /proc.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +20,63 @@ struct collect_args {
 	size_t nr_pids;
 	size_t buffer;
 	bool json;
+	bool bpf; /* --backend bpf */
 };
+
+/* The two sources of the same records: /proc, or the kernel's iterators. */
+struct source {
+	void *c;
+	ssize_t (*read)(void *c, void *buf, size_t size, size_t *needed);
+	const struct dcp_collection_stats *(*stats)(const void *c);
+	void (*close)(void *c);
+};
+
+static ssize_t proc_read(void *c, void *buf, size_t size, size_t *needed)
+{
+	return dcp_collection_read(c, buf, size, needed);
+}
+
+static const struct dcp_collection_stats *proc_stats(const void *c)
+{
+	return dcp_collection_get_stats(c);
+}
+
+static void proc_close(void *c)
+{
+	dcp_collection_close(c);
+}
+
+static ssize_t bpf_read(void *c, void *buf, size_t size, size_t *needed)
+{
+	return dcp_collection_bpf_read(c, buf, size, needed);
+}
+
+static const struct dcp_collection_stats *bpf_stats(const void *c)
+{
+	return dcp_collection_bpf_get_stats(c);
+}
+
+static void bpf_close(void *c)
+{
+	dcp_collection_bpf_close(c);
+}
+
+static int source_open(struct source *s, const struct collect_args *a,
+		       const struct dcp_collection_opts *opts)
+{
+	if (a->bpf) {
+		*s = (struct source){ .read = bpf_read,
+				      .stats = bpf_stats,
+				      .close = bpf_close };
+		s->c = dcp_collection_bpf_open(a->kind, opts);
+	} else {
+		*s = (struct source){ .read = proc_read,
+				      .stats = proc_stats,
+				      .close = proc_close };
+		s->c = dcp_collection_open(a->kind, opts);
+	}
+	return s->c ? 0 : -1;
+}
 
 static int parse_pids(struct collect_args *a, const char *arg)
 {
@@ -207,7 +264,7 @@ static int run(const struct collect_args *a)
 		.nr_pids = a->nr_pids,
 	};
 	const struct dcp_collection_stats *st;
-	struct dcp_collection *c = NULL;
+	struct source src = { .close = proc_close };
 	bool first = true;
 	char *buf = NULL;
 	int ret = 0;
@@ -221,8 +278,7 @@ static int run(const struct collect_args *a)
 		ret = cmd_error("out of memory");
 		goto out;
 	}
-	c = dcp_collection_open(a->kind, &opts);
-	if (!c) {
+	if (source_open(&src, a, &opts) < 0) {
 		ret = cmd_error("%s", dcp_last_error());
 		goto out;
 	}
@@ -230,7 +286,7 @@ static int run(const struct collect_args *a)
 		fputs("{\n  \"records\": [", stdout);
 	for (;;) {
 		size_t needed = 0;
-		ssize_t n = dcp_collection_read(c, buf, a->buffer, &needed);
+		ssize_t n = src.read(src.c, buf, a->buffer, &needed);
 
 		if (n == 0)
 			break;
@@ -243,7 +299,7 @@ static int run(const struct collect_args *a)
 		if (ret)
 			goto out;
 	}
-	st = dcp_collection_get_stats(c);
+	st = src.stats(src.c);
 	if (a->json) {
 		printf("\n  ],\n  \"summary\": {\"records\": %" PRIu64
 		       ", \"bytes\": %" PRIu64 ", \"reads\": %" PRIu64
@@ -263,7 +319,8 @@ static int run(const struct collect_args *a)
 out:
 	if (ret)
 		fflush(stdout);
-	dcp_collection_close(c);
+	if (src.c)
+		src.close(src.c);
 	dcp_cookie_table_free(opts.cookies);
 	free(buf);
 	return ret;
@@ -273,6 +330,7 @@ int cmd_collect(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "kind", required_argument, NULL, 'k' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "buffer", required_argument, NULL, 'b' },
 		{ "format", required_argument, NULL, 'f' },
@@ -297,6 +355,17 @@ int cmd_collect(int argc, char **argv)
 				ret = cmd_usage_error(
 					"collect",
 					"unknown kind '%s' (tasks, maps)",
+					optarg);
+			break;
+		case 'B':
+			if (!strcmp(optarg, "bpf"))
+				a.bpf = true;
+			else if (!strcmp(optarg, "proc"))
+				a.bpf = false;
+			else
+				ret = cmd_usage_error(
+					"collect",
+					"unknown backend '%s' (proc, bpf)",
 					optarg);
 			break;
 		case 'p':

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -54,6 +55,7 @@ int cmd_flamegraph(int argc, char **argv)
 		READ_OPTS_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -67,6 +69,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_tree *tree = NULL;
 	struct export_error err;
 	struct cmd_output out;
+	bool threads = false;
 	int c, ret = 0;
 
 	opterr = 0;
@@ -81,6 +84,17 @@ int cmd_flamegraph(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'g':
+			if (!strcmp(optarg, "thread"))
+				threads = true;
+			else if (!strcmp(optarg, "process"))
+				threads = false;
+			else
+				return cmd_usage_error(
+					"flamegraph",
+					"unknown --group '%s' (process or thread)",
+					optarg);
 			break;
 		case 'd':
 			if (optind >= argc)
@@ -131,6 +145,8 @@ int cmd_flamegraph(int argc, char **argv)
 		tree = fg_tree_new();
 		if (!tree)
 			ret = cmd_error("out of memory");
+		else
+			fg_tree_group_threads(tree, threads);
 	}
 	if (!ret && before &&
 	    fg_tree_add_profile(tree, &views[0], FG_BEFORE, &err) < 0)

@@ -36,6 +36,7 @@ struct record_args {
 	bool kill_at_end; /* the command goes when recording stops */
 	bool freq_given;
 	int verbose;
+	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
 	char **command;
 };
 
@@ -292,6 +293,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "only", required_argument, NULL, 'O' },
 		{ "flush-interval", required_argument, NULL, 'f' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -370,6 +373,26 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return ret;
 			a->opts.mmap_pages = (uint32_t)v;
 			break;
+		case 'B':
+			if (strcmp(optarg, "bpf") && strcmp(optarg, "perf") &&
+			    strcmp(optarg, "auto"))
+				return cmd_usage_error(
+					"record",
+					"invalid backend '%s' (bpf, perf or auto)",
+					optarg);
+			a->opts.backend = optarg;
+			break;
+		case 'R': /* not inherited by the command: it tells of us */
+			ret = parse_uint("ready fd", optarg, INT_MAX, &v);
+			if (ret)
+				return ret;
+			if (fcntl((int)v, F_SETFD, FD_CLOEXEC) < 0)
+				return cmd_usage_error(
+					"record",
+					"--ready-fd %lu is not an open file descriptor",
+					v);
+			a->ready_fd = (int)v;
+			break;
 		case 'v':
 			a->verbose++;
 			break;
@@ -398,6 +421,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
+	/* perf stays the default while the BPF backend costs more CPU per
+	 * sample (docs/PERFORMANCE.md "BPF backend") */
+	if (!a->opts.backend)
+		a->opts.backend = "perf";
+	if (!strcmp(a->opts.backend, "bpf") &&
+	    a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
+		return cmd_usage_error(
+			"record",
+			"--backend bpf cannot record --call-graph dwarf (the BPF backend counts frame-pointer stacks in the kernel): use --backend perf");
 	if (a->freq_given)
 		return check_frequency(a->opts.sample_freq);
 	return 0;
@@ -565,7 +597,8 @@ static char *join_cmdline(int argc, char **argv)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_args a = { .opts = { .sz = sizeof(a.opts) } };
+	struct record_args a = { .opts = { .sz = sizeof(a.opts) },
+				 .ready_fd = -1 };
 	struct workload w = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct dcp_recorder *r = NULL;
@@ -624,6 +657,14 @@ int cmd_record(int argc, char **argv)
 			dcp_recorder_finish(r, NULL);
 			goto out;
 		}
+	}
+	if (a.ready_fd >= 0) {
+		/* the events are on and the walk is done (and a command runs) */
+		if (write(a.ready_fd, "recording\n", 10) != 10)
+			fprintf(stderr, "dcprof: cannot write to --ready-fd %d: %s\n",
+				a.ready_fd, strerror(errno));
+		close(a.ready_fd);
+		a.ready_fd = -1;
 	}
 
 	while (!stop_requested) {

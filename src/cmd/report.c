@@ -15,8 +15,9 @@
 #include "read_opts.h"
 #include "report.h"
 
-const char *const report_key_names[NR_KEYS] = { "comm", "pid", "file",
-						"symbol" };
+const char *const report_key_names[NR_KEYS] = {
+	"comm", "pid", "file", "symbol", "process", "tid",
+};
 
 static int list_add(struct str_list *l, const char *arg)
 {
@@ -76,11 +77,13 @@ static int parse_sort(struct report_args *a, const char *arg)
 			k = KEY_FILE;
 		else if (!strcmp(tok, "sym"))
 			k = KEY_SYMBOL;
+		else if (!strcmp(tok, "thread"))
+			k = KEY_COMM;
 		if (k == NR_KEYS) {
 			ret = cmd_usage_error(
 				"report",
-				"unknown sort key '%s' (comm, pid, file or dso, "
-				"symbol or sym)",
+				"unknown sort key '%s' (comm or thread, pid, "
+				"tid, process, file or dso, symbol or sym)",
 				tok);
 			break;
 		}
@@ -114,7 +117,10 @@ static bool row_selected(const struct report_args *a,
 {
 	const struct dcp_frame *leaf;
 
-	if (a->comms.n && !list_has(&a->comms, row->comm ? row->comm : ""))
+	/* the thread's name, as perf, or the process's */
+	if (a->comms.n &&
+	    !list_has(&a->comms, row->thread_comm ? row->thread_comm : "") &&
+	    !list_has(&a->comms, row->comm ? row->comm : ""))
 		return false;
 	if (a->pids.n) {
 		char pid[16];
@@ -207,6 +213,7 @@ static int report_run(struct report_args *a, bool no_demangle)
 	 * file's summary has everything the views print. */
 	ret = cmd_open_profile(&v, a->input,
 			       !a->pids.n && !report_has_key(a, KEY_PID) &&
+				       !report_has_key(a, KEY_TID) &&
 				       !a->resymbolize);
 	if (ret)
 		return ret;

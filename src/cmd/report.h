@@ -13,7 +13,16 @@
 
 #include "profile_view.h"
 
-enum sort_key { KEY_COMM, KEY_PID, KEY_FILE, KEY_SYMBOL, NR_KEYS };
+/* comm is the thread's name (as perf's), process the process's */
+enum sort_key {
+	KEY_COMM,
+	KEY_PID,
+	KEY_FILE,
+	KEY_SYMBOL,
+	KEY_PROCESS,
+	KEY_TID,
+	NR_KEYS
+};
 
 extern const char *const report_key_names[NR_KEYS];
 

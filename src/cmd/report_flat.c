@@ -16,8 +16,10 @@
 
 /* One group of the flat views; names are numbers in report_flat.names. */
 struct report_line {
-	uint32_t comm;
+	uint32_t comm; /* the thread's name */
+	uint32_t process; /* the process's name */
 	uint32_t pid;
+	uint32_t tid;
 	uint32_t cookie;
 	uint32_t symbol;
 	bool kernel;
@@ -36,6 +38,8 @@ struct report_flat {
 	const struct report_args *a;
 	struct string_table names;
 	struct key_map frames;
+	struct key_map tasks; /* (process, tid, comm, pid) of the keys */
+	uint32_t nr_tasks;
 	struct key_map lines_index;
 	struct report_line *lines;
 	size_t nr_lines, cap_lines;
@@ -57,6 +61,7 @@ void report_flat_free(struct report_flat *r)
 	free(r->lines);
 	key_map_free(&r->lines_index);
 	key_map_free(&r->frames);
+	key_map_free(&r->tasks);
 	string_table_free(&r->names);
 	free(r);
 }
@@ -77,6 +82,13 @@ static int compare_keys(const struct report_flat *r,
 			break;
 		case KEY_PID:
 			c = x->pid < y->pid ? -1 : x->pid > y->pid;
+			break;
+		case KEY_TID:
+			c = x->tid < y->tid ? -1 : x->tid > y->tid;
+			break;
+		case KEY_PROCESS:
+			c = strcmp(string_table_get(names, x->process),
+				   string_table_get(names, y->process));
 			break;
 		case KEY_FILE:
 			c = x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
@@ -131,12 +143,26 @@ static struct report_line *report_line_of(struct report_flat *r,
 	const struct report_args *a = r->a;
 	uint32_t comm = report_has_key(a, KEY_COMM) ? l->comm : 0;
 	uint32_t pid = report_has_key(a, KEY_PID) ? l->pid : 0;
+	uint32_t process = report_has_key(a, KEY_PROCESS) ? l->process : 0;
+	uint32_t tid = report_has_key(a, KEY_TID) ? l->tid : 0;
 	uint32_t cookie = report_has_key(a, KEY_FILE) ? l->cookie : 0;
 	uint32_t symbol = report_has_key(a, KEY_SYMBOL) ? l->symbol : 0;
 	uint64_t k1 = (uint64_t)comm << 32 | pid;
 	uint64_t k2 = (uint64_t)cookie << 32 | symbol;
 	struct report_line *p;
-	uint32_t i;
+	uint32_t i, task;
+
+	/* the task keys, four numbers, as one */
+	if (process || tid) {
+		uint64_t t1 = (uint64_t)process << 32 | tid;
+
+		if (key_map_find(&r->tasks, t1, k1, &task)) {
+			task = r->nr_tasks++;
+			if (key_map_add(&r->tasks, t1, k1, task) < 0)
+				return NULL;
+		}
+		k1 = (uint64_t)1 << 63 | task;
+	}
 
 	if (!key_map_find(&r->lines_index, k1, k2, &i))
 		return &r->lines[i];
@@ -159,17 +185,21 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 {
 	const struct report_args *a = r->a;
 	uint32_t depth = a->children ? report_stack_depth(a, row) : 1;
-	struct report_line l = { .pid = row->pid };
-	int64_t comm = 0;
+	struct report_line l = { .pid = row->pid, .tid = row->tid };
+	int64_t comm = 0, process = 0;
 
 	if (!depth)
 		depth = 1;
 	if (report_has_key(a, KEY_COMM))
-		comm = string_table_intern(&r->names,
-					   row->comm ? row->comm : "");
-	if (comm < 0)
+		comm = string_table_intern(
+			&r->names, row->thread_comm ? row->thread_comm : "");
+	if (report_has_key(a, KEY_PROCESS))
+		process = string_table_intern(&r->names,
+					      row->comm ? row->comm : "");
+	if (comm < 0 || process < 0)
 		return -ENOMEM;
 	l.comm = (uint32_t)comm;
+	l.process = (uint32_t)process;
 	for (uint32_t i = 0; i < depth && i < row->nr_frames; i++) {
 		const struct dcp_frame *f = &row->frames[i];
 		struct report_line *line;
@@ -228,6 +258,10 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			report_has_key(a, KEY_COMM) ?
 				string_table_get(&r->names, l->comm) :
 				NULL;
+		const char *process =
+			report_has_key(a, KEY_PROCESS) ?
+				string_table_get(&r->names, l->process) :
+				NULL;
 		const char *symbol =
 			report_has_key(a, KEY_SYMBOL) ?
 				string_table_get(&r->names, l->symbol) :
@@ -257,6 +291,12 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			}
 			if (report_has_key(a, KEY_PID))
 				printf(",\"pid\":%u", l->pid);
+			if (report_has_key(a, KEY_TID))
+				printf(",\"tid\":%u", l->tid);
+			if (report_has_key(a, KEY_PROCESS)) {
+				printf(",\"process\":");
+				json_print_string(stdout, process);
+			}
 			if (report_has_key(a, KEY_FILE)) {
 				printf(",\"file\":");
 				json_print_string(stdout, file);
@@ -287,6 +327,12 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				break;
 			case KEY_PID:
 				printf(last ? "%u" : "%7u", l->pid);
+				break;
+			case KEY_TID:
+				printf(last ? "%u" : "%7u", l->tid);
+				break;
+			case KEY_PROCESS:
+				text_print_safe(stdout, process, last ? 0 : 16);
 				break;
 			case KEY_FILE:
 				text_print_safe(stdout, file, last ? 0 : 28);

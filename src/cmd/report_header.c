@@ -33,6 +33,8 @@ static void print_header_text(const struct profile_view *v,
 	printf("# command: ");
 	text_print_safe(stdout, m->cmdline, 0);
 	printf("\n");
+	if (m->backend && m->backend[0])
+		printf("# backend: %s\n", m->backend);
 	printf("# samples: %" PRIu64 " read, %" PRIu64 " kept (%" PRIu64
 	       " idle), %" PRIu64 " filtered by --only, %" PRIu64
 	       " of other tasks\n",
@@ -55,6 +57,8 @@ static void print_header_text(const struct profile_view *v,
 		       " samples kept match; percentages are of the %" PRIu64
 		       "\n",
 		       report_filter_names(a), total, unfiltered, total);
+	if (m->kernel_excluded)
+		printf("# user frames only: kernel frames were not allowed (kernel.perf_event_paranoid, recorded without root)\n");
 	if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
 	printf("#\n");
@@ -84,6 +88,10 @@ static void print_header_json(const struct profile_view *v,
 	json_print_string(stdout, m->hostname);
 	printf(",\"kernel_release\":");
 	json_print_string(stdout, m->kernel_release);
+	printf(",\"kernel_excluded\":%s",
+	       m->kernel_excluded ? "true" : "false");
+	printf(",\"backend\":");
+	json_print_string(stdout, m->backend);
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64
 	       ",\"samples_idle\":%" PRIu64 ",\"samples_filtered\":%" PRIu64
 	       ",\"samples_other_tasks\":%" PRIu64

@@ -28,6 +28,7 @@ struct fg_node {
 };
 
 struct fg_tree {
+	bool threads; /* a level of thread names under the processes */
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct key_map node_index; /* (parent, name, file, type) -> node */
@@ -168,6 +169,17 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 			break;
 		}
 		t->nodes[node].value[side] += row.count;
+		if (t->threads) {
+			s = intern(t, row.thread_comm ? row.thread_comm : "");
+			node = s < 0 ? s :
+				       child(t, (uint32_t)node, (uint32_t)s, 0,
+					     FG_TYPE_COMM);
+			if (node < 0) {
+				ret = (int)node;
+				break;
+			}
+			t->nodes[node].value[side] += row.count;
+		}
 		for (uint32_t i = row.nr_frames; i-- > 0;) {
 			const struct dcp_frame *f = &row.frames[i];
 			struct cookie_class one = { 0 }, *c = &one;
@@ -191,6 +203,13 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 						      FG_MAX_EXPAND);
 			if (nr < 1)
 				nr = 1, ex[0].name = NULL;
+			/* a function that shares its name says which */
+			if (ex[0].name && !ex[0].is_inline) {
+				const char *label = profile_view_label(v, f);
+
+				if (label)
+					ex[0].name = label;
+			}
 			if (nr > FG_MAX_EXPAND)
 				nr = FG_MAX_EXPAND;
 			/* The function, then its inlined calls inside out. */
@@ -216,6 +235,11 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 	}
 	free(classes);
 	return ret;
+}
+
+void fg_tree_group_threads(struct fg_tree *t, bool threads)
+{
+	t->threads = threads;
 }
 
 int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,

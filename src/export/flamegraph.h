@@ -42,6 +42,8 @@ void fg_tree_free(struct fg_tree *t);
  */
 int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 			enum fg_side side, struct export_error *err);
+/* Before adding: a level of threads (their names) under each process. */
+void fg_tree_group_threads(struct fg_tree *t, bool threads);
 
 struct fg_output_opts {
 	const char *title;

@@ -406,7 +406,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		dcp_profile_get_meta(pp->v->profile);
 	size_t nr_rows = dcp_profile_nr_rows(pp->v->profile), nr_frames = 0,
 	       ns = 0;
-	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, period;
+	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, s_thread, s_tid;
+	int64_t period;
 	int ret;
 
 	if (intern(pp, "") != 0)
@@ -420,8 +421,10 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	s_ns = intern(pp, "nanoseconds");
 	s_comm = intern(pp, "comm");
 	s_pid = intern(pp, "pid");
+	s_thread = intern(pp, "thread");
+	s_tid = intern(pp, "tid");
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 ||
-	    s_comm < 0 || s_pid < 0)
+	    s_comm < 0 || s_pid < 0 || s_thread < 0 || s_tid < 0)
 		return -ENOMEM;
 	period = period_ns(meta);
 
@@ -433,8 +436,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	}
 	a->samples = calloc(nr_rows + 1, sizeof(*a->samples));
 	a->sample_ptrs = calloc(nr_rows + 1, sizeof(*a->sample_ptrs));
-	a->labels = calloc(2 * nr_rows + 1, sizeof(*a->labels));
-	a->label_ptrs = calloc(2 * nr_rows + 1, sizeof(*a->label_ptrs));
+	a->labels = calloc(4 * nr_rows + 1, sizeof(*a->labels));
+	a->label_ptrs = calloc(4 * nr_rows + 1, sizeof(*a->label_ptrs));
 	a->values = calloc(2 * nr_rows + 1, sizeof(*a->values));
 	a->location_ids = calloc(nr_frames + 1, sizeof(*a->location_ids));
 	if (!a->samples || !a->sample_ptrs || !a->labels || !a->label_ptrs ||
@@ -445,8 +448,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	for (size_t i = 0; i < nr_rows; i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 		pb_sample *s = &a->samples[ns];
-		pb_label *l = &a->labels[2 * ns];
-		int64_t comm;
+		pb_label *l = &a->labels[4 * ns];
+		int64_t comm, thread;
 
 		/* rows without frames are not in the report's total either */
 		if (dcp_profile_row(pp->v->profile, i, &row) ||
@@ -470,16 +473,26 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		comm = intern(pp, row.comm ? row.comm : "");
 		if (comm < 0)
 			return (int)comm;
+		thread = intern(pp, row.thread_comm ? row.thread_comm : "");
+		if (thread < 0)
+			return (int)thread;
 		perftools__profiles__label__init(&l[0]);
 		l[0].key = s_comm;
 		l[0].str = comm;
 		perftools__profiles__label__init(&l[1]);
 		l[1].key = s_pid;
 		l[1].num = row.pid;
-		a->label_ptrs[2 * ns] = &l[0];
-		a->label_ptrs[2 * ns + 1] = &l[1];
-		s->label = &a->label_ptrs[2 * ns];
-		s->n_label = 2;
+		/* the thread: its name, and its tid */
+		perftools__profiles__label__init(&l[2]);
+		l[2].key = s_thread;
+		l[2].str = thread;
+		perftools__profiles__label__init(&l[3]);
+		l[3].key = s_tid;
+		l[3].num = row.tid;
+		for (int k = 0; k < 4; k++)
+			a->label_ptrs[4 * ns + k] = &l[k];
+		s->label = &a->label_ptrs[4 * ns];
+		s->n_label = 4;
 		a->sample_ptrs[ns++] = s;
 	}
 

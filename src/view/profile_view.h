@@ -14,6 +14,9 @@ struct profile_view {
 	struct dcp_profile *profile;
 	const struct dcp_cookie_table *cookies;
 	bool raw_names; /* names as the binaries spell them (--no-demangle) */
+	/* functions by identity (file, symbol start), for telling apart
+	 * the ones that share a name; NULL: names as they are */
+	struct view_functions *functions;
 };
 
 /*
@@ -40,8 +43,17 @@ const char *profile_view_file_name(const struct profile_view *v,
  * The symbol of a frame; frames without one are grouped by what they lack:
  * "[unresolved]" in a file, "[unknown]" in no mapping, "[idle]".
  */
+/*
+ * The name of the function of a frame. Functions are told apart by
+ * identity (file, symbol start): when two of one file share a name, each
+ * is named with the base name of its source file, "work (a.c)", or, when
+ * that does not tell them apart, with its start, "work (0x1139)".
+ */
 const char *profile_view_symbol(const struct profile_view *v,
 				const struct dcp_frame *f);
+/* That label, NULL when the function's name is its own. */
+const char *profile_view_label(const struct profile_view *v,
+			       const struct dcp_frame *f);
 
 /*
  * A frame as the functions it stands for, outermost first: the function,

@@ -78,8 +78,8 @@ static void test_stacks(void **state)
 static void test_rows(void **state)
 {
 	struct dcp_aggregate *a = dcp_aggregate_new();
-	struct dcp_row_key k1 = { 0, 100, 0 }, k2 = { 0, 101, 0 },
-			   k3 = { 1, 100, 0 }, k4 = { 0, 100, 1 }, key;
+	struct dcp_row_key k1 = { 0, 100, 0, 0 }, k2 = { 0, 101, 0, 0 },
+			   k3 = { 1, 100, 0, 0 }, k4 = { 0, 100, 1, 0 }, key;
 	uint64_t count;
 
 	assert_non_null(a);
@@ -106,10 +106,46 @@ static void test_rows(void **state)
 	dcp_aggregate_free(a);
 }
 
+/* Threads: interned (tid, name) pairs from id 1; rows of one process,
+ * stack and name apart by thread. */
+static void test_threads(void **state)
+{
+	struct dcp_aggregate *a = dcp_aggregate_new();
+	struct dcp_row_key k1 = { 0, 100, 0, 0 }, k2 = k1, key;
+	uint32_t tid, comm;
+	int64_t t1, t2;
+	uint64_t count;
+
+	assert_non_null(a);
+	assert_int_equal(dcp_aggregate_intern_string(a, "proc"), 0);
+	assert_int_equal(dcp_aggregate_intern_string(a, "worker"), 1);
+	t1 = dcp_aggregate_intern_thread(a, 101, 1);
+	t2 = dcp_aggregate_intern_thread(a, 102, 1);
+	assert_int_equal(t1, 1);
+	assert_int_equal(t2, 2);
+	assert_int_equal(dcp_aggregate_intern_thread(a, 101, 1), 1);
+	assert_int_equal(dcp_aggregate_nr_threads(a), 2);
+	assert_true(dcp_aggregate_thread(a, 2, &tid, &comm));
+	assert_int_equal(tid, 102);
+	assert_int_equal(comm, 1);
+	assert_false(dcp_aggregate_thread(a, 0, &tid, &comm));
+	assert_false(dcp_aggregate_thread(a, 3, &tid, &comm));
+
+	k2.thread_id = (uint32_t)t1;
+	assert_int_equal(dcp_aggregate_add(a, &k1, 1), 0);
+	assert_int_equal(dcp_aggregate_add(a, &k2, 2), 0);
+	assert_int_equal(dcp_aggregate_add(a, &k2, 3), 0);
+	assert_int_equal(dcp_aggregate_nr_rows(a), 2);
+	dcp_aggregate_row(a, 1, &key, &count);
+	assert_int_equal(key.thread_id, 1);
+	assert_int_equal(count, 5);
+	dcp_aggregate_free(a);
+}
+
 static void test_unflushed(void **state)
 {
 	struct dcp_aggregate *a = dcp_aggregate_new();
-	struct dcp_row_key k1 = { 0, 1, 0 }, k2 = { 0, 2, 0 };
+	struct dcp_row_key k1 = { 0, 1, 0, 0 }, k2 = { 0, 2, 0, 0 };
 	uint64_t count;
 
 	assert_non_null(a);
@@ -265,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_stacks),
 		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_unflushed),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_deep_stack),

@@ -175,7 +175,7 @@ static void rec_round(struct rec *r, int round, int fresh)
 {
 	static const char *const comms[] = { "bash", "app", "kworker/0:1" };
 	struct dcp_frame f[3];
-	struct dcp_row_key key;
+	struct dcp_row_key key = { 0 };
 	int i;
 
 	for (i = 0; i < 40 + fresh; i++) {
@@ -245,7 +245,7 @@ static void assert_rows_match(const struct dcp_profile *p,
 {
 	size_t n = dcp_aggregate_nr_rows(agg), i, j;
 	struct dcp_sample_row row = { .sz = sizeof(row) };
-	struct dcp_row_key key;
+	struct dcp_row_key key = { 0 };
 	const struct dcp_frame *f;
 	uint64_t count;
 	uint32_t nr;
@@ -311,7 +311,7 @@ static void assert_cookie_samples(const struct dcp_profile *p,
 	const struct dcp_cookie_table *t = dcp_profile_cookies(p);
 	uint64_t want_libc = 0, want_app = 0, count;
 	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
-	struct dcp_row_key key;
+	struct dcp_row_key key = { 0 };
 	const struct dcp_frame *f;
 	uint32_t nr;
 	size_t i;

@@ -1,0 +1,88 @@
+#!/bin/bash
+# The BPF backend against the ring backend and perf record, side by side in
+# one run (issue 14): dcprof record --backend bpf, dcprof record --backend
+# perf and perf record, each -a -g -F 999 for BENCH_DURATION seconds (default
+# 20) on the busy workload (BURNERS processes burning CPU, a short-lived
+# process every CHURN_MS ms). Prints a markdown table: samples, the
+# recorder's CPU (user + system of the process), the BPF program's own run
+# time (kernel.bpf_stats_enabled=1, run_time_ns of dcprof's perf_event
+# program), their sum per 1,000 samples and against perf's, and the bytes
+# read from the kernel per sample (bpf: count map batches, stack copies,
+# task events and statistics, as the recorder counts them; perf: perf.data
+# bytes per sample, the records it copies out, which the ring backend also
+# reads). The BPF backend runs twice: user frames as plain addresses named
+# from the process's maps in user space (the default), and named by build id
+# in the kernel (DCPROF_BPF_FRAMES=buildid). Needs root (BPF, -a).
+set -u
+BENCH=bpf
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_dcprof
+need "$PERF" python3
+[ "$(id -u)" -eq 0 ] || die "needs root (the BPF backend and -a)"
+DURATION=${BENCH_DURATION:-20}
+bench_init
+
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"; bench_cleanup' EXIT
+
+start_busy
+
+row() { # NAME SAMPLES CPU_MS BPF_NS BYTES PERF_PER_K
+	local per_k
+	per_k=$(awk -v c="$3" -v b="$4" -v s="$2" \
+		'BEGIN { if (s > 0) printf "%.2f", (c + b / 1e6) * 1000 / s; else print "-" }')
+	echo "$per_k" >"$TMP/$1.perk"
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" \
+		"$(awk -v b="$4" 'BEGIN { printf "%.0f", b / 1e6 }')" "$per_k" \
+		"$( [ -n "$6" ] && div "$per_k" "$6" || echo -)" "$5"
+}
+
+say "bpf backend, user frames named by build id (DCPROF_BPF_FRAMES=buildid), $DURATION s"
+DCPROF_BPF_FRAMES=buildid recorder "$DCPROF" record --backend bpf -v -a -g -F 999 --duration "$DURATION" \
+	-o "$TMP/bpf.data" >/dev/null 2>"$TMP/bpf.err" ||
+	die "dcprof --backend bpf failed: $(tail -3 "$TMP/bpf.err")"
+BPF_CPU=$CPU_MS
+read -r BPF_SAMPLES BPF_BYTES BPF_NS < <(sed -n \
+	's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
+	"$TMP/bpf.err")
+[ -n "${BPF_NS:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/bpf.err")"
+
+say "bpf backend, user frames as addresses (the default), $DURATION s"
+DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
+	--duration "$DURATION" -o "$TMP/bpfip.data" >/dev/null 2>"$TMP/bpfip.err" ||
+	die "dcprof --backend bpf (ip) failed: $(tail -3 "$TMP/bpfip.err")"
+IP_CPU=$CPU_MS
+read -r IP_SAMPLES IP_BYTES IP_NS < <(sed -n \
+	's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
+	"$TMP/bpfip.err")
+
+say "ring backend, $DURATION s"
+recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$DURATION" \
+	-o "$TMP/ring.data" >/dev/null 2>"$TMP/ring.err" ||
+	die "dcprof --backend perf failed: $(tail -3 "$TMP/ring.err")"
+RING_CPU=$CPU_MS
+RING_SAMPLES=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/ring.err")
+
+say "perf record, $DURATION s"
+recorder perf_record -a -g -F 999 -o "$TMP/perf.data" -- sleep "$DURATION" \
+	>/dev/null 2>"$TMP/perf.err" || die "perf record failed: $(tail -3 "$TMP/perf.err")"
+PERF_CPU=$CPU_MS
+PERF_SAMPLES=$(perf_data "$TMP/perf.data" | cut -d' ' -f1)
+PERF_BYTES=$(div "$(stat -c %s "$TMP/perf.data")" "$PERF_SAMPLES" %.0f)
+
+echo
+echo "Machine: $(nproc) CPUs ($(cpu_model)), kernel $(uname -r); $BURNERS burners + a short-lived process every $CHURN_MS ms; -a -g -F 999, $DURATION s each; load $(load_avg)."
+echo
+echo "| recorder | samples | recorder CPU ms | BPF run ms | CPU per 1,000 samples (ms) | x perf | bytes from the kernel per sample |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+row perf "$PERF_SAMPLES" "$PERF_CPU" 0 "$PERF_BYTES" ""
+PERF_PERK=$(cat "$TMP/perf.perk")
+row "dcprof ring" "$RING_SAMPLES" "$RING_CPU" 0 "(perf's records)" "$PERF_PERK"
+row "dcprof bpf, build-id frames" "$BPF_SAMPLES" "$BPF_CPU" "$BPF_NS" \
+	"$(div "$BPF_BYTES" "$BPF_SAMPLES" %.0f)" "$PERF_PERK"
+row "dcprof bpf (address frames)" "$IP_SAMPLES" "$IP_CPU" "$IP_NS" \
+	"$(div "$IP_BYTES" "$IP_SAMPLES" %.0f)" "$PERF_PERK"
+echo
+echo "BPF program: $(div "$BPF_NS" "$BPF_SAMPLES" %.0f) ns per sample with build-id frames, $(div "$IP_NS" "$IP_SAMPLES" %.0f) ns with address frames."

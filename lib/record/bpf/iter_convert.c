@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collection through the kernel: the records of the task iterators
+ * (iter_record.h) turned into the perf-layout FORK/COMM/MMAP2 records the
+ * /proc walk (lib/core/collect*.c) writes, byte for byte: start times as
+ * /proc's stat has them, whole paths and build ids through
+ * /proc/PID/map_files (bpf_d_path() refuses the iterator's vma), the
+ * kernel's s_dev split into major and minor, the regions named as
+ * /proc/PID/maps names them. A process's mappings are gathered before they
+ * are handed over: when it exits before its files are looked up, all of
+ * them are dropped and it counts as vanished, as in the /proc walk.
+ */
+#ifndef DCPROF_NO_BPF
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buildid_internal.h"
+#include "cookie_internal.h"
+#include "iter_internal.h"
+#include "log_internal.h"
+#include "records_internal.h"
+
+uint64_t dcp_iter_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The task's start as the /proc walk computes it from stat's field 22. */
+static uint64_t start_ns(const struct dcp_collection_bpf *c, uint64_t boot_ns)
+{
+	uint64_t tick = 1000000000ull / (uint64_t)c->clk_tck;
+	uint64_t boot = boot_ns / tick * tick;
+
+	return boot > c->boot_minus_mono ? boot - c->boot_minus_mono : 0;
+}
+
+/* Append a zeroed record of size bytes (trailer included) to b. */
+static void *record_new(struct dcp_collection_bpf *c, struct dcp_coll_buf *b,
+			uint32_t type, uint16_t misc, size_t size, uint32_t pid,
+			uint32_t tid)
+{
+	struct perf_event_header *h;
+	struct dcp_sample_id *sid;
+
+	if (size > UINT16_MAX) {
+		dcp_error(E2BIG, "record of %zu bytes is too large", size);
+		return NULL;
+	}
+	if (dcp_coll_buf_reserve(b, size) < 0)
+		return NULL;
+	h = (struct perf_event_header *)(b->p + b->len);
+	memset(h, 0, size);
+	h->type = type;
+	h->misc = misc | DCP_RECORD_MISC_INJECTED;
+	h->size = (uint16_t)size;
+	sid = (struct dcp_sample_id *)((char *)h + size - sizeof(*sid));
+	sid->pid = pid;
+	sid->tid = tid;
+	sid->time = c->time;
+	sid->cpu = (uint32_t)-1;
+	b->len += size;
+	return h;
+}
+
+static int append(struct dcp_coll_buf *dst, const void *p, size_t n)
+{
+	int ret = dcp_coll_buf_reserve(dst, n);
+
+	if (ret < 0)
+		return ret;
+	memcpy(dst->p + dst->len, p, n);
+	dst->len += n;
+	return 0;
+}
+
+/* ---- file identities ---------------------------------------------------- */
+
+static size_t ident_slot(const struct dcp_collection_bpf *c, uint32_t dev,
+			 uint64_t ino)
+{
+	uint64_t h = (ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ull;
+	size_t mask = c->idents_cap - 1;
+	size_t i = (size_t)(h >> 20) & mask;
+
+	while (c->idents[i].used &&
+	       !(c->idents[i].ino == ino && c->idents[i].dev == dev))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int idents_grow(struct dcp_collection_bpf *c)
+{
+	struct bpf_ident *old = c->idents;
+	size_t old_cap = c->idents_cap;
+
+	c->idents_cap = old_cap ? old_cap * 2 : 256;
+	c->idents = calloc(c->idents_cap, sizeof(*c->idents));
+	if (!c->idents) {
+		c->idents = old;
+		c->idents_cap = old_cap;
+		return dcp_error(ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].used)
+			c->idents[ident_slot(c, old[i].dev, old[i].ino)] =
+				old[i];
+	free(old);
+	return 0;
+}
+
+bool dcp_iter_process_gone(uint32_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32, pid);
+	return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/*
+ * The identity of the file a vma record maps: build id, else device,
+ * inode and generation, as the /proc walk reads them (through map_files,
+ * else by path when the file there is still the one mapped).
+ */
+static int file_ident(struct dcp_collection_bpf *c, const char *map_files,
+		      const struct dcp_iter_vma *v, const char *path,
+		      const struct dcp_file_id **out)
+{
+	uint32_t maj = v->dev >> 20, min = v->dev & 0xfffff;
+	struct bpf_ident *e;
+	unsigned int gen = 0;
+	struct stat st;
+	int fd, ret;
+	size_t i;
+
+	if (c->idents_used * 2 >= c->idents_cap) {
+		ret = idents_grow(c);
+		if (ret < 0)
+			return ret;
+	}
+	i = ident_slot(c, v->dev, v->ino);
+	e = &c->idents[i];
+	if (e->used) {
+		*out = &e->id;
+		return 0;
+	}
+	memset(e, 0, sizeof(*e));
+	e->used = true;
+	e->dev = v->dev;
+	e->ino = v->ino;
+	c->idents_used++;
+	e->id.dev_major = maj;
+	e->id.dev_minor = min;
+	e->id.ino = v->ino;
+	fd = open(map_files, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && path[0] == '/' && !ends_with(path, " (deleted)")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 &&
+		    (fstat(fd, &st) < 0 || major(st.st_dev) != maj ||
+		     minor(st.st_dev) != min || st.st_ino != v->ino)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0) {
+		ret = dcp_build_id_read_fd(fd, e->id.build_id);
+		if (ret > 0) {
+			e->id.build_id_size = (uint8_t)ret;
+		} else {
+			memset(e->id.build_id, 0, sizeof(e->id.build_id));
+			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0)
+				e->id.ino_generation = gen;
+		}
+		close(fd);
+	}
+	*out = &e->id;
+	return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int emit_mmap2(struct dcp_collection_bpf *c, struct dcp_coll_buf *b,
+		      uint32_t pid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, uint32_t prot, uint32_t flags,
+		      const struct dcp_file_id *id, const char *name)
+{
+	struct dcp_mmap2_record *m;
+	uint16_t misc = PERF_RECORD_MISC_USER;
+
+	if (id && id->build_id_size)
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	m = record_new(c, b, PERF_RECORD_MMAP2, misc,
+		       sizeof(*m) + dcp_coll_str_space(name) +
+			       sizeof(struct dcp_sample_id),
+		       pid, pid);
+	if (!m)
+		return -ENOMEM;
+	m->pid = pid;
+	m->tid = pid;
+	m->addr = start;
+	m->len = end - start;
+	m->pgoff = pgoff;
+	if (id && id->build_id_size) {
+		m->build_id_size = id->build_id_size;
+		memcpy(m->build_id, id->build_id, id->build_id_size);
+	} else if (id) {
+		m->maj = id->dev_major;
+		m->min = id->dev_minor;
+		m->ino = id->ino;
+		m->ino_generation = id->ino_generation;
+	}
+	m->prot = prot;
+	m->flags = flags;
+	strcpy(m->filename, name);
+	return 0;
+}
+
+/*
+ * One vma record into b as MMAP2 (skipped when marks apply and its file is
+ * not marked). Returns 0, or GONE when the process exited before its file
+ * could be looked up, or a negative errno.
+ */
+static int convert_vma(struct dcp_collection_bpf *c, struct dcp_coll_buf *b,
+		       const struct dcp_iter_vma *v, const char *dname,
+		       bool marks)
+{
+	const struct dcp_file_id *id = NULL;
+	uint32_t prot = PROT_EXEC, flags;
+	char map_files[80];
+	const char *name;
+	ssize_t n;
+	int ret;
+
+	if (v->vm_flags & VM_READ)
+		prot |= PROT_READ;
+	if (v->vm_flags & VM_WRITE)
+		prot |= PROT_WRITE;
+	flags = v->vm_flags & VM_MAYSHARE ? MAP_SHARED : MAP_PRIVATE;
+	switch (v->region) {
+	case DCP_ITER_REGION_FILE:
+		break;
+	case DCP_ITER_REGION_VDSO:
+		return emit_mmap2(c, b, v->tgid, v->start, v->end, v->pgoff,
+				  prot, flags, NULL, "[vdso]");
+	case DCP_ITER_REGION_HEAP:
+		return emit_mmap2(c, b, v->tgid, v->start, v->end, v->pgoff,
+				  prot, flags, NULL, "[heap]");
+	case DCP_ITER_REGION_STACK:
+		return emit_mmap2(c, b, v->tgid, v->start, v->end, v->pgoff,
+				  prot, flags, NULL, "[stack]");
+	default:
+		return emit_mmap2(c, b, v->tgid, v->start, v->end, v->pgoff,
+				  prot, flags, NULL, "//anon");
+	}
+	/* the whole path: what /proc/PID/maps shows, from the same d_path */
+	snprintf(map_files, sizeof(map_files),
+		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, v->tgid,
+		 (uint64_t)v->start, (uint64_t)v->end);
+	n = readlink(map_files, c->link_buf, PATH_MAX - 1);
+	if (n > 0) {
+		c->link_buf[n] = 0;
+		name = c->link_buf;
+	} else {
+		if (dcp_iter_process_gone(v->tgid))
+			return GONE;
+		/* unmapped since the kernel walked it: the name we have */
+		name = dname[0] ? dname : "//anon";
+	}
+	if (dcp_record_region(name) == DCP_COOKIE_KIND_FILE) {
+		ret = file_ident(c, map_files, v, name, &id);
+		if (ret < 0)
+			return ret;
+		if (marks && c->only_marked &&
+		    !dcp_cookie_table_id_is_marked(c->cookies, id)) {
+			c->stats.maps_skipped_unmarked++;
+			return 0;
+		}
+	}
+	return emit_mmap2(c, b, v->tgid, v->start, v->end, v->pgoff, prot,
+			  flags, id, name);
+}
+
+int dcp_iter_flush_process(struct dcp_collection_bpf *c)
+{
+	int ret = 0;
+
+	if (!c->pend_tgid)
+		return 0;
+	if (c->pend_gone) {
+		c->stats.tasks_vanished++;
+	} else {
+		if (c->vsyscall)
+			ret = emit_mmap2(c, &c->pend, c->pend_tgid,
+					 c->vsys_start, c->vsys_end, 0,
+					 c->vsys_prot, MAP_PRIVATE, NULL,
+					 "[vsyscall]");
+		if (ret == 0)
+			ret = append(&c->out, c->pend.p, c->pend.len);
+	}
+	c->pend.len = 0;
+	c->pend_tgid = 0;
+	c->pend_gone = false;
+	return ret;
+}
+
+static const struct exe_entry *find_exe(const struct dcp_collection_bpf *c,
+					uint32_t tgid)
+{
+	size_t lo = 0, hi = c->nr_exes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->exes[mid].tgid == tgid)
+			return &c->exes[mid];
+		if (c->exes[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int exe_record(struct dcp_collection_bpf *c,
+		      const struct dcp_iter_vma *v, const char *dname)
+{
+	struct exe_entry *e;
+	size_t off = c->exe.len;
+	int ret;
+
+	/* the first executable mapping of the main executable only */
+	if (v->tgid == c->last_exe_tgid)
+		return 0;
+	c->last_exe_tgid = v->tgid;
+	/* as the /proc walk: the executable's map whether marked or not */
+	ret = convert_vma(c, &c->exe, v, dname, false);
+	if (ret == GONE)
+		return 0; /* the tasks walk will not see it either */
+	if (ret < 0 || c->exe.len == off)
+		return ret;
+	if (c->nr_exes == c->exes_cap) {
+		size_t cap = c->exes_cap ? c->exes_cap * 2 : 256;
+
+		e = realloc(c->exes, cap * sizeof(*e));
+		if (!e)
+			return dcp_error(ENOMEM, "out of memory");
+		c->exes = e;
+		c->exes_cap = cap;
+	}
+	/* the walk goes by increasing pid: the array stays sorted */
+	c->exes[c->nr_exes].tgid = v->tgid;
+	c->exes[c->nr_exes].off = off;
+	c->nr_exes++;
+	return 0;
+}
+
+static int task_records(struct dcp_collection_bpf *c,
+			const struct dcp_iter_task *t)
+{
+	struct dcp_task_record *f;
+	struct dcp_comm_record *r;
+	const struct exe_entry *e;
+	uint32_t ppid = t->tid == t->tgid ? t->ppid : t->tgid;
+	char comm[COMM_MAX];
+
+	memcpy(comm, t->comm, sizeof(comm));
+	comm[COMM_MAX - 1] = 0;
+	f = record_new(c, &c->out, PERF_RECORD_FORK, 0,
+		       sizeof(*f) + sizeof(struct dcp_sample_id), t->tgid,
+		       t->tid);
+	if (!f)
+		return -ENOMEM;
+	f->pid = t->tgid;
+	f->ppid = ppid;
+	f->tid = t->tid;
+	f->ptid = ppid;
+	f->time = start_ns(c, t->start_boottime);
+	r = record_new(c, &c->out, PERF_RECORD_COMM, 0,
+		       sizeof(*r) + dcp_coll_str_space(comm) +
+			       sizeof(struct dcp_sample_id),
+		       t->tgid, t->tid);
+	if (!r)
+		return -ENOMEM;
+	r->pid = t->tgid;
+	r->tid = t->tid;
+	strcpy(r->comm, comm);
+	if (t->tid != t->tgid || !(e = find_exe(c, t->tgid)))
+		return 0;
+	return append(
+		&c->out, c->exe.p + e->off,
+		((const struct perf_event_header *)(c->exe.p + e->off))->size);
+}
+
+int dcp_iter_convert(struct dcp_collection_bpf *c, const struct dcp_iter_hdr *h)
+{
+	const struct dcp_iter_vma *v = (const void *)h;
+	char dname[DCP_ITER_NAME_MAX];
+	int ret;
+
+	c->target_seen++;
+	if (h->kind == DCP_ITER_TASK) {
+		if (h->size < sizeof(struct dcp_iter_task))
+			goto bad;
+		return task_records(c, (const void *)h);
+	}
+	if (h->kind != DCP_ITER_VMA || h->size < sizeof(*v) ||
+	    v->path_len > h->size - sizeof(*v) ||
+	    v->path_len > DCP_ITER_NAME_MAX)
+		goto bad;
+	memcpy(dname, v + 1, v->path_len);
+	dname[v->path_len ? v->path_len - 1 : 0] = 0;
+	if (c->phase == PHASE_EXE)
+		return exe_record(c, v, dname);
+	if (v->tgid != c->pend_tgid) {
+		ret = dcp_iter_flush_process(c);
+		if (ret < 0)
+			return ret;
+		c->pend_tgid = v->tgid;
+	}
+	if (c->pend_gone)
+		return 0;
+	ret = convert_vma(c, &c->pend, v, dname, true);
+	if (ret == GONE) {
+		c->pend_gone = true;
+		return 0;
+	}
+	return ret;
+bad:
+	return dcp_error(EINVAL,
+			 "malformed record of %u bytes from the BPF "
+			 "task iterator",
+			 (unsigned)h->size);
+}
+
+#endif /* DCPROF_NO_BPF */

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The BPF record source's kernel half: on every cpu-clock sample, the
+ * thread's user stack (addresses, or with user_build_ids (build id, file
+ * offset) frames) and its kernel stack go into stack maps, and (pid, tid, thread name, stack ids) is
+ * counted in a hash map that user space drains; with --only, a sample
+ * whose leaf is in no marked file is dropped here and only counted. Exec,
+ * exit and fork of tasks go to a ring buffer.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profile_common.h"
+
+#define EEXIST 17
+#define ENOMEM 12
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* set before load */
+const volatile int filter_marked = 0;
+/* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
+const volatile int user_build_ids = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size,
+	       DCP_BPF_MAX_FRAMES * sizeof(struct bpf_stack_build_id));
+	__uint(map_flags, BPF_F_STACK_BUILD_ID);
+} user_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
+} kernel_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
+} user_ips SEC(".maps");
+
+/* --only: the marked files' build ids */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__uint(key_size, DCP_BPF_BUILD_ID_SIZE);
+	__uint(value_size, 1);
+} marked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DCP_BPF_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_stack_build_id);
+} leaf_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} events SEC(".maps");
+
+static __always_inline void count_stat(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;
+}
+
+/* Whether the sample's leaf is in a marked file (user mode only). */
+static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct bpf_stack_build_id *leaf =
+		bpf_map_lookup_elem(&leaf_buf, &zero);
+	__u64 ip = ctx->regs.ip;
+
+	/* a barrier keeps clang from re-deriving ctx + off (verifier) */
+	asm volatile("" : "+r"(ip));
+	if ((__s64)ip < 0 || !leaf)
+		return 0; /* the kernel's own code is in no marked file */
+	if (bpf_get_stack(ctx, leaf, sizeof(*leaf),
+			  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) <= 0)
+		return 0;
+	if (leaf->status != BPF_STACK_BUILD_ID_VALID)
+		return 0;
+	return bpf_map_lookup_elem(&marked, leaf->build_id) != NULL;
+}
+
+SEC("perf_event")
+int dcp_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct dcp_bpf_key key = {};
+	__u64 one = 1, *v;
+	long err;
+
+	count_stat(DCP_BPF_STAT_SAMPLES);
+	key.pid = id >> 32;
+	key.tid = (__u32)id;
+	key.user_stack = -1;
+	key.kernel_stack = -1;
+	if (key.tid != 0) {
+		if (filter_marked && !leaf_marked(ctx)) {
+			count_stat(DCP_BPF_STAT_FILTERED);
+			return 0;
+		}
+		bpf_get_current_comm(key.comm, sizeof(key.comm));
+		if (user_build_ids)
+			key.user_stack = bpf_get_stackid(ctx, &user_stacks,
+							 BPF_F_USER_STACK);
+		else
+			key.user_stack = bpf_get_stackid(ctx, &user_ips,
+							 BPF_F_USER_STACK);
+		key.kernel_stack = bpf_get_stackid(ctx, &kernel_stacks, 0);
+		if (key.user_stack < 0 && key.kernel_stack < 0) {
+			__u64 ip = ctx->regs.ip;
+
+			asm volatile("" : "+r"(ip));
+			key.ip = ip;
+		}
+		if (key.user_stack == -EEXIST || key.user_stack == -ENOMEM ||
+		    key.kernel_stack == -EEXIST || key.kernel_stack == -ENOMEM)
+			count_stat(DCP_BPF_STAT_LOST_STACK);
+	} else {
+		key.pid = 0;
+	}
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		v = bpf_map_lookup_elem(&counts, &key);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+	} else if (err) {
+		count_stat(DCP_BPF_STAT_LOST_FULL);
+	}
+	return 0;
+}
+
+static __always_inline void task_event(__u32 type, struct task_struct *t,
+				       struct task_struct *parent,
+				       struct linux_binprm *bprm)
+{
+	struct dcp_bpf_event *e =
+		bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_stat(DCP_BPF_STAT_LOST_EVENTS);
+		return;
+	}
+	e->type = type;
+	e->pid = BPF_CORE_READ(t, tgid);
+	e->tid = BPF_CORE_READ(t, pid);
+	e->ppid = parent ? BPF_CORE_READ(parent, tgid) : 0;
+	e->ptid = parent ? BPF_CORE_READ(parent, pid) : 0;
+	e->pad = 0;
+	e->time = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
+	e->path[0] = 0;
+	if (bprm)
+		bpf_probe_read_kernel_str(e->path, sizeof(e->path),
+					  BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	task_event(DCP_BPF_EVENT_EXEC, p, NULL, bprm);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(dcp_exit, struct task_struct *p)
+{
+	/* the process, not each of its threads */
+	if (BPF_CORE_READ(p, pid) == BPF_CORE_READ(p, tgid))
+		task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
+	return 0;
+}

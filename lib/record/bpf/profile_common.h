@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the BPF record source's kernel half (profile.bpf.c) and its user
+ * half (source_bpf.c) share: the count map's key, the statistics slots and
+ * the task events of the ring buffer. Plain fixed-size types only: this
+ * header is compiled both by clang -target bpf and by the C compiler.
+ */
+#ifndef DCPROF_PROFILE_COMMON_H
+#define DCPROF_PROFILE_COMMON_H
+
+#define DCP_BPF_MAX_FRAMES 127 /* the kernel's stack map depth */
+#define DCP_BPF_COMM_LEN 16
+#define DCP_BPF_BUILD_ID_SIZE 20
+#define DCP_BPF_PATH_LEN 256
+
+/* One count: a thread's stack (user and kernel stack map ids, < 0: none). */
+struct dcp_bpf_key {
+	unsigned int pid; /* tgid; 0 with tid 0: idle */
+	unsigned int tid;
+	int user_stack;
+	int kernel_stack;
+	char comm[DCP_BPF_COMM_LEN]; /* the thread's name */
+	/* the sampled address when neither stack could be taken, else 0 */
+	unsigned long long ip;
+};
+
+/* The per-CPU statistics array's slots. */
+enum dcp_bpf_stat {
+	DCP_BPF_STAT_SAMPLES, /* the program ran */
+	DCP_BPF_STAT_FILTERED, /* leaf in no marked file: dropped */
+	DCP_BPF_STAT_LOST_FULL, /* the count map was full */
+	DCP_BPF_STAT_LOST_STACK, /* a stack map had no room for a stack */
+	DCP_BPF_STAT_LOST_EVENTS, /* the task event ring was full */
+	DCP_BPF_STAT_NR,
+};
+
+enum dcp_bpf_event_type {
+	DCP_BPF_EVENT_EXEC = 1,
+	DCP_BPF_EVENT_EXIT = 2,
+	DCP_BPF_EVENT_FORK = 3,
+};
+
+/* A task event in the ring buffer. */
+struct dcp_bpf_event {
+	unsigned int type;
+	unsigned int pid; /* tgid */
+	unsigned int tid;
+	unsigned int ppid; /* fork: the parent's tgid */
+	unsigned int ptid;
+	unsigned int pad;
+	unsigned long long time; /* CLOCK_MONOTONIC ns */
+	char comm[DCP_BPF_COMM_LEN];
+	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */
+};
+
+#endif

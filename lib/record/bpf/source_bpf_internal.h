@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF record source's state, shared by its two files: source_bpf.c
+ * (loading, the count map's drain, start/poll/stop) and source_bpf_tasks.c
+ * (task events from the BPF ring buffer, processes' maps read from /proc,
+ * pinning, JIT and frames the kernel gave as plain addresses).
+ */
+#ifndef DCPROF_SOURCE_BPF_INTERNAL_H
+#define DCPROF_SOURCE_BPF_INTERNAL_H
+
+#ifndef DCPROF_NO_BPF
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "recorder_internal.h"
+#include "profile_common.h"
+
+#define MAPS_TRIED 4096
+
+struct bpf_source {
+	struct dcp_source base;
+	struct dcp_recorder *r;
+	struct profile_bpf *skel;
+	struct bpf_link **links;
+	int *event_fds;
+	uint32_t nr_events;
+	struct ring_buffer *rb;
+	int nr_possible;
+	uint32_t count_entries, stack_entries;
+	enum dcp_call_graph call_graph;
+
+	/* --only: build ids for the kernel's marked map */
+	uint8_t (*marks)[DCP_BPF_BUILD_ID_SIZE];
+	size_t nr_marks;
+	bool filter;
+
+	/* the drain's buffers */
+	struct dcp_bpf_key *keys;
+	uint64_t *vals;
+	struct bpf_stack_build_id *ustack;
+	uint64_t *kstack;
+	uint64_t *percpu;
+	struct dcp_frame *frames;
+
+	/* exits wait for the next drain: their counts come first */
+	struct dcp_task_record *exits;
+	size_t nr_exits, cap_exits;
+
+	uint32_t maps_tried[MAPS_TRIED]; /* pids whose maps were read */
+	/* read again at most once per drain when an address is in none */
+	uint32_t reread_pid[MAPS_TRIED], reread_gen[MAPS_TRIED];
+	uint32_t drain_gen;
+
+	/*
+	 * User stacks copied from the kernel, by stack id: an id is never
+	 * reused for another stack (no BPF_F_REUSE_STACKID), so each is read
+	 * once per recording.
+	 */
+	struct stack_copy {
+		int id; /* -1: free */
+		uint32_t nr;
+		struct bpf_stack_build_id *frames;
+	} * ucache;
+	uint32_t ucache_size;
+	struct kstack_copy {
+		int id; /* -1: free */
+		uint32_t nr;
+		uint64_t *ips;
+	} * kcache, *icache; /* kernel stacks; user stacks as addresses */
+	bool user_build_ids; /* the kernel names user frames by build id */
+
+	/* what crossed from the kernel, for -v and the bench */
+	uint64_t bytes_read, samples_seen;
+	uint64_t kernel_counts[DCP_BPF_STAT_NR];
+	uint64_t next_drain_ns;
+};
+
+/* The ring buffer's callback: one task event (ctx is the source). */
+int dcp_bpf_on_event(void *ctx, void *data, size_t size);
+/* Exits wait for the count drain: their processes' counts come first. */
+int dcp_bpf_apply_exits(struct bpf_source *bs);
+/* A file first seen in p: pinned through p's mapping of it, if any. */
+int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
+		       uint32_t cookie);
+/* An address the kernel gave without a build id: looked up in p's maps. */
+int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
+		      uint64_t addr, struct dcp_frame *f);
+
+#endif
+#endif

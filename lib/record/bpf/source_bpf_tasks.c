@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF record source's task side (see source_bpf_internal.h): fork,
+ * exec and exit from the BPF ring buffer replayed as perf's records (exits
+ * after the next count drain), the program of each exec named and pinned
+ * and its maps read at once, maps read from /proc when a frame needs them,
+ * files pinned through /proc/PID/map_files, JIT code named from perf-map
+ * files, as the ring backend does.
+ */
+#ifndef DCPROF_NO_BPF
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buildid_internal.h"
+#include "log_internal.h"
+#include "perfmap_internal.h"
+#include "source_bpf_internal.h"
+
+static int read_maps(struct bpf_source *bs, struct dcp_process *p);
+
+/* ---- task events into perf's records ------------------------------------ */
+
+static void fill_trailer(struct dcp_sample_id *sid, uint32_t pid, uint32_t tid,
+			 uint64_t time)
+{
+	memset(sid, 0, sizeof(*sid));
+	sid->pid = pid;
+	sid->tid = tid;
+	sid->time = time;
+}
+
+static int take_task(struct bpf_source *bs, uint32_t type,
+		     const struct dcp_bpf_event *e)
+{
+	struct {
+		struct dcp_task_record t;
+		struct dcp_sample_id sid;
+	} rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.t.header.type = type;
+	rec.t.header.size = sizeof(rec);
+	rec.t.pid = e->pid;
+	rec.t.ppid = e->ppid;
+	rec.t.tid = e->tid;
+	rec.t.ptid = e->ptid;
+	rec.t.time = e->time;
+	fill_trailer(&rec.sid, e->pid, e->tid, e->time);
+	if (type == PERF_RECORD_EXIT) {
+		struct dcp_task_record *x = bs->exits;
+
+		if (bs->nr_exits == bs->cap_exits) {
+			size_t cap = bs->cap_exits ? 2 * bs->cap_exits : 64;
+
+			x = realloc(bs->exits, cap * sizeof(*x));
+			if (!x)
+				return dcp_error(ENOMEM, "out of memory");
+			bs->exits = x;
+			bs->cap_exits = cap;
+		}
+		bs->exits[bs->nr_exits++] = rec.t;
+		return 0;
+	}
+	return dcp_recorder_take_record(bs->r, e->time, &rec.t.header,
+					sizeof(rec));
+}
+
+static void forget_maps(struct bpf_source *bs, uint32_t pid)
+{
+	if (bs->maps_tried[pid % MAPS_TRIED] == pid)
+		bs->maps_tried[pid % MAPS_TRIED] = 0;
+}
+
+/*
+ * The program a process just executed, named and pinned from the path the
+ * kernel saw, so that a process gone before the next drain still has its
+ * binary named (its frames carry the build id).
+ */
+static int pin_exec(struct bpf_source *bs, uint32_t pid, const char *given)
+{
+	char exe[64], path[DCP_BPF_PATH_LEN + 16];
+	struct dcp_file_id id;
+	int64_t cookie;
+	ssize_t len;
+	int fd, n;
+
+	/* the process's own executable: a relative or /proc/self path in the
+	 * event would name another file here */
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	len = readlink(exe, path, sizeof(path) - 1);
+	if (fd < 0 && given[0] == '/')
+		fd = open(given, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (len > 0) {
+		path[len] = 0;
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+			path[len - 10] = 0;
+	} else {
+		snprintf(path, sizeof(path), "%s", given);
+	}
+	memset(&id, 0, sizeof(id));
+	n = dcp_build_id_read_fd(fd, id.build_id);
+	if (n <= 0 || !path[0]) {
+		close(fd); /* without a build id, frames name it by address */
+		return 0;
+	}
+	id.build_id_size = (uint8_t)n;
+	cookie = dcp_recorder_file_cookie(bs->r, &id, path);
+	if (cookie < 0) {
+		close(fd);
+		return (int)cookie;
+	}
+	if (dcp_cookie_table_pin_tried(bs->r->cookies, (uint32_t)cookie)) {
+		close(fd);
+		return 0;
+	}
+	dcp_cookie_table_set_pin_tried(bs->r->cookies, (uint32_t)cookie);
+	if (dcp_cookie_table_pin(bs->r->cookies, (uint32_t)cookie, fd) < 0)
+		close(fd);
+	else
+		bs->r->stats.files_pinned++;
+	return 0;
+}
+
+static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
+{
+	/* COMM (exec): header, pid, tid, the name padded to 8, trailer */
+	union {
+		struct dcp_comm_record c;
+		unsigned char bytes[sizeof(struct dcp_comm_record) +
+				    DCP_BPF_COMM_LEN +
+				    sizeof(struct dcp_sample_id)];
+		uint64_t align;
+	} rec;
+	const size_t comm_at = sizeof(struct dcp_comm_record);
+	struct dcp_sample_id sid;
+	int ret;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.c.header.type = PERF_RECORD_COMM;
+	rec.c.header.misc = PERF_RECORD_MISC_COMM_EXEC;
+	rec.c.header.size = sizeof(rec.bytes);
+	rec.c.pid = e->pid;
+	rec.c.tid = e->tid;
+	memcpy(rec.bytes + comm_at, e->comm, DCP_BPF_COMM_LEN - 1);
+	fill_trailer(&sid, e->pid, e->tid, e->time);
+	memcpy(rec.bytes + comm_at + DCP_BPF_COMM_LEN, &sid, sizeof(sid));
+	forget_maps(bs, e->pid);
+	ret = dcp_recorder_take_record(bs->r, e->time, &rec.c.header,
+				       sizeof(rec.bytes));
+	if (!ret) {
+		char path[DCP_BPF_PATH_LEN];
+
+		memcpy(path, e->path, sizeof(path));
+		path[sizeof(path) - 1] = 0;
+		ret = pin_exec(bs, e->pid, path);
+	}
+	/*
+	 * The new program's maps, read now: a sample the kernel could not
+	 * name by build id (the mmap lock was busy, as it often is while a
+	 * program starts) is looked up in them even if the process has
+	 * exited by the next drain.
+	 */
+	if (!ret) {
+		struct dcp_process *p =
+			dcp_process_table_find(bs->r->procs, (pid_t)e->pid);
+
+		if (p && (!bs->r->targeted || p->target))
+			ret = read_maps(bs, p);
+	}
+	return ret;
+}
+
+int dcp_bpf_on_event(void *ctx, void *data, size_t size)
+{
+	struct bpf_source *bs = ctx;
+	const struct dcp_bpf_event *e = data;
+
+	bs->bytes_read += size;
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case DCP_BPF_EVENT_FORK:
+		return take_task(bs, PERF_RECORD_FORK, e);
+	case DCP_BPF_EVENT_EXIT:
+		return take_task(bs, PERF_RECORD_EXIT, e);
+	case DCP_BPF_EVENT_EXEC:
+		return take_exec(bs, e);
+	}
+	return 0;
+}
+
+int dcp_bpf_apply_exits(struct bpf_source *bs)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < bs->nr_exits && !ret; i++) {
+		struct {
+			struct dcp_task_record t;
+			struct dcp_sample_id sid;
+		} rec;
+
+		rec.t = bs->exits[i];
+		fill_trailer(&rec.sid, rec.t.pid, rec.t.tid, rec.t.time);
+		forget_maps(bs, rec.t.pid);
+		ret = dcp_recorder_take_record(bs->r, rec.t.time, &rec.t.header,
+					       sizeof(rec));
+	}
+	bs->nr_exits = 0;
+	return ret;
+}
+
+/* ---- a process's maps, read from /proc when first needed ----------------- */
+
+static int read_maps_now(struct bpf_source *bs, struct dcp_process *p);
+
+static int read_maps(struct bpf_source *bs, struct dcp_process *p)
+{
+	if (bs->maps_tried[(uint32_t)p->pid % MAPS_TRIED] == (uint32_t)p->pid)
+		return 0;
+	bs->maps_tried[(uint32_t)p->pid % MAPS_TRIED] = (uint32_t)p->pid;
+	if (p->nr_maps)
+		return 0;
+	return read_maps_now(bs, p);
+}
+
+static int read_maps_now(struct bpf_source *bs, struct dcp_process *p)
+{
+	struct dcp_collection_opts copts = {
+		.sz = sizeof(copts),
+		.pids = &p->pid,
+		.nr_pids = 1,
+		.cookies = bs->r->cookies,
+	};
+	struct dcp_collection *c;
+	unsigned char buf[64 * 1024];
+	ssize_t n;
+	int ret = 0;
+
+	c = dcp_collection_open(DCP_COLLECTION_MAPS, &copts);
+	if (!c)
+		return 0; /* gone: its frames keep what the kernel named */
+	while (!ret && (n = dcp_collection_read(c, buf, sizeof(buf), NULL)) > 0)
+		for (ssize_t off = 0; off < n && !ret;) {
+			const struct perf_event_header *h =
+				(const void *)(buf + off);
+
+			ret = dcp_recorder_take_record(bs->r, 0, h, h->size);
+			off += h->size;
+		}
+	dcp_collection_close(c);
+	return ret;
+}
+
+static void pin_map(struct bpf_source *bs, const struct dcp_process *p,
+		    const struct dcp_map *map)
+{
+	struct dcp_recorder *r = bs->r;
+	char path[96];
+	int fd;
+
+	dcp_cookie_table_set_pin_tried(r->cookies, map->cookie);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 p->pid, map->start, map->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r->stats.files_unpinned++;
+		return;
+	}
+	dcp_cookie_table_pin(r->cookies, map->cookie, fd);
+	r->stats.files_pinned++;
+}
+
+static bool is_file_cookie(const struct dcp_recorder *r, uint32_t cookie)
+{
+	return cookie != DCP_COOKIE_UNKNOWN && cookie != r->cookie_anon &&
+	       cookie != r->cookie_vdso && cookie != r->cookie_vsyscall;
+}
+
+/* A file first seen: pinned through a mapping of it in p, if p has one. */
+int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
+		       uint32_t cookie)
+{
+	int ret = read_maps(bs, p);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].cookie == cookie) {
+			pin_map(bs, p, &p->maps[i]);
+			break;
+		}
+	return 0;
+}
+
+/*
+ * A process that describes its JIT code in /tmp/perf-PID.map: its
+ * anonymous frames get a JIT cookie of its own holding the map file open,
+ * as the ring backend does (samples.c). p->user_id caches it.
+ */
+#define JIT_NONE UINT32_MAX
+
+static uint32_t jit_cookie_of(struct bpf_source *bs, struct dcp_process *p)
+{
+	char path[64], line[256], name[32];
+	int64_t uid = -1, cookie;
+	FILE *f;
+	int fd;
+
+	if (p->user_id)
+		return p->user_id == JIT_NONE ? 0 : p->user_id;
+	p->user_id = JIT_NONE;
+	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4)) {
+			uid = strtoll(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	if (uid < 0)
+		return 0;
+	fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
+	if (fd < 0)
+		return 0;
+	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
+	cookie = dcp_cookie_table_intern_special(
+		bs->r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
+	if (cookie <= 0 ||
+	    dcp_cookie_table_pin(bs->r->cookies, (uint32_t)cookie, fd) < 0) {
+		if (cookie <= 0)
+			close(fd);
+		return 0;
+	}
+	p->user_id = (uint32_t)cookie;
+	return p->user_id;
+}
+
+/* An address the kernel could not name: looked up in p's maps. */
+int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
+		      uint64_t addr, struct dcp_frame *f)
+{
+	struct dcp_recorder *r = bs->r;
+	const struct dcp_map *map;
+	int ret = read_maps(bs, p);
+
+	if (ret)
+		return ret;
+	map = dcp_process_map_find(p, addr);
+	if (!map) {
+		/* mapped since its maps were read (JIT code, a library
+		 * loaded later): read them again, once per drain */
+		uint32_t h = (uint32_t)p->pid % MAPS_TRIED;
+
+		if (bs->reread_pid[h] != (uint32_t)p->pid ||
+		    bs->reread_gen[h] != bs->drain_gen) {
+			bs->reread_pid[h] = (uint32_t)p->pid;
+			bs->reread_gen[h] = bs->drain_gen;
+			ret = read_maps_now(bs, p);
+			if (ret)
+				return ret;
+			map = dcp_process_map_find(p, addr);
+		}
+	}
+	f->flags = 0;
+	if (!map) {
+		f->cookie = DCP_COOKIE_UNKNOWN;
+		f->offset = addr;
+		r->stats.frames_unattributed++;
+		return 0;
+	}
+	f->cookie = map->cookie;
+	f->offset = addr - map->start + map->pgoff;
+	if (map->cookie == r->cookie_anon) {
+		uint32_t jit = jit_cookie_of(bs, p);
+
+		if (jit)
+			f->cookie = jit; /* offsets stay absolute addresses */
+		return 0;
+	}
+	if (is_file_cookie(r, map->cookie) &&
+	    !dcp_cookie_table_pin_tried(r->cookies, map->cookie))
+		pin_map(bs, p, map);
+	return 0;
+}
+
+#endif

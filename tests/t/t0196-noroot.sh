@@ -1,0 +1,204 @@
+#!/bin/bash
+# Without root (issue 18): an unprivileged user records their own programs.
+# As root, the test creates a user (removed at exit) and runs dcprof as it
+# with setpriv; as another user, it runs as that user. With
+# perf_event_paranoid above 0, per-CPU events are refused to that user and
+# dcprof falls back to per-task events with inherit:
+#  - the split workload per command: shares within 3 points of its measured
+#    truth, no kernel frames claimed, and the report (text and JSON) says
+#    kernel frames were not allowed (paranoid 2); the file is the user's,
+#    mode 0600;
+#  - a fork/exec storm per command: the children's sampled CPU at least 90%
+#    of their getrusage CPU (children of 40 ms: a per-task timer loses up
+#    to one period of each new task, 1 ms at 999 Hz);
+#  - --call-graph dwarf per command: >= 95% full chains, as for root;
+#  - -p of the user's own running process: all its samples kept, in its
+#    own function;
+#  - -p of root's process: one clear line naming the reason, non-zero, no
+#    file; -a: the clear refusal naming CAP_PERFMON and the sysctl, no file.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3 setpriv
+
+PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
+[ "$PARANOID" -le 2 ] || skip "perf_event_paranoid is $PARANOID: no perf events for users"
+
+# the user and a directory it owns
+chmod 711 "$TMP"
+U=$TMP/u
+mkdir -p "$U/home"
+if [ "$(id -u)" -eq 0 ]; then
+	need useradd userdel
+	NAME=dcpnr$$
+	useradd -M -d "$U/home" -s /bin/false "$NAME" ||
+		die "cannot create the user '$NAME'"
+	trap 'pkill -KILL -u "$NAME" 2>/dev/null; userdel "$NAME" 2>/dev/null; _cleanup' EXIT
+	chown -R "$NAME:" "$U"
+	as_user() { setpriv --reuid="$NAME" --regid="$(id -g "$NAME")" \
+		--clear-groups env HOME="$U/home" "$@"; }
+	UID_USER=$(id -u "$NAME")
+else
+	as_user() { "$@"; }
+	UID_USER=$(id -u)
+fi
+# the build must be readable by the user
+as_user test -x "$DCPROF" || skip "the user cannot run '$DCPROF'"
+[ "$PARANOID" -ge 1 ] || skip_part "perf_event_paranoid is $PARANOID: the per-task fallback is not exercised"
+
+W=$TOP/tests/workloads
+wl() { # NAME [GCC ARGS]: build tests/workloads/NAME.c into $U
+	local n=$1
+	shift
+	gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
+		-o "$U/$n" "$W/$n.c" -lpthread "$@" || die "cannot build '$n'"
+}
+wl split
+wl storm
+wl spin
+gcc -std=gnu11 -O1 -g -fomit-frame-pointer -shared -fPIC -Wl,--build-id \
+	-o "$U/libdcpwork.so" "$W/unwind_lib.c" &&
+	gcc -std=gnu11 -O1 -g -fomit-frame-pointer -Wl,--build-id \
+		-o "$U/unwind_main" "$W/unwind_main.c" -L"$U" -ldcpwork \
+		-Wl,-rpath,"$U" || die "cannot build the dwarf workload"
+gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
+	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
+	die "cannot build the folded-stacks tool"
+[ "$(id -u)" -ne 0 ] || chown -R "$NAME:" "$U"
+
+# 1. the split workload per command
+F=$U/split.data
+expect_exit 0 as_user "$DCPROF" record -o "$F" -- "$U/split" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
+[ "$PARANOID" -lt 1 ] || grep -q 'per-task events' "$TMP/err" ||
+	die "no line says the recording fell back to per-task events: $(cat "$TMP/err")"
+[ "$(stat -c %u:%a "$F")" = "$UID_USER:600" ] ||
+	die "the profile is $(stat -c %u:%a "$F"), not the user's with mode 600"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort file,symbol
+cp "$TMP/out" "$TMP/split.json"
+python3 - "$TMP/split.json" "$TMP/truth" "$PARANOID" <<'PY' || die "split as a user is off"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = open(sys.argv[2]).read().split()
+paranoid = int(sys.argv[3])
+assert d["meta"]["complete"], "incomplete"
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+rows = {}
+for r in d["rows"]:
+    rows[r["symbol"]] = rows.get(r["symbol"], 0) + r["samples"]
+kernel = sum(r["samples"] for r in d["rows"] if r["file"].startswith("[kernel"))
+print("kernel frames: %d samples; kernel_excluded %s" % (kernel, d["meta"].get("kernel_excluded")))
+if paranoid >= 2:
+    assert d["meta"].get("kernel_excluded") is True, "the meta does not say kernel frames were not allowed"
+    assert kernel == 0, "%d samples claim kernel frames" % kernel
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+total = sum(rows.get(s, 0) for s in want)
+assert total >= 2000, "only %d samples in the three functions" % total
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("%s: %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%% +- 3" % (s, share, w)
+PY
+if [ "$PARANOID" -ge 2 ]; then
+	expect_exit 0 "$DCPROF" report -i "$F"
+	grep -q '^# .*kernel frames were not allowed' "$TMP/out" ||
+		die "the report header does not say kernel frames were not allowed"
+fi
+
+# 2. a fork/exec storm per command: 80 children of 40 ms
+expect_exit 0 as_user "$DCPROF" record -o "$U/storm.data" -- "$U/storm" 80 40
+read -r _ _ PARENT _ CPU_US _ <"$TMP/out" && [ -n "$CPU_US" ] ||
+	die "storm printed no summary: $(cat "$TMP/out")"
+expect_exit 0 "$DCPROF" report -i "$U/storm.data" --sort comm,pid --format json
+children=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(r["samples"] for r in d["rows"]
+          if r["comm"] in ("storm", "storm-parent") and r["pid"] != int(sys.argv[2])))
+' "$TMP/out" "$PARENT") || die "cannot read the storm's report"
+want=$((CPU_US * 999 / 1000000))
+echo "storm: children sampled $children, their CPU time says $want"
+[ $((children * 100)) -ge $((want * 90)) ] ||
+	die "the children sampled $children, less than 90% of their CPU time ($want)"
+
+# 3. --call-graph dwarf per command: full chains
+expect_exit 0 as_user "$DCPROF" record --call-graph dwarf -o "$U/dwarf.data" \
+	-- "$U/unwind_main" cb 3
+"$TMP/folded" -u "$U/dwarf.data" >"$TMP/dwarf.folded" 2>/dev/null ||
+	die "cannot read dwarf.data"
+python3 - "$TMP/dwarf.folded" <<'PY' || die "dwarf chains as a user are incomplete"
+import sys
+cb = full = 0
+for line in open(sys.argv[1]):
+    stack, count = line.rsplit(" ", 1)
+    f = stack.split(";")
+    if f[0] != "unwind_main" or not ("cb_seventy" in f or "cb_thirty" in f):
+        continue
+    cb += int(count)
+    n = [x for x in f if x in ("main", "unwind_lib_run", "cb_seventy", "cb_thirty")]
+    if n[:2] == ["main", "unwind_lib_run"] and len(n) == 3:
+        full += int(count)
+print("callback samples %d, full chains %d" % (cb, full))
+assert cb >= 1000, "only %d callback samples" % cb
+assert full >= 0.95 * cb, "only %d of %d complete" % (full, cb)
+PY
+
+# 4. -p of the user's own running process
+rm -f "$U/ready"
+spawn as_user "$U/spin" "$U/ready"
+SPIN=$SPAWNED
+wait_file "$U/ready"
+SPIN_PID=$(pgrep -n -f "^$U/spin ") || die "no spin process"
+expect_exit 0 as_user "$DCPROF" record -p "$SPIN_PID" --duration 2 -o "$U/p.data"
+kill -KILL "$SPIN" 2>/dev/null
+wait "$SPIN" 2>/dev/null
+expect_exit 0 "$DCPROF" report -i "$U/p.data" --sort pid,symbol --format json
+python3 - "$TMP/out" "$SPIN_PID" <<'PY' || die "-p of the user's own process"
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+total = sum(r["samples"] for r in d["rows"])
+mine = sum(r["samples"] for r in d["rows"]
+           if r["pid"] == pid and r["symbol"] == "spin_forever")
+print("-p %d: %d of %d samples in spin_forever" % (pid, mine, total))
+assert total >= 300, "only %d samples" % total
+assert mine == total, "%d of %d samples elsewhere" % (total - mine, total)
+PY
+
+# The refusals are one line; the BPF backend's auto mode may say first
+# that it fell back to the perf backend (its own line, not a refusal's).
+refusal_line() {
+	grep -v 'using the perf backend' "$TMP/err" >"$TMP/err.1"
+	mv "$TMP/err.1" "$TMP/err"
+	one_line_error
+}
+
+# 5. -p of root's process: a clear refusal, no file
+if [ "$(id -u)" -eq 0 ]; then
+	spawn sleep 60
+	ROOTPID=$SPAWNED
+	as_user "$DCPROF" record -p "$ROOTPID" --duration 1 -o "$U/root.data" \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || die "-p of root's process exited $rc"
+	refusal_line
+	grep -q "another user" "$TMP/err" && grep -q CAP_PERFMON "$TMP/err" ||
+		die "the refusal does not say why: $(cat "$TMP/err")"
+	[ ! -e "$U/root.data" ] || die "a refused recording left a file"
+	kill -KILL "$ROOTPID" 2>/dev/null
+	wait "$ROOTPID" 2>/dev/null
+else
+	skip_part "not root: no process of root's to refuse"
+fi
+
+# 6. -a: the clear refusal
+if [ "$PARANOID" -ge 1 ]; then
+	as_user "$DCPROF" record -a --duration 1 -o "$U/all.data" \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || die "-a as a user exited $rc"
+	refusal_line
+	grep -q CAP_PERFMON "$TMP/err" && grep -q perf_event_paranoid "$TMP/err" ||
+		die "the -a refusal does not name CAP_PERFMON and the sysctl: $(cat "$TMP/err")"
+	[ ! -e "$U/all.data" ] || die "a refused recording left a file"
+fi
+
+pass

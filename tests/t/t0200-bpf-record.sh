@@ -1,0 +1,205 @@
+#!/bin/bash
+# The BPF backend (issue 14): dcprof record --backend bpf counts stacks in
+# the kernel. Skips only when the kernel refuses BPF to root (or the backend
+# was not built, outside CI).
+#  - the split workload per command: shares within 1 point of its measured
+#    truth; the profile says backend bpf (text and JSON); the same with
+#    user frames named by build id in the kernel (DCPROF_BPF_FRAMES=buildid);
+#  - a process started before recording, -a: its samples all in its own
+#    binary and name, >= 95% in spin_forever;
+#  - --only the split binary while a second binary (another build id)
+#    spins: only the split's file is kept, the rest counted as filtered;
+#  - while recording, a perf_event program of dcprof's is loaded (bpftool);
+#  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=4): lost samples shown;
+#  - --backend bpf with --call-graph dwarf is refused in one line;
+#  - unprivileged (setpriv nobody): auto falls back to perf with one line
+#    saying why; --backend bpf fails in one line, non-zero, no file;
+#  - no kernel BTF (DCPROF_BPF_BTF pointing nowhere): the same.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3 readelf
+need_perf_events
+need_root
+
+# can the kernel load it at all?
+"$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/probe.data" \
+	>"$TMP/out" 2>"$TMP/err"
+if [ $? -ne 0 ]; then
+	if grep -q "was not built" "$TMP/err"; then
+		[ -z "${CI:-}" ] || die "the BPF backend was not built under CI: $(cat "$TMP/err")"
+		skip "$(cat "$TMP/err")"
+	fi
+	skip "the kernel refuses BPF: $(cat "$TMP/err")"
+fi
+sample_rate 4999 999
+
+# unique build ids: other tests may run the same workloads meanwhile
+bid_flag() { printf -- "-Wl,--build-id=0x%08x%08x%08x%08x%08x" $1 $RANDOM$RANDOM \
+	$$ $RANDOM $RANDOM; }
+SPLIT=$(build_workload split "$(bid_flag 200)")
+SPIN=$(build_workload spin "$(bid_flag 201)")
+SPIN2=$TMP/spin2
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer "$(bid_flag 202)" -o "$SPIN2" \
+	"$TOP/tests/workloads/spin.c" || die "cannot build spin2"
+
+# --- the split, per command, shares within 1 point --------------------------
+F=$TMP/split.data
+expect_exit 0 "$DCPROF" record --backend bpf -F "$RATE" -o "$F" -- \
+	"$SPLIT" 4 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
+cp "$TMP/out" "$TMP/split.json"
+[ "$(json_get "$TMP/split.json" 'd["meta"]["backend"]')" = bpf ] ||
+	die "the JSON meta does not say backend bpf"
+python3 - "$TMP/split.json" "$TMP/truth" <<'PY' || die "bpf: shares are off"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = open(sys.argv[2]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+rows = {r["symbol"]: r["samples"] for r in d["rows"]}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+total = sum(rows.get(s, 0) for s in want)
+assert total >= 3000, "only %d samples in the three functions" % total
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("bpf %s: %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 1, "%s has %.1f%%, want %.1f%% +- 1" % (s, share, w)
+PY
+expect_exit 0 "$DCPROF" report -i "$F"
+grep -q '^# backend: bpf$' "$TMP/out" || die "the text report does not say backend bpf"
+
+# the same with every user frame named by build id in the kernel
+expect_exit 0 env DCPROF_BPF_FRAMES=buildid "$DCPROF" record --backend bpf \
+	-F "$RATE" -o "$TMP/ip.data" -- "$SPLIT" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
+expect_exit 0 "$DCPROF" report -i "$TMP/ip.data" --format json --sort symbol
+cp "$TMP/out" "$TMP/ip.json"
+python3 - "$TMP/ip.json" "$TMP/truth" <<'PY' || die "bpf, build-id frames: shares are off"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = open(sys.argv[2]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+rows = {r["symbol"]: r["samples"] for r in d["rows"]}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+total = sum(rows.get(s, 0) for s in want)
+assert total >= 2000, "only %d samples in the three functions" % total
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("bpf buildid %s: %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 1, "%s has %.1f%%, want %.1f%% +- 1" % (s, share, w)
+PY
+
+# --- a process started before, -a; and the program is loaded ------------------
+spawn "$SPIN" "$TMP/ready"
+PID=$SPAWNED
+wait_file "$TMP/ready"
+"$DCPROF" record --backend bpf -a -F "$RATE" --duration 3 -o "$TMP/all.data" \
+	>"$TMP/rec.out" 2>"$TMP/rec.err" &
+REC=$!
+_spawned+=("$REC")
+if command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ]; then
+	BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
+	for ((i = 0; i < 100; i++)); do
+		"$BPFTOOL" prog show 2>/dev/null | grep -q "perf_event  *name dcp_sample" && break
+		sleep 0.05
+	done
+	[ "$i" -lt 100 ] || die "no perf_event program dcp_sample is loaded while recording"
+else
+	[ -z "${CI:-}" ] || die "bpftool is not installed under CI"
+	skip_part "bpftool is not installed: the loaded program is not checked"
+fi
+wait "$REC" || die "record -a exited non-zero: $(cat "$TMP/rec.err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/all.data" --sort comm,pid,file,symbol \
+	--format json
+cp "$TMP/out" "$TMP/all.json"
+python3 - "$TMP/all.json" "$PID" "$SPIN" <<'PY' || die "bpf -a: the existing process is misattributed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid, binary = int(sys.argv[2]), sys.argv[3]
+mine = [r for r in d["rows"] if r["pid"] == pid]
+total = sum(r["samples"] for r in mine)
+good = sum(r["samples"] for r in mine
+           if r["file"] == binary and r["symbol"] == "spin_forever")
+lost = sum(r["samples"] for r in mine
+           if r["file"] == "[unknown]" or r["comm"] != "spin"
+           or (r["file"] != binary and not r["file"].startswith("[kernel")))
+print("pid %d: %d of %d in spin_forever, %d elsewhere than its binary or "
+      "the kernel" % (pid, good, total, lost))
+assert total >= 1000, "only %d samples" % total
+assert good >= 0.95 * total, "only %.1f%%" % (100.0 * good / total)
+assert lost == 0, lost
+PY
+kill "$PID"
+
+# --- --only: a second binary is filtered in the kernel ------------------------
+spawn "$SPIN2" "$TMP/ready2"
+PID2=$SPAWNED
+wait_file "$TMP/ready2"
+expect_exit 0 "$DCPROF" record --backend bpf -a --only "$SPLIT" \
+	-o "$TMP/only.data" -- "$SPLIT" 2
+kill "$PID2"
+expect_exit 0 "$DCPROF" report -i "$TMP/only.data" --sort file --format json
+cp "$TMP/out" "$TMP/only.json"
+python3 - "$TMP/only.json" "$SPLIT" <<'PY' || die "bpf --only keeps the wrong samples"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["stats"]
+files = sorted(set(r["file"] for r in d["rows"]))
+print("files %s, kept %d, filtered %d, samples %d" % (
+    files, s["samples_kept"], s["samples_filtered"], s["samples"]))
+assert files == [sys.argv[2]], files
+# the spinning second binary alone is about 2 s of a CPU
+assert s["samples_filtered"] >= 1000, s
+assert s["samples_kept"] + s["samples_filtered"] == s["samples"], s
+assert s["samples_kept"] >= 1000, s
+PY
+
+# --- a count map made tiny: the overflow is counted and shown -----------------
+DCPROF_BPF_MAP_ENTRIES=4 "$DCPROF" record --backend bpf -a -g --duration 2 \
+	-o "$TMP/tiny.data" >"$TMP/out" 2>"$TMP/err" ||
+	die "record with a tiny map failed: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/tiny.data"
+grep -q "^# lost: .* [1-9][0-9]* samples;" "$TMP/out" ||
+	die "a full count map is not shown as lost: $(grep '^# lost' "$TMP/out")"
+
+# --- refusals -------------------------------------------------------------------
+expect_exit 2 "$DCPROF" record --backend bpf --call-graph dwarf -o "$TMP/dw.data" -- true
+[ -e "$TMP/dw.data" ] && die "a refused dwarf recording left a file"
+# a usage error: the reason, then where to read more
+head -1 "$TMP/err" | grep -q "^dcprof: .*dwarf" || die "the dwarf refusal does not say why: $(cat "$TMP/err")"
+
+# no BTF: --backend bpf fails, auto falls back
+DCPROF_BPF_BTF=$TMP/no-btf "$DCPROF" record --backend bpf --duration 0.2 \
+	-o "$TMP/nobtf.data" >"$TMP/out" 2>"$TMP/err"
+[ $? -ne 0 ] || die "--backend bpf without BTF exited 0"
+one_line_error
+grep -q "BTF" "$TMP/err" || die "the refusal does not name BTF: $(cat "$TMP/err")"
+[ -e "$TMP/nobtf.data" ] && die "a refused recording left a file"
+DCPROF_BPF_BTF=$TMP/no-btf "$DCPROF" record --backend auto --duration 0.2 \
+	-o "$TMP/auto.data" >"$TMP/out" 2>"$TMP/err" ||
+	die "auto without BTF failed: $(cat "$TMP/err")"
+[ "$(grep -c "using the perf backend: .*BTF" "$TMP/err")" -eq 1 ] ||
+	die "auto without BTF does not say once why it uses perf: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/auto.data"
+grep -q '^# backend: perf$' "$TMP/out" || die "the fallback profile does not say backend perf"
+
+# unprivileged
+need setpriv
+chmod 711 "$TMP"
+mkdir "$TMP/u" && chmod 777 "$TMP/u" || die "cannot make '$TMP/u'"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+as_nobody "$DCPROF" record --backend bpf -o "$TMP/u/bpf.data" -- true \
+	>"$TMP/out" 2>"$TMP/err"
+[ $? -ne 0 ] || die "--backend bpf as nobody exited 0"
+one_line_error
+grep -q "CAP_BPF" "$TMP/err" || die "the refusal does not say what is needed: $(cat "$TMP/err")"
+[ -e "$TMP/u/bpf.data" ] && die "a refused recording left a file"
+as_nobody "$DCPROF" record --backend auto -o "$TMP/u/auto.data" -- true >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$(grep -c "using the perf backend: .*CAP_BPF" "$TMP/err")" -eq 1 ] ||
+	die "auto as nobody does not say once why it uses perf: $(cat "$TMP/err")"
+if [ "$rc" -eq 0 ]; then
+	expect_exit 0 "$DCPROF" report -i "$TMP/u/auto.data"
+	grep -q '^# backend: perf$' "$TMP/out" || die "nobody's profile does not say backend perf"
+fi
+
+pass

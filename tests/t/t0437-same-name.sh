@@ -1,0 +1,54 @@
+#!/bin/bash
+# Functions are told apart by identity, not name: two `static void
+# work(void)`, one in same_name.c and one in same_name_b.c of one binary,
+# the first doing twice the work of the other. The report has two rows for
+# them, with shares within 3 points of 2:1, each named with its source file
+# ("work (same_name.c)", "work (same_name_b.c)") in text and JSON, and so
+# are they in the folded stacks and the flame graph.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+W=$(build_workload same_name "$TOP/tests/workloads/same_name_b.c")
+F=$TMP/same.data
+A='work (same_name.c)'
+B='work (same_name_b.c)'
+
+# the perf ring, as the other backends are the business of their tests
+BACKEND=()
+"$DCPROF" record --help | grep -q -- --backend && BACKEND=(--backend perf)
+
+expect_exit 0 "$DCPROF" record "${BACKEND[@]}" -o "$F" -- "$W" 2
+
+# text: two rows, one per function
+expect_exit 0 "$DCPROF" report -i "$F" --sort symbol
+grep -Fq "[.] $A" "$TMP/out" && grep -Fq "[.] $B" "$TMP/out" ||
+	die "the text report does not tell the two work apart: $(sed -n '7,10p' "$TMP/out")"
+
+# JSON: the shares, within 3 points of 2:1 of the samples of both
+expect_exit 0 "$DCPROF" report -i "$F" --sort symbol --format json
+python3 - "$TMP/out" "$A" "$B" <<'PY' || die "the JSON report's shares are wrong"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+pct = {r["symbol"]: r["percent"] for r in rows}
+a, b = pct.get(sys.argv[2]), pct.get(sys.argv[3])
+assert a is not None and b is not None, "rows %s" % sorted(pct)[:8]
+assert "work" not in pct, "a row named plain work: %s" % pct["work"]
+assert a + b > 90, "the two work have only %.2f%%" % (a + b)
+assert abs(a - 200 / 3) < 3 and abs(b - 100 / 3) < 3, \
+    "shares %.2f%% and %.2f%%, expected 66.67%% and 33.33%%" % (a, b)
+PY
+
+# folded stacks: both, each with its samples
+expect_exit 0 "$DCPROF" export --format folded -i "$F"
+grep -Fq ";$A " "$TMP/out" && grep -Fq ";$B " "$TMP/out" ||
+	die "the folded stacks do not tell the two work apart: $(grep -F work "$TMP/out" | head -3)"
+
+# the flame graph, page and picture
+expect_exit 0 "$DCPROF" flamegraph -i "$F" -o "$TMP/fg.html"
+grep -Fq "$A" "$TMP/fg.html" && grep -Fq "$B" "$TMP/fg.html" ||
+	die "the flame graph does not tell the two work apart"
+expect_exit 0 "$DCPROF" flamegraph --format svg -i "$F" -o "$TMP/fg.svg"
+grep -Fq "$A" "$TMP/fg.svg" && grep -Fq "$B" "$TMP/fg.svg" ||
+	die "the SVG flame graph does not tell the two work apart"
+pass
