@@ -25,12 +25,14 @@ print(sum(r["samples"] for r in mine),
 }
 
 F=$TMP/killed.data
-"$DCPROF" record -a --flush-interval 0.5 -o "$F" >"$TMP/rec.out" \
-	2>"$TMP/rec.err" &
+"$DCPROF" record -a --flush-interval 0.5 -o "$F" --ready-fd 3 \
+	>"$TMP/rec.out" 2>"$TMP/rec.err" 3>"$TMP/rec.ready" &
 REC=$!
 _spawned+=("$REC")
-wait_file "$F"
-sleep 2.5 
+# the recorder says when its events are on and the walk is done: 2.5 s
+# of recording from then on, whatever the start cost
+wait_line "$TMP/rec.ready" '^recording$' 30
+sleep 2.5
 kill -KILL "$REC"
 wait "$REC" 2>/dev/null
 [ -e "$F" ] || die "no profile after SIGKILL"
@@ -57,10 +59,11 @@ expect_exit 0 "$DCPROF" cookies -i "$F"
 
 for sig in INT TERM; do
 	F=$TMP/$sig.data
-	"$DCPROF" record -a -o "$F" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+	"$DCPROF" record -a -o "$F" --ready-fd 3 >"$TMP/rec.out" \
+		2>"$TMP/rec.err" 3>"$TMP/$sig.ready" &
 	REC=$!
 	_spawned+=("$REC")
-	wait_file "$F"
+	wait_line "$TMP/$sig.ready" '^recording$' 30
 	sleep 1.5
 	kill -$sig "$REC"
 	wait "$REC"

@@ -44,15 +44,30 @@ for c, l in zip(cs, lines):
         assert l[2] == c["build_id"], (c, l)
     name = c["paths"][0] if c["paths"] else c["name"]
     assert " ".join(l).find(name) >= 0, (c, l)
-# the cookie samples of the report's leaf frames add up
 print("split %d samples, kernel %d, vdso %d" % (s["samples"], kernel[0]["samples"], vdso[0]["samples"]))
 PY
-# the report's total equals the cookies' samples
-expect_exit 0 "$DCPROF" report -i "$F" --format json
+# the cookies' samples add up: each cookie's count is the report's samples
+# whose leaf frame is in its file (report --sort file), and together they
+# are the report's total
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort file
 cp "$TMP/out" "$TMP/report.json"
-[ "$(json_get "$TMP/report.json" 'd["total"]')" = \
-  "$(json_get "$TMP/cookies.json" 'sum(c["samples"] for c in d["cookies"])')" ] ||
-	die "the report's total differs from the cookies' samples"
+python3 - "$TMP/cookies.json" "$TMP/report.json" <<'PY' || die "the cookies' samples do not add up to the report"
+import json, sys
+cs = json.load(open(sys.argv[1]))["cookies"]
+rep = json.load(open(sys.argv[2]))
+by_file = {}
+for r in rep["rows"]:
+    by_file[r["file"]] = by_file.get(r["file"], 0) + r["samples"]
+by_cookie = {}
+for c in cs:
+    if c["samples"]:
+        by_cookie[c["name"]] = by_cookie.get(c["name"], 0) + c["samples"]
+print("report by file:", by_file)
+print("cookies:       ", by_cookie)
+assert sum(by_cookie.values()) == rep["total"], (sum(by_cookie.values()), rep["total"])
+assert sum(by_file.values()) == rep["total"], (sum(by_file.values()), rep["total"])
+assert by_cookie == by_file, "per file: cookies %s, report %s" % (by_cookie, by_file)
+PY
 
 # a second recording moves the first aside
 cp "$F" "$TMP/first.data"

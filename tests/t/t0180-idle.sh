@@ -12,10 +12,13 @@ cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9
 # The kernel's count is taken inside the sampled window, so that the
 # recorder's own start (collection walk) and finish (symbols, writing),
 # which no sample sees, do not count as time the machine was busy.
-"$DCPROF" record -a --duration 3 -o "$TMP/idle.data" >"$TMP/rec.out" \
-	2>"$TMP/rec.err" &
+# The recorder says when it records (--ready-fd): the 3 s of --duration
+# count from then, and the 1.5 s window starts there.
+"$DCPROF" record -a --duration 3 -o "$TMP/idle.data" --ready-fd 3 \
+	>"$TMP/rec.out" 2>"$TMP/rec.err" 3>"$TMP/rec.ready" &
 rec=$!
-sleep 0.7
+_spawned+=("$rec")
+wait_line "$TMP/rec.ready" '^recording$' 30
 before=$(cpu_idle)
 sleep 1.5
 after=$(cpu_idle)

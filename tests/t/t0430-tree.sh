@@ -26,12 +26,47 @@ cp "$TMP/out" "$TMP/filtered.json"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol \
 	--percent-limit 30
 cp "$TMP/out" "$TMP/limited.json"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
+cp "$TMP/out" "$TMP/unlimited.json"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --tree caller \
 	--comm sym_chain --max-stack 1
 cp "$TMP/out" "$TMP/depth1.json"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm \
 	--pid 1
 cp "$TMP/out" "$TMP/nopid.json"
+
+# --pid selecting something: two sym_chain processes of one recording,
+# each selected alone keeps exactly its own samples
+F2=$TMP/two.data
+expect_exit 0 "$DCPROF" record -o "$F2" -- bash -c "\"$W\" 1 & \"$W\" 1; wait"
+expect_exit 0 "$DCPROF" report -i "$F2" --format json --sort comm,pid
+cp "$TMP/out" "$TMP/bypid.json"
+read -r P1 P2 < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = {}
+for r in d["rows"]:
+    if r["comm"] == "sym_chain":
+        n[r["pid"]] = n.get(r["pid"], 0) + r["samples"]
+print(*sorted(n, key=lambda p: -n[p])[:2])' "$TMP/bypid.json")
+[ -n "${P2:-}" ] || die "not two sym_chain processes in $F2: $(head -c 600 "$TMP/bypid.json")"
+for p in "$P1" "$P2" "$P1,$P2"; do
+	expect_exit 0 "$DCPROF" report -i "$F2" --format json --sort comm,pid \
+		--pid "$p"
+	python3 - "$TMP/bypid.json" "$TMP/out" "$p" <<'PY' || die "--pid $p selects the wrong samples"
+import json, sys
+full = json.load(open(sys.argv[1]))
+sel = json.load(open(sys.argv[2]))
+want_pids = {int(x) for x in sys.argv[3].split(",")}
+want = sum(r["samples"] for r in full["rows"] if r["pid"] in want_pids)
+got_pids = {r["pid"] for r in sel["rows"]}
+print("--pid %s: %d samples of pids %s (expected %d)" % (sys.argv[3],
+      sel["total"], sorted(got_pids), want))
+assert want >= 300, "only %d samples of %s" % (want, want_pids)
+assert got_pids == want_pids, (got_pids, want_pids)
+assert sel["total"] == want, (sel["total"], want)
+PY
+done
 
 python3 - "$TMP" <<'PY' || die "call trees are wrong"
 import json, sys, os
@@ -82,8 +117,15 @@ filt = load("filtered.json")
 assert [r["symbol"] for r in filt["rows"]] == ["leaf_forty"], filt["rows"]
 assert filt["total"] == filt["rows"][0]["samples"]
 
+# --percent-limit 30 keeps exactly the rows at 30% or more: both leaves
+# (60% and 40%), not only the top one, and nothing below 30%
 lim = load("limited.json")
-assert lim["rows"] and all(r["percent"] >= 30 for r in lim["rows"]), lim["rows"]
+unlim = load("unlimited.json")
+want = [r["symbol"] for r in unlim["rows"] if r["percent"] >= 30]
+got = [r["symbol"] for r in lim["rows"]]
+print("--percent-limit 30:", got)
+assert {"leaf_sixty", "leaf_forty"} <= set(want), unlim["rows"][:4]
+assert got == want, "--percent-limit 30 kept %s, expected %s" % (got, want)
 
 d1 = load("depth1.json")
 # one sampled frame per stack: a root's children can only be calls

@@ -135,6 +135,15 @@ print("'"$mode"': leaf_burn samples %d, caller kept in %d (%.1f%%)" % (leaf, kep
 assert leaf >= 500, "only %d leaf samples" % leaf
 if "'"$mode"'" == "dwarf":
     assert kept >= 0.95 * leaf, "dwarf lost the caller of the leaf"
+else:
+    # the leaf sets up no frame: the chain goes from leaf_burn to the
+    # caller of middle, and middle is missing (else -g did not walk
+    # frame pointers, or the workload has no frameless leaf)
+    lost = count(lambda f: f and f[-1] == "leaf_burn" and "main" in f
+                 and "middle" not in f)
+    print("g: the caller lost in %d (%.1f%%)" % (lost, 100.0 * lost / max(leaf, 1)))
+    assert kept <= 0.05 * leaf, "frame pointers kept the caller of the leaf in %d of %d" % (kept, leaf)
+    assert lost >= 0.9 * leaf, "only %d of %d fp stacks of the leaf go to main without middle" % (lost, leaf)
 '
 done
 

@@ -2,7 +2,8 @@
 # dcprof export --format pprof on a known 50/30/20 split, decoded by an
 # independent decoder (protoc against the repo's profile.proto): the string
 # table, the sample types and period, totals equal to the report's, the
-# three functions with the report's shares, every id a sample or location
+# three functions' shares within 3 points of the CPU time the workload
+# measured for each (as t0100), every id a sample or location
 # names defined, the build id of the workload's mapping equal to readelf's,
 # and the comm and pid labels.
 . "$(dirname "$0")/test-lib.sh"
@@ -12,7 +13,9 @@ need_perf_events
 SPLIT=$(build_workload split)
 F=$TMP/split.data
 
-expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 2
+# the workload measures its truth: the thread CPU time each function took
+expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
 cp "$TMP/out" "$TMP/report.json"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,pid
@@ -30,8 +33,8 @@ BUILD_ID=$(readelf -n "$SPLIT" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
 [ -n "$BUILD_ID" ] || die "readelf shows no build id for '$SPLIT'"
 
 python3 - "$TMP/decoded.txt" "$TMP/report.json" "$SPLIT" "$BUILD_ID" \
-	"$TMP/report-pid.json" \
-	<<'PY' || die "the pprof export does not match the report"
+	"$TMP/report-pid.json" "$TMP/truth" \
+	<<'PY' || die "the pprof export does not match the workload or the report"
 import ast, json, sys
 
 def parse(lines):
@@ -125,7 +128,11 @@ assert total == report["stats"]["samples_kept"], "total vs samples_kept"
 assert per_pid == by_pid, "comm/pid labels %r, report %r" % (per_pid, by_pid)
 assert ("split", ) in {(c, ) for c, _ in per_pid}, "no comm label 'split'"
 
-rows = {r["symbol"]: r["percent"] for r in report["rows"]}
+t = open(sys.argv[6]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+truth = {fn: 100.0 * ns / sum(took.values()) for fn, ns in took.items()}
+three = sum(leaf.get(fn, 0) for fn in truth)
+assert three >= 2000, "only %d samples in the three functions" % three
 names = {s(one(f, "name")): f for f in functions.values()}
 for fn in ("work_fifty", "work_thirty", "work_twenty"):
     assert fn in names, "no Function %s" % fn
@@ -134,10 +141,11 @@ for fn in ("work_fifty", "work_thirty", "work_twenty"):
     # the source file where DWARF names it, else the object
     assert s(one(f, "filename")) in (split_path, "split.c") or \
         s(one(f, "filename")).endswith("/split.c"), s(one(f, "filename"))
-    share = 100.0 * leaf.get(fn, 0) / total
-    print("%s: %.2f%% (report %.2f%%)" % (fn, share, rows[fn]))
-    assert abs(share - rows[fn]) <= 1, "%s: %.2f vs %.2f" % (fn, share,
-                                                            rows[fn])
+    # shares among the three, as the truth is
+    share = 100.0 * leaf.get(fn, 0) / three
+    print("%s: %.2f%% (the workload measured %.2f%%)" % (fn, share, truth[fn]))
+    assert abs(share - truth[fn]) <= 3, "%s: %.2f%%, measured %.2f%%" % (
+        fn, share, truth[fn])
 
 ours = [m for m in mappings.values() if s(one(m, "filename")) == split_path]
 assert len(ours) == 1, "mappings of the workload: %d" % len(ours)

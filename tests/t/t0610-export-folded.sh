@@ -1,7 +1,8 @@
 #!/bin/bash
 # dcprof export --format folded on a known 50/30/20 split: every line is
 # "frames count", the counts add up to the report's total, the three
-# functions' leaf shares are the report's, --no-comm drops exactly the
+# functions' leaf shares are within 3 points of the CPU time the workload
+# measured for each (as t0100), --no-comm drops exactly the
 # first frame, and a process whose name holds a space, ';', a newline and
 # a byte that is not UTF-8 still yields one parseable, valid UTF-8 line
 # per stack, as does pprof for its path.
@@ -12,7 +13,9 @@ need_perf_events
 SPLIT=$(build_workload split)
 F=$TMP/split.data
 
-expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 2
+# the workload measures its truth: the thread CPU time each function took
+expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
 cp "$TMP/out" "$TMP/report.json"
 expect_exit 0 "$DCPROF" export --format folded -i "$F"
@@ -22,7 +25,7 @@ expect_exit 0 "$DCPROF" export --format folded --no-comm -i "$F" \
 	-o "$TMP/nocomm.txt"
 [ -s "$TMP/out" ] && die "export -o also wrote to stdout"
 
-python3 - "$TMP/folded.txt" "$TMP/nocomm.txt" "$TMP/report.json" <<'PY' ||
+python3 - "$TMP/folded.txt" "$TMP/nocomm.txt" "$TMP/report.json" "$TMP/truth" <<'PY' ||
 import json, re, sys
 
 def read(path):
@@ -56,22 +59,27 @@ assert stripped == nocomm, "--no-comm is not the output minus its first frame"
 assert any(s.startswith("split;") for s in folded), "no 'split' root frame"
 assert not any(s.startswith("split;") for s in nocomm), "comm in --no-comm"
 
-rows = {r["symbol"]: r["percent"] for r in report["rows"]}
+t = open(sys.argv[4]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+truth = {fn: 100.0 * ns / sum(took.values()) for fn, ns in took.items()}
 leaf = {}
 for stack, n in folded.items():
     # the leaf function: calls inlined into it (_[i]) come after it
     name = [f for f in stack.split(";") if not f.endswith("_[i]")][-1]
     leaf[name] = leaf.get(name, 0) + n
+three = sum(leaf.get(fn, 0) for fn in truth)
+assert three >= 2000, "only %d samples in the three functions" % three
+assert set(truth) == {"work_fifty", "work_thirty", "work_twenty"}, truth
 for fn in ("work_fifty", "work_thirty", "work_twenty"):
-    share = 100.0 * leaf.get(fn, 0) / total
-    print("%s: %.2f%% (report %.2f%%)" % (fn, share, rows[fn]))
-    assert abs(share - rows[fn]) <= 1, "%s: %.2f vs %.2f" % (fn, share,
-                                                            rows[fn])
+    share = 100.0 * leaf.get(fn, 0) / three
+    print("%s: %.2f%% (the workload measured %.2f%%)" % (fn, share, truth[fn]))
+    assert abs(share - truth[fn]) <= 3, "%s: %.2f%%, measured %.2f%%" % (
+        fn, share, truth[fn])
 # root first: main calls the three functions, so it comes before them
 assert all(s.index(";main;") < s.index(";work_") for s in folded
            if ";work_" in s and ";main;" in s), "frames not root first"
 PY
-	die "the folded export does not match the report"
+	die "the folded export does not match the workload or the report"
 
 # A hostile name: the kernel takes the comm from the file name as it is.
 WEIRD="$TMP/we ird;n"$'\n'"m"$'\xff'

@@ -26,14 +26,27 @@ LIMIT_KB=$((64 * 1024))
 FORKS_BIN=$(build_workload fault_forks)
 
 F=$TMP/forks.data
-"$DCPROF" record -a -g -o "$F" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+"$DCPROF" record -a -g -o "$F" --ready-fd 3 >"$TMP/rec.out" \
+	2>"$TMP/rec.err" 3>"$TMP/rec.ready" &
 REC=$!
 _spawned+=("$REC")
-wait_file "$F"
-sleep 1
+wait_line "$TMP/rec.ready" '^recording$' 30
 
 hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$REC/status"; }
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$REC/status"; }
+# the recorder has caught up with the records of a batch once its peak
+# stays put for 1 s (at most 20 s): not a fixed pause a slow machine
+# outruns
+settle() {
+	local i same=0 prev='' cur
+	for ((i = 0; i < 40 && same < 2; i++)); do
+		sleep 0.5
+		cur=$(hwm)
+		if [ "$cur" = "$prev" ]; then same=$((same + 1)); else same=0; fi
+		prev=$cur
+	done
+	[ "$same" -ge 2 ] || echo "note: the recorder's peak still grew after 20 s ($cur KiB)"
+}
 PAUSE=$TMP/pause
 "$FORKS_BIN" "$COUNT" "$STEP" "$PAUSE" >"$TMP/forks.out" &
 FP=$!
@@ -42,8 +55,7 @@ base=$(hwm)
 h20=
 for ((done = STEP; done < COUNT; done += STEP)); do
 	wait_file "$PAUSE" 120
-	# let the recorder catch up with the records of the batch
-	sleep 1
+	settle
 	h=$(hwm)
 	echo "after $(cat "$PAUSE") forks: VmHWM $h KiB, VmRSS $(rss) KiB"
 	[ -z "$h20" ] && h20=$h
@@ -51,7 +63,7 @@ for ((done = STEP; done < COUNT; done += STEP)); do
 done
 wait "$FP" || die "fault_forks failed: $(cat "$TMP/forks.out")"
 cat "$TMP/forks.out"
-sleep 1
+settle
 h100=$(hwm)
 echo "after $COUNT forks: VmHWM $h100 KiB, VmRSS $(rss) KiB (at start $base KiB)"
 kill -INT "$REC"

@@ -37,13 +37,16 @@ for sig in KILL SEGV; do
 	check_complete "$F" 300 fault_busy
 done
 
-spawn "$BUSY" 1 0
+spawn "$BUSY" 1 0 14 "$TMP/busy.ready"
+wait_line "$TMP/busy.ready" '^running$' 10
 for sig in TERM INT; do
 	F=$TMP/sig-$sig.data
-	"$DCPROF" record -a -o "$F" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+	"$DCPROF" record -a -o "$F" --ready-fd 3 >"$TMP/rec.out" \
+		2>"$TMP/rec.err" 3>"$TMP/$sig.ready" &
 	REC=$!
 	_spawned+=("$REC")
-	wait_file "$F"
+	# 1.5 s of recording from the moment the recorder says it records
+	wait_line "$TMP/$sig.ready" '^recording$' 30
 	sleep 1.5
 	kill -"$sig" "$REC"
 	wait "$REC"

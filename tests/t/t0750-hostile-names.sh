@@ -35,19 +35,27 @@ done
 NAMES=$TMP/names
 
 F=$TMP/names.data
-"$DCPROF" record -a -o "$F" --duration 5 >"$TMP/rec.out" 2>"$TMP/rec.err" &
+"$DCPROF" record -a -o "$F" --duration 5 --flush-interval 0.2 --ready-fd 3 >"$TMP/rec.out" \
+	2>"$TMP/rec.err" 3>"$TMP/rec.ready" &
 REC=$!
 _spawned+=("$REC")
-wait_file "$F"
-sleep 0.5
+wait_line "$TMP/rec.ready" '^recording$' 30
 i=0
 for run in "$ODD file" "$FAKE file" "$GONE file" "$NAMES memfd" "$NAMES anon"; do
 	i=$((i + 1))
 	mode=${run##* }
 	spawn "${run% *}" "$mode" 3 "$TMP/ready$i"
+	pids[i]=$SPAWNED
 done
 for i in 1 2 3 4 5; do wait_file "$TMP/ready$i"; done
-sleep 0.5
+echo "pids: odd ${pids[1]}, fake ${pids[2]}, gone ${pids[3]}, memfd ${pids[4]}, anon ${pids[5]}"
+# delete GONE once the recorder has its mapping: the working file's
+# cookies (flushed every 0.2 s) name it
+for ((n = 0; n < 200; n++)); do
+	"$DCPROF" cookies -i "$F" 2>/dev/null | grep -qF "$GONE" && break
+	sleep 0.05
+done
+[ "$n" -lt 200 ] || die "the recorder did not see '$GONE' within 10 s"
 rm "$GONE" || die "cannot delete '$GONE'"
 wait "$REC"
 rc=$?
@@ -71,11 +79,12 @@ expect_exit 0 "$DCPROF" cookies -i "$F" --format json
 ctl "cookies --format json"
 cp "$TMP/out" "$TMP/cookies.json"
 
-python3 - "$TMP/report.json" "$TMP/cookies.json" "$ODD" "$FAKE" "$GONE" <<'PY' || die "the hostile names are not in the JSON outputs"
+python3 - "$TMP/report.json" "$TMP/cookies.json" "$ODD" "$FAKE" "$GONE" "${pids[4]}" <<'PY' || die "the hostile names are not in the JSON outputs"
 import json, sys
 rep = json.load(open(sys.argv[1]))
 cks = json.load(open(sys.argv[2]))
 odd, fake, gone = sys.argv[3:6]
+memfd_pid = int(sys.argv[6])
 comm = "\x01h\tos\"ti\\le\x1b[7\x7f"
 # a JSON string holds text: a path of invalid UTF-8 can only be carried
 # escaped or replaced, so compare what must survive: the valid parts
@@ -93,14 +102,26 @@ assert rows, "no row has the hostile comm: %s" % sorted(
 assert any(like(f, odd) for f in by_file), "odd path missing"
 assert any(f == fake for f in by_file), "' (deleted)' path missing"
 assert any(f == gone or f.startswith(gone) for f in by_file), "deleted binary missing"
-# the memfd runs a copy of the names binary: the same identity, so its
-# samples go to that cookie, which lists the memfd: path (checked below)
-assert any(f.endswith("/names") or "memfd:" in f for f in by_file), \
-    "memfd executable missing"
 assert any(f.startswith("[anon") for f in by_file), "anonymous code missing"
 names = [c.get("name") or "" for c in cks["cookies"]]
 paths = [p for c in cks["cookies"] for p in c.get("paths", [])]
-assert any("memfd:" in n for n in names + paths), "no memfd cookie"
+# the memfd runs a copy of the names binary: the same identity, so its
+# samples go to that cookie, which must list the memfd by its own name
+# (memfd_create's "hostile\n\xff\x01 mem"; other memfds run on the system)
+def is_our_memfd(p):
+    return p.startswith("/memfd:hostile\n") and " mem" in p
+mine = [c for c in cks["cookies"] if any(is_our_memfd(p) for p in
+        [c.get("name") or ""] + c.get("paths", []))]
+assert mine, "no cookie lists the memfd: %r" % [p for p in names + paths
+                                               if "memfd" in p]
+memfd_rows = [r for r in rep["rows"] if r["pid"] == memfd_pid]
+memfd_files = {}
+for r in memfd_rows:
+    memfd_files[r["file"]] = memfd_files.get(r["file"], 0) + r["samples"]
+print("the memfd process (pid %d): %s; cookie %s" % (memfd_pid, memfd_files,
+      [(c["name"], c["paths"]) for c in mine]))
+n = sum(v for f, v in memfd_files.items() if any(f == c["name"] for c in mine))
+assert n >= 100, "%d samples of the memfd process in its memfd's cookie" % n
 assert any(like(p, odd) for p in paths), "odd path missing from cookies"
 PY
 

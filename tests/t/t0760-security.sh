@@ -47,18 +47,25 @@ rec "$TMP/c.data"
 [ ! -e "$TMP/created-by-dcprof" ] || die "a dangling link was followed"
 check_out "$TMP/c.data" "dangling link"
 
-# (d)
-"$DCPROF" record -a --duration 3 -o "$TMP/d.data" >/dev/null 2>"$TMP/d.err" &
+# (d) the link is planted once the recorder records (its working file is
+# there): the compact file must replace it, a regular file of root's
+"$DCPROF" record -a --duration 3 -o "$TMP/d.data" --ready-fd 3 >/dev/null \
+	2>"$TMP/d.err" 3>"$TMP/d.ready" &
 REC=$!
 _spawned+=("$REC")
-wait_file "$TMP/d.data"
-sleep 0.5
+wait_line "$TMP/d.ready" '^recording$' 30
+[ -f "$TMP/d.data" ] || die "no working file once recording"
 rm "$TMP/d.data" && ln -s "$VICTIM" "$TMP/d.data" || die "cannot plant the link"
 wait "$REC"
-echo "link planted during recording: dcprof exited $? ($(cat "$TMP/d.err" | tail -1))"
+rc=$?
+echo "link planted during recording: dcprof exited $rc ($(tail -1 "$TMP/d.err"))"
+[ "$rc" -eq 0 ] || die "link planted during recording: dcprof exited $rc: $(cat "$TMP/d.err")"
 victim_ok "link planted during recording"
-[ ! -L "$TMP/d.data" ] || [ "$(readlink "$TMP/d.data")" = "$VICTIM" ] ||
-	die "the output path points elsewhere"
+[ ! -L "$TMP/d.data" ] || die "the planted link is still in place: $(ls -l "$TMP/d.data")"
+check_out "$TMP/d.data" "link planted during recording"
+expect_exit 0 "$DCPROF" report -i "$TMP/d.data" --format json
+[ "$(json_get "$TMP/out" 'd["meta"]["complete"]')" = true ] ||
+	die "link planted during recording: the profile is not complete"
 
 # (e)
 id nobody >/dev/null 2>&1 || die "no user nobody for (e)"

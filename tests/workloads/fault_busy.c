@@ -4,7 +4,9 @@
  * binary tree of calls so that the sampled call stacks are many and
  * distinct: each descent picks busy_left() or busy_right() by one bit of
  * a counter, so DEPTH levels give 2^DEPTH different stacks.
- * usage: fault_busy THREADS SECONDS [DEPTH]
+ * READY, when given, is a file written ("running") once the threads run,
+ * for a test to wait on instead of sleeping.
+ * usage: fault_busy THREADS SECONDS [DEPTH [READY]]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -78,11 +80,20 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		depth = atoi(argv[3]);
 	if (n < 1 || n > 64 || depth < 0 || depth > 60) {
-		fprintf(stderr, "usage: fault_busy THREADS SECONDS [DEPTH]\n");
+		fprintf(stderr,
+			"usage: fault_busy THREADS SECONDS [DEPTH [READY]]\n");
 		return 2;
 	}
 	for (int i = 1; i < n; i++)
 		pthread_create(&t[i], NULL, run, (void *)(uintptr_t)i);
+	if (argc > 4) {
+		FILE *f = fopen(argv[4], "w");
+
+		if (!f || fputs("running\n", f) < 0 || fclose(f)) {
+			perror(argv[4]);
+			return 1;
+		}
+	}
 	run(NULL);
 	for (int i = 1; i < n; i++)
 		pthread_join(t[i], NULL);
