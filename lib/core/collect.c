@@ -196,31 +196,33 @@ fail:
 	return NULL;
 }
 
-DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
-				       size_t size, size_t *needed)
+ssize_t dcp_coll_queue_read(struct dcp_coll_queue *q,
+			    struct dcp_collection_stats *stats, void *buf,
+			    size_t size, size_t *needed, dcp_coll_refill_fn refill,
+			    void *ctx)
 {
 	size_t used = 0;
 	int ret;
 
-	if (!c || (!buf && size))
+	if (!buf && size)
 		return dcp_error(EINVAL, "collection read: no buffer");
 	if (size == 0)
 		return dcp_error(
 			EINVAL,
 			"collection buffer of 0 bytes cannot hold a record");
-	c->stats.reads++;
-	if (c->deferred_err) {
-		ret = dcp_error(c->deferred_err, "%s", c->deferred_msg);
-		c->deferred_err = 0;
-		free(c->deferred_msg);
-		c->deferred_msg = NULL;
+	stats->reads++;
+	if (q->deferred_err) {
+		ret = dcp_error(q->deferred_err, "%s", q->deferred_msg);
+		q->deferred_err = 0;
+		free(q->deferred_msg);
+		q->deferred_msg = NULL;
 		return dcp_api_ret(ret);
 	}
 	for (;;) {
 		const struct perf_event_header *h;
 
-		if (c->out_pos < c->out.len) {
-			h = (const void *)(c->out.p + c->out_pos);
+		if (q->out_pos < q->out.len) {
+			h = (const void *)(q->out.p + q->out_pos);
 			if (h->size > size - used) {
 				if (used)
 					break;
@@ -233,32 +235,59 @@ DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
 			}
 			memcpy((char *)buf + used, h, h->size);
 			used += h->size;
-			c->out_pos += h->size;
-			c->stats.records++;
-			c->stats.bytes += h->size;
+			q->out_pos += h->size;
+			stats->records++;
+			stats->bytes += h->size;
 			if (h->type == PERF_RECORD_FORK)
-				c->stats.tasks++;
+				stats->tasks++;
 			else if (h->type == PERF_RECORD_MMAP2)
-				c->stats.maps++;
+				stats->maps++;
 			continue;
 		}
-		if (c->done)
+		q->out.len = 0;
+		q->out_pos = 0;
+		ret = refill(ctx, size);
+		if (ret == 0)
 			break;
-		ret = next_process(c);
-		if (ret == 0) {
-			c->done = true;
-			break;
-		}
 		if (ret < 0) {
 			if (!used)
 				return dcp_api_ret(ret);
 			/* hand over the records first, the error next time */
-			c->deferred_err = ret;
-			c->deferred_msg = strdup(dcp_last_error());
+			q->deferred_err = ret;
+			q->deferred_msg = strdup(dcp_last_error());
 			break;
 		}
 	}
 	return (ssize_t)used;
+}
+
+void dcp_coll_queue_free(struct dcp_coll_queue *q)
+{
+	free(q->out.p);
+	free(q->deferred_msg);
+}
+
+/* The /proc walk's refill: the records of the next process. */
+static int proc_refill(void *ctx, size_t size)
+{
+	struct dcp_collection *c = ctx;
+	int ret;
+
+	if (c->done)
+		return 0;
+	ret = next_process(c);
+	if (ret == 0)
+		c->done = true;
+	return ret;
+}
+
+DCPROF_API ssize_t dcp_collection_read(struct dcp_collection *c, void *buf,
+				       size_t size, size_t *needed)
+{
+	if (!c)
+		return dcp_error(EINVAL, "collection read: no buffer");
+	return dcp_coll_queue_read(&c->q, &c->stats, buf, size, needed,
+				   proc_refill, c);
 }
 
 DCPROF_API const struct dcp_collection_stats *
@@ -282,14 +311,13 @@ DCPROF_API void dcp_collection_close(struct dcp_collection *c)
 		dcp_cookie_table_free(c->cookies);
 	free(c->proc.buf);
 	free(c->targets);
-	free(c->out.p);
+	dcp_coll_queue_free(&c->q);
 	free(c->rd.p);
 	free(c->rd2.p);
 	free(c->maps.p);
 	free(c->dents_buf);
 	free(c->link);
 	free(c->idents);
-	free(c->deferred_msg);
 	free(c);
 }
 

@@ -200,7 +200,7 @@ size_t dcp_coll_str_space(const char *s)
 	return (strlen(s) + 1 + 7) & ~(size_t)7;
 }
 
-/* Append a zeroed record of size bytes (trailer included) to c->out. */
+/* Append a zeroed record of size bytes (trailer included) to c->q.out. */
 void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 			  uint16_t misc, size_t size, uint32_t pid,
 			  uint32_t tid)
@@ -212,9 +212,9 @@ void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 		dcp_error(E2BIG, "record of %zu bytes is too large", size);
 		return NULL;
 	}
-	if (dcp_coll_buf_reserve(&c->out, size) < 0)
+	if (dcp_coll_buf_reserve(&c->q.out, size) < 0)
 		return NULL;
-	h = (struct perf_event_header *)(c->out.p + c->out.len);
+	h = (struct perf_event_header *)(c->q.out.p + c->q.out.len);
 	memset(h, 0, size);
 	h->type = type;
 	h->misc = misc | DCP_RECORD_MISC_INJECTED;
@@ -224,7 +224,7 @@ void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 	sid->tid = tid;
 	sid->time = c->time;
 	sid->cpu = (uint32_t)-1;
-	c->out.len += size;
+	c->q.out.len += size;
 	return h;
 }
 
@@ -324,7 +324,7 @@ static int proc_error(pid_t pid, const char *what, int err)
 }
 
 /*
- * Build the records of one process into c->out. The dirfd pins the
+ * Build the records of one process into c->q.out. The dirfd pins the
  * process: if it exits (and its pid is reused) every later open through it
  * fails instead of reading the new process. Its start time, read before
  * and after, must agree, and match the pid list's (pid reuse since open).
@@ -338,8 +338,8 @@ int dcp_coll_load_process(struct dcp_collection *c, pid_t pid,
 	char path[32];
 	int dirfd, statfd = -1, ret;
 	c->what = "stat";
-	c->out.len = 0;
-	c->out_pos = 0;
+	c->q.out.len = 0;
+	c->q.out_pos = 0;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	dirfd = dcp_coll_open_at(c, AT_FDCWD, path, O_DIRECTORY);
 	if (dirfd < 0) {
@@ -376,7 +376,7 @@ out:
 		close(dirfd);
 	if (ret == 0)
 		return 0;
-	c->out.len = 0;
+	c->q.out.len = 0;
 	if (dcp_coll_is_gone(ret)) {
 		c->stats.tasks_vanished++;
 		return 0;

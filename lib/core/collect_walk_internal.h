@@ -28,6 +28,39 @@ struct dcp_coll_buf {
 	size_t len, cap;
 };
 
+/*
+ * The records a collection has ready for its caller, handed over whole by
+ * dcp_coll_queue_read(), and an error met after some records were already
+ * handed over, kept for the next read.
+ */
+struct dcp_coll_queue {
+	struct dcp_coll_buf out;
+	size_t out_pos;
+	int deferred_err;
+	char *deferred_msg;
+};
+
+/*
+ * Queue more records for the next read (the queue is empty when called;
+ * size is the caller's buffer size). Returns > 0 when it queued some, 0
+ * when the collection is done, or a negative errno with a message.
+ */
+typedef int (*dcp_coll_refill_fn)(void *ctx, size_t size);
+
+/*
+ * One collection read: as many whole queued records as fit in buf
+ * (refilling through refill), counted in stats. The iterator contract of
+ * include/dcprof/dcprof.h: 0 at the end, -ENOSPC with *needed when the
+ * next record does not fit an empty buffer, an error after some records
+ * deferred to the next read.
+ */
+ssize_t dcp_coll_queue_read(struct dcp_coll_queue *q,
+			    struct dcp_collection_stats *stats, void *buf,
+			    size_t size, size_t *needed, dcp_coll_refill_fn refill,
+			    void *ctx);
+
+void dcp_coll_queue_free(struct dcp_coll_queue *q);
+
 /* A directory read with getdents64 from a buffer we own. */
 struct dcp_coll_dents {
 	int fd;
@@ -79,9 +112,8 @@ struct dcp_collection {
 	uint64_t boot_minus_mono; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	long clk_tck;
 
-	/* records of the current process, emitted from out_pos */
-	struct dcp_coll_buf out;
-	size_t out_pos;
+	/* records of the current process, handed over from q.out_pos */
+	struct dcp_coll_queue q;
 
 	struct dcp_coll_buf rd, rd2; /* /proc file contents */
 	struct dcp_coll_buf maps; /* the executable lines of a maps file */
@@ -90,9 +122,6 @@ struct dcp_collection {
 
 	struct dcp_coll_ident *idents;
 	size_t idents_cap, idents_used;
-
-	int deferred_err; /* an error met after records were written */
-	char *deferred_msg;
 
 	const char *what; /* the /proc file being read, for messages */
 	struct dcp_collection_stats stats;

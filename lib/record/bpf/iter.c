@@ -231,72 +231,30 @@ static int fill(struct dcp_collection_bpf *c, size_t size)
 	return 1;
 }
 
+/* The kernel walk's refill, read with the caller's buffer size. */
+static int bpf_refill(void *ctx, size_t size)
+{
+	struct dcp_collection_bpf *c = ctx;
+	int ret;
+
+	if (c->phase == PHASE_DONE)
+		return 0;
+	ret = fill(c, size);
+	if (ret < 0) {
+		c->phase = PHASE_DONE;
+		close_iter(c);
+	}
+	return ret;
+}
+
 DCPROF_API ssize_t dcp_collection_bpf_read(struct dcp_collection_bpf *c,
 					   void *buf, size_t size,
 					   size_t *needed)
 {
-	size_t used = 0;
-	int ret;
-
-	if (!c || (!buf && size))
+	if (!c)
 		return dcp_error(EINVAL, "collection read: no buffer");
-	if (size == 0)
-		return dcp_error(
-			EINVAL,
-			"collection buffer of 0 bytes cannot hold a record");
-	c->stats.reads++;
-	if (c->deferred_err) {
-		ret = dcp_error(c->deferred_err, "%s", c->deferred_msg);
-		c->deferred_err = 0;
-		free(c->deferred_msg);
-		c->deferred_msg = NULL;
-		return dcp_api_ret(ret);
-	}
-	for (;;) {
-		const struct perf_event_header *h;
-
-		if (c->out_pos < c->out.len) {
-			h = (const void *)(c->out.p + c->out_pos);
-			if (h->size > size - used) {
-				if (used)
-					break;
-				if (needed)
-					*needed = h->size;
-				return dcp_error(
-					ENOSPC,
-					"buffer of %zu bytes cannot hold the next record of %u bytes",
-					size, (unsigned)h->size);
-			}
-			memcpy((char *)buf + used, h, h->size);
-			used += h->size;
-			c->out_pos += h->size;
-			c->stats.records++;
-			c->stats.bytes += h->size;
-			if (h->type == PERF_RECORD_FORK)
-				c->stats.tasks++;
-			else if (h->type == PERF_RECORD_MMAP2)
-				c->stats.maps++;
-			continue;
-		}
-		c->out.len = 0;
-		c->out_pos = 0;
-		if (c->phase == PHASE_DONE)
-			break;
-		/* the kernel is read with the caller's buffer size */
-		ret = fill(c, size);
-		if (ret == 0)
-			break;
-		if (ret < 0) {
-			c->phase = PHASE_DONE;
-			close_iter(c);
-			if (!used)
-				return dcp_api_ret(ret);
-			c->deferred_err = ret;
-			c->deferred_msg = strdup(dcp_last_error());
-			break;
-		}
-	}
-	return (ssize_t)used;
+	return dcp_coll_queue_read(&c->q, &c->stats, buf, size, needed,
+				   bpf_refill, c);
 }
 
 /* ---- opening ------------------------------------------------------------ */
@@ -500,13 +458,12 @@ DCPROF_API void dcp_collection_bpf_close(struct dcp_collection_bpf *c)
 		dcp_cookie_table_free(c->cookies);
 	free(c->targets);
 	free(c->in.p);
-	free(c->out.p);
+	dcp_coll_queue_free(&c->q);
 	free(c->pend.p);
 	free(c->exe.p);
 	free(c->exes);
 	free(c->idents);
 	free(c->link_buf);
-	free(c->deferred_msg);
 	free(c);
 }
 

@@ -317,7 +317,7 @@ int dcp_iter_flush_process(struct dcp_collection_bpf *c)
 					 c->vsys_prot, MAP_PRIVATE, NULL,
 					 "[vsyscall]");
 		if (ret == 0)
-			ret = append(&c->out, c->pend.p, c->pend.len);
+			ret = append(&c->q.out, c->pend.p, c->pend.len);
 	}
 	c->pend.len = 0;
 	c->pend_tgid = 0;
@@ -387,7 +387,7 @@ static int task_records(struct dcp_collection_bpf *c,
 
 	memcpy(comm, t->comm, sizeof(comm));
 	comm[COMM_MAX - 1] = 0;
-	f = record_new(c, &c->out, PERF_RECORD_FORK, 0,
+	f = record_new(c, &c->q.out, PERF_RECORD_FORK, 0,
 		       sizeof(*f) + sizeof(struct dcp_sample_id), t->tgid,
 		       t->tid);
 	if (!f)
@@ -397,7 +397,7 @@ static int task_records(struct dcp_collection_bpf *c,
 	f->tid = t->tid;
 	f->ptid = ppid;
 	f->time = start_ns(c, t->start_boottime);
-	r = record_new(c, &c->out, PERF_RECORD_COMM, 0,
+	r = record_new(c, &c->q.out, PERF_RECORD_COMM, 0,
 		       sizeof(*r) + dcp_coll_str_space(comm) +
 			       sizeof(struct dcp_sample_id),
 		       t->tgid, t->tid);
@@ -409,7 +409,7 @@ static int task_records(struct dcp_collection_bpf *c,
 	if (t->tid != t->tgid || !(e = find_exe(c, t->tgid)))
 		return 0;
 	return append(
-		&c->out, c->exe.p + e->off,
+		&c->q.out, c->exe.p + e->off,
 		((const struct perf_event_header *)(c->exe.p + e->off))->size);
 }
 

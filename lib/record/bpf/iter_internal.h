@@ -62,9 +62,8 @@ struct dcp_collection_bpf {
 	struct dcp_coll_buf in;
 	size_t in_pos;
 
-	/* records ready for the caller, handed over from out_pos */
-	struct dcp_coll_buf out;
-	size_t out_pos;
+	/* records ready for the caller, handed over from q.out_pos */
+	struct dcp_coll_queue q;
 
 	/* maps kind: the records of the process being read */
 	struct dcp_coll_buf pend;
@@ -88,8 +87,6 @@ struct dcp_collection_bpf {
 	long clk_tck;
 	char *link_buf; /* PATH_MAX */
 
-	int deferred_err;
-	char *deferred_msg;
 	uint64_t kernel_reads;
 	struct dcp_collection_stats stats;
 };
@@ -100,7 +97,7 @@ struct dcp_collection_bpf {
 uint64_t dcp_iter_clock_ns(clockid_t id);
 /* Whether /proc no longer has the process. */
 bool dcp_iter_process_gone(uint32_t pid);
-/* One record of the kernel's into c->out (or c->pend, c->exe). */
+/* One record of the kernel's into c->q.out (or c->pend, c->exe). */
 int dcp_iter_convert(struct dcp_collection_bpf *c,
 		     const struct dcp_iter_hdr *h);
 /* Hand the records of the process in c->pend over (or drop them: gone). */
