@@ -317,7 +317,7 @@ DCPROF_API void dcp_collection_close(struct dcp_collection *c)
 	free(c->maps.p);
 	free(c->dents_buf);
 	free(c->link);
-	free(c->idents);
+	dcp_ident_cache_free(&c->idents);
 	free(c);
 }
 

@@ -19,6 +19,7 @@
 
 #include "buildid_internal.h"
 #include "collect_walk_internal.h"
+#include "file_ident_internal.h"
 #include "cookie_internal.h"
 #include "log_internal.h"
 #include "records_internal.h"
@@ -103,41 +104,6 @@ static int maps_next(char *s, size_t len, size_t *pos, struct dcp_maps_line *l)
 	return 1;
 }
 
-static size_t ident_slot(const struct dcp_collection *c, uint32_t maj,
-			 uint32_t min, uint64_t ino)
-{
-	uint64_t h = (ino ^ ((uint64_t)maj << 52) ^ ((uint64_t)min << 32)) *
-		     0x9e3779b97f4a7c15ull;
-	size_t mask = c->idents_cap - 1;
-	size_t i = (size_t)(h >> 20) & mask;
-
-	while (c->idents[i].used &&
-	       !(c->idents[i].ino == ino && c->idents[i].maj == maj &&
-		 c->idents[i].min == min))
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int idents_grow(struct dcp_collection *c)
-{
-	struct dcp_coll_ident *old = c->idents;
-	size_t old_cap = c->idents_cap;
-
-	c->idents_cap = old_cap ? old_cap * 2 : 256;
-	c->idents = calloc(c->idents_cap, sizeof(*c->idents));
-	if (!c->idents) {
-		c->idents = old;
-		c->idents_cap = old_cap;
-		return dcp_error(ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].used)
-			c->idents[ident_slot(c, old[i].maj, old[i].min,
-					     old[i].ino)] = old[i];
-	free(old);
-	return 0;
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -154,7 +120,6 @@ static int open_mapped(struct dcp_collection *c, int dirfd,
 		       const struct dcp_maps_line *l)
 {
 	char name[64];
-	struct stat st;
 	int fd;
 
 	snprintf(name, sizeof(name), "map_files/%llx-%llx",
@@ -165,12 +130,24 @@ static int open_mapped(struct dcp_collection *c, int dirfd,
 	fd = dcp_coll_open_at(c, AT_FDCWD, l->path, 0);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || major(st.st_dev) != l->maj ||
-	    minor(st.st_dev) != l->min || st.st_ino != l->ino) {
+	if (!dcp_ident_fd_is(fd, l->maj, l->min, l->ino)) {
 		close(fd);
 		return -ESTALE;
 	}
 	return fd;
+}
+
+struct open_mapped_ctx {
+	struct dcp_collection *c;
+	int dirfd;
+	const struct dcp_maps_line *l;
+};
+
+static int open_mapped_cb(void *ctx)
+{
+	struct open_mapped_ctx *o = ctx;
+
+	return open_mapped(o->c, o->dirfd, o->l);
 }
 
 /*
@@ -181,46 +158,10 @@ static int file_ident(struct dcp_collection *c, int dirfd,
 		      const struct dcp_maps_line *l,
 		      const struct dcp_file_id **out)
 {
-	struct dcp_coll_ident *e;
-	unsigned int gen = 0;
-	size_t i;
-	int fd, ret;
+	struct open_mapped_ctx o = { c, dirfd, l };
 
-	if (c->idents_used * 2 >= c->idents_cap) {
-		ret = idents_grow(c);
-		if (ret < 0)
-			return ret;
-	}
-	i = ident_slot(c, l->maj, l->min, l->ino);
-	e = &c->idents[i];
-	if (e->used) {
-		*out = &e->id;
-		return 0;
-	}
-	memset(e, 0, sizeof(*e));
-	e->used = true;
-	e->maj = l->maj;
-	e->min = l->min;
-	e->ino = l->ino;
-	c->idents_used++;
-	e->id.dev_major = l->maj;
-	e->id.dev_minor = l->min;
-	e->id.ino = l->ino;
-	fd = open_mapped(c, dirfd, l);
-	if (fd >= 0) {
-		ret = dcp_build_id_read_fd(fd, e->id.build_id);
-		if (ret > 0) {
-			e->id.build_id_size = (uint8_t)ret;
-		} else {
-			memset(e->id.build_id, 0, sizeof(e->id.build_id));
-			/* live records carry the inode generation too */
-			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0)
-				e->id.ino_generation = gen;
-		}
-		close(fd);
-	}
-	*out = &e->id;
-	return 0;
+	return dcp_ident_cache_get(&c->idents, l->maj, l->min, l->ino,
+				   open_mapped_cb, &o, out);
 }
 
 /* Keep the executable lines of the maps text in src: what we describe. */

@@ -16,6 +16,7 @@
 
 #include "dcprof/dcprof.h"
 #include "cookie_internal.h"
+#include "file_ident_internal.h"
 
 #define COMM_MAX 16 /* TASK_COMM_LEN: what live COMM records carry */
 #define MAPS_TRIES 4 /* reads of a changing maps file before giving up */
@@ -68,14 +69,6 @@ struct dcp_coll_dents {
 	char *buf;
 };
 
-/* File identity by (dev, ino), as /proc/PID/maps shows it. */
-struct dcp_coll_ident {
-	bool used;
-	uint32_t maj, min;
-	uint64_t ino;
-	struct dcp_file_id id;
-};
-
 struct dcp_coll_target {
 	pid_t pid;
 	unsigned long long start; /* clock ticks after boot */
@@ -120,8 +113,7 @@ struct dcp_collection {
 	char *dents_buf; /* for task directories */
 	char *link; /* PATH_MAX */
 
-	struct dcp_coll_ident *idents;
-	size_t idents_cap, idents_used;
+	struct dcp_ident_cache idents;
 
 	const char *what; /* the /proc file being read, for messages */
 	struct dcp_collection_stats stats;

@@ -462,7 +462,7 @@ DCPROF_API void dcp_collection_bpf_close(struct dcp_collection_bpf *c)
 	free(c->pend.p);
 	free(c->exe.p);
 	free(c->exes);
-	free(c->idents);
+	dcp_ident_cache_free(&c->idents);
 	free(c->link_buf);
 	free(c);
 }

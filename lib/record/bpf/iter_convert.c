@@ -91,39 +91,6 @@ static int append(struct dcp_coll_buf *dst, const void *p, size_t n)
 
 /* ---- file identities ---------------------------------------------------- */
 
-static size_t ident_slot(const struct dcp_collection_bpf *c, uint32_t dev,
-			 uint64_t ino)
-{
-	uint64_t h = (ino ^ ((uint64_t)dev << 32)) * 0x9e3779b97f4a7c15ull;
-	size_t mask = c->idents_cap - 1;
-	size_t i = (size_t)(h >> 20) & mask;
-
-	while (c->idents[i].used &&
-	       !(c->idents[i].ino == ino && c->idents[i].dev == dev))
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int idents_grow(struct dcp_collection_bpf *c)
-{
-	struct bpf_ident *old = c->idents;
-	size_t old_cap = c->idents_cap;
-
-	c->idents_cap = old_cap ? old_cap * 2 : 256;
-	c->idents = calloc(c->idents_cap, sizeof(*c->idents));
-	if (!c->idents) {
-		c->idents = old;
-		c->idents_cap = old_cap;
-		return dcp_error(ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].used)
-			c->idents[ident_slot(c, old[i].dev, old[i].ino)] =
-				old[i];
-	free(old);
-	return 0;
-}
-
 bool dcp_iter_process_gone(uint32_t pid)
 {
 	char path[32];
@@ -139,64 +106,42 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+struct open_vma_ctx {
+	const char *map_files, *path;
+	uint32_t maj, min;
+	uint64_t ino;
+};
+
+/* The mapped file through map_files, else by path when it is still it. */
+static int open_vma_file(void *ctx)
+{
+	struct open_vma_ctx *o = ctx;
+	int fd = open(o->map_files, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 || o->path[0] != '/' || ends_with(o->path, " (deleted)"))
+		return fd;
+	fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !dcp_ident_fd_is(fd, o->maj, o->min, o->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /*
  * The identity of the file a vma record maps: build id, else device,
- * inode and generation, as the /proc walk reads them (through map_files,
- * else by path when the file there is still the one mapped).
+ * inode and generation, as the /proc walk reads them. The kernel's s_dev
+ * is major << 20 | minor.
  */
 static int file_ident(struct dcp_collection_bpf *c, const char *map_files,
 		      const struct dcp_iter_vma *v, const char *path,
 		      const struct dcp_file_id **out)
 {
-	uint32_t maj = v->dev >> 20, min = v->dev & 0xfffff;
-	struct bpf_ident *e;
-	unsigned int gen = 0;
-	struct stat st;
-	int fd, ret;
-	size_t i;
+	struct open_vma_ctx o = { map_files, path, v->dev >> 20,
+				  v->dev & 0xfffff, v->ino };
 
-	if (c->idents_used * 2 >= c->idents_cap) {
-		ret = idents_grow(c);
-		if (ret < 0)
-			return ret;
-	}
-	i = ident_slot(c, v->dev, v->ino);
-	e = &c->idents[i];
-	if (e->used) {
-		*out = &e->id;
-		return 0;
-	}
-	memset(e, 0, sizeof(*e));
-	e->used = true;
-	e->dev = v->dev;
-	e->ino = v->ino;
-	c->idents_used++;
-	e->id.dev_major = maj;
-	e->id.dev_minor = min;
-	e->id.ino = v->ino;
-	fd = open(map_files, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && path[0] == '/' && !ends_with(path, " (deleted)")) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 &&
-		    (fstat(fd, &st) < 0 || major(st.st_dev) != maj ||
-		     minor(st.st_dev) != min || st.st_ino != v->ino)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd >= 0) {
-		ret = dcp_build_id_read_fd(fd, e->id.build_id);
-		if (ret > 0) {
-			e->id.build_id_size = (uint8_t)ret;
-		} else {
-			memset(e->id.build_id, 0, sizeof(e->id.build_id));
-			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0)
-				e->id.ino_generation = gen;
-		}
-		close(fd);
-	}
-	*out = &e->id;
-	return 0;
+	return dcp_ident_cache_get(&c->idents, o.maj, o.min, o.ino,
+				   open_vma_file, &o, out);
 }
 
 /* ---- records ------------------------------------------------------------ */

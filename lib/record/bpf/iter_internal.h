@@ -28,13 +28,6 @@ enum phase {
 };
 
 /* A file identity by (dev, ino), looked up once per collection. */
-struct bpf_ident {
-	bool used;
-	uint32_t dev;
-	uint64_t ino;
-	struct dcp_file_id id;
-};
-
 /* The exe MMAP2 record of one process (tasks kind), at off in c->exe. */
 struct exe_entry {
 	uint32_t tgid;
@@ -76,8 +69,7 @@ struct dcp_collection_bpf {
 	size_t nr_exes, exes_cap;
 	uint32_t last_exe_tgid;
 
-	struct bpf_ident *idents;
-	size_t idents_cap, idents_used;
+	struct dcp_ident_cache idents;
 
 	bool vsyscall; /* the gate area, which no vma iterator shows */
 	uint64_t vsys_start, vsys_end;

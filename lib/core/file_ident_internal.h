@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The identities of mapped files by (device, inode), read once per walk:
+ * what the collection's MMAP2 records carry (lib/core/file_ident.c).
+ */
+#ifndef DCPROF_FILE_IDENT_INTERNAL_H
+#define DCPROF_FILE_IDENT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cookie_internal.h"
+
+struct dcp_ident_entry {
+	bool used;
+	uint32_t maj, min;
+	uint64_t ino;
+	struct dcp_file_id id;
+};
+
+/* An open-addressing table, at most half full; zeroed is empty. */
+struct dcp_ident_cache {
+	struct dcp_ident_entry *e;
+	size_t cap, used;
+};
+
+/* A new descriptor of the mapped file, or a negative errno. */
+typedef int (*dcp_ident_open_fn)(void *ctx);
+
+/*
+ * The identity of the file (maj, min, ino): build id, else device, inode
+ * and inode generation. The first time, the file is read through
+ * open_file(ctx); a file that cannot be opened keeps device and inode only.
+ * *out stays valid until the cache grows or is freed. 0 or -ENOMEM.
+ */
+int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
+			uint64_t ino, dcp_ident_open_fn open_file, void *ctx,
+			const struct dcp_file_id **out);
+
+/* Whether fd is the file (maj, min, ino): a path may name another file now. */
+bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino);
+
+void dcp_ident_cache_free(struct dcp_ident_cache *c);
+
+#endif
