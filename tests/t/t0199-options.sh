@@ -118,18 +118,26 @@ wait_file "$TMP/child.ready"
 CHILD=$(cat "$TMP/child.pid")
 _spawned+=("$CHILD")
 sleep 1
+# The child's CPU time while recorded is the truth (a loaded machine gives
+# it less than the second): stop it before the recorder.
+kill -STOP "$CHILD"
+CHILD_TICKS=$(awk '{ print $14 + $15 }' "/proc/$CHILD/stat")
 kill -INT "$REC"
 wait "$REC" || die "record -p PARENT failed: $(cat "$TMP/kids.err")"
 kill -KILL "$CHILD" "$PARENT" 2>/dev/null
 wait "$PARENT" 2>/dev/null
 expect_exit 0 "$DCPROF" report -i "$F" --sort comm,pid --format json
-py "$TMP/out" "$CHILD" <<'PY' || die "-p does not follow a child forked after the start"
+py "$TMP/out" "$CHILD" "$CHILD_TICKS" "$(getconf CLK_TCK)" <<'PY' || die "-p does not follow a child forked after the start"
 import json, sys
 d = json.load(open(sys.argv[1]))
 child = int(sys.argv[2])
+cpu_s = int(sys.argv[3]) / int(sys.argv[4])
+rate = d["meta"]["sample_freq"]
 n = sum(r["samples"] for r in d["rows"] if r["pid"] == child and r["comm"] == "spin")
-print("-p PARENT: %d samples of its child %d" % (n, child))
-assert n >= 300, "only %d samples of the child" % n
+print("-p PARENT: %d samples of its child %d, which ran %.2f s (%d expected)"
+      % (n, child, cpu_s, cpu_s * rate))
+assert cpu_s > 0.1, "the child hardly ran: %.2f s" % cpu_s
+assert n >= 0.7 * cpu_s * rate, "only %d samples of the child" % n
 PY
 
 # ---- -e task-clock, an unknown -e, --call-graph fp, long forms -------------
