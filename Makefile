@@ -8,6 +8,8 @@ endif
 
 LIB_PKGS := libelf libdw zlib libzstd
 CMD_PKGS := libprotobuf-c capstone
+# dcprof top's full-screen view: the wide-character ncurses when there
+CURSES_PKG := $(shell pkg-config --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
 PKGS := $(LIB_PKGS) $(CMD_PKGS)
 TEST_PKGS := cmocka
 BUILD := build
@@ -122,7 +124,7 @@ $(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
 $(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
 	$(shell pkg-config --cflags libprotobuf-c zlib)
 $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/cmd \
-	$(shell pkg-config --cflags capstone)
+	$(shell pkg-config --cflags capstone $(CURSES_PKG))
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
 ALL_LIB_INC = $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS)) $(BPF_PKG_CFLAGS)
@@ -235,7 +237,8 @@ $(BUILD)/libdcprof.so: $(BUILD)/libdcprof.so.$(SOVERSION)
 	ln -sf $(notdir $<) $@
 
 $(BUILD)/dcprof: $(CMD_OBJS) $(BUILD)/libdcprof.a
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libdcprof.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libdcprof.a $(LIBS) \
+		$(shell pkg-config --libs $(CURSES_PKG))
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

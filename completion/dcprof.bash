@@ -4,14 +4,15 @@
 # share/bash-completion/completions/dcprof; needs nothing from the
 # bash-completion package.
 
-_dcprof_commands="record report cookies export flamegraph annotate collect"
+_dcprof_commands="record report diff cookies export flamegraph annotate top collect"
 
 # The options of command $1, one word each.
 _dcprof_options()
 {
 	case $1 in
 	record)
-		echo -a --all-cpus -p --pid -t --tid -F --freq -e --event -g \
+		echo -a --all-cpus -p --pid -t --tid -u --uid -C --cpu -F --freq \
+			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
 			-v --verbose
@@ -20,11 +21,19 @@ _dcprof_options()
 		echo -i --input -s --sort --format --limit -n \
 			--show-nr-samples --stdio --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --file \
-			--symbol --no-demangle --no-inline --resymbolize \
-			--debuginfo-dir --write
+			--symbol --no-demangle --no-inline --no-process \
+			--full-path --resymbolize --debuginfo-dir --write
+		;;
+	diff)
+		echo --format --limit
 		;;
 	cookies)
 		echo -i --input --format
+		;;
+	top)
+		echo -a --all-cpus -p -g -F --freq --only --backend --delay \
+			-s --sort --comm --pid --stdio --iterations --format \
+			--limit -o --output
 		;;
 	collect)
 		echo --kind --backend -p --pid --buffer --format
@@ -119,7 +128,13 @@ _dcprof()
 		return 0
 		;;
 	-e | --event)
-		_dcprof_words "cpu-clock task-clock cycles" "$cur"
+		_dcprof_words "cpu-clock task-clock page-faults minor-faults
+			major-faults context-switches cpu-migrations cycles
+			cpu-clock:u cpu-clock:k" "$cur"
+		return 0
+		;;
+	-u | --uid)
+		[ "$cmd" = record ] && _dcprof_words "$(compgen -u)" "$cur"
 		return 0
 		;;
 	-s | --sort)

@@ -8,13 +8,15 @@
 
 #include "cmd.h"
 #include "read_opts.h"
+#include "report.h"
 
 /* Laid out as the help prints, which clang-format would undo. */
 /* clang-format off */
 static const struct cmd commands[] = {
 	{ "record", cmd_record, CMD_NEEDS_PERF,
 	  "sample the whole system, some processes, or a command",
-	  "[-a] [-p PID[,PID...] | -t TID[,TID...]] [-F HZ] [-e EVENT]\n"
+	  "[-a] [-p PID[,PID...] | -t TID[,TID...] | -u USER] [-C CPUS]\n"
+	  "              [-F HZ | -c PERIOD] [-e EVENT[:u|:k]]\n"
 	  "              [-g | --call-graph MODE] [-o FILE] [--duration SECONDS [--kill-at-end]]\n"
 	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N]\n"
 	  "              [--backend bpf|perf|auto] [--ready-fd N] [-v]\n"
@@ -26,7 +28,15 @@ static const struct cmd commands[] = {
 	  "  -t, --tid TID,...      the same as -p (perf's spelling): a thread's process\n"
 	  "  -F, --freq HZ          sampling frequency (default 999, at most the kernel's\n"
 	  "                         kernel.perf_event_max_sample_rate)\n"
-	  "  -e, --event EVENT      cpu-clock (default), task-clock, or cycles where a PMU exists\n"
+	  "  -u, --uid USER         only the processes of USER (a name or a uid), those\n"
+	  "                         started while recording too\n"
+	  "  -C, --cpu CPUS         sample these CPUs only (e.g. 0-3,6)\n"
+	  "  -c, --count PERIOD     a sample every PERIOD ns of cpu-clock or task-clock, or\n"
+	  "                         every PERIOD events of another event, instead of -F\n"
+	  "  -e, --event EVENT      cpu-clock (default), task-clock, page-faults,\n"
+	  "                         minor-faults, major-faults, context-switches,\n"
+	  "                         cpu-migrations, or cycles where a PMU exists; :u\n"
+	  "                         after it samples user mode only, :k the kernel only\n"
 	  "  -g                     record kernel and user frame-pointer call chains\n"
 	  "      --call-graph MODE  fp: the same as -g; dwarf[,STACK_BYTES]: kernel chains,\n"
 	  "                         and user stacks unwound at once from a copy of\n"
@@ -56,7 +66,8 @@ static const struct cmd commands[] = {
 	  "[-i FILE] [--sort KEYS] [--format text|json] [--limit N] [-n] [--stdio]\n"
 	  "              [--children | --no-children | --tree caller|callee] [--percent-limit P]\n"
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
-	  "              [--no-demangle] [--no-inline] [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
+	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
+	  "              [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
@@ -64,7 +75,8 @@ static const struct cmd commands[] = {
 	  "                         comma-separated (default comm,file,symbol; perf's\n"
 	  "                         dso and sym are file and symbol)\n"
 	  READ_HELP_FORMAT_TEXT_JSON
-	  "      --limit N          print at most N rows (tree: N top-level entries)\n"
+	  "      --limit N          print at most N rows (tree: N functions at the top,\n"
+	  "                         of each process)\n"
 	  "  -n, --show-nr-samples  trees: a column of sample counts (the flat views always\n"
 	  "                         show them)\n"
 	  "      --stdio            text output, the default (accepted for perf's users)\n"
@@ -83,12 +95,26 @@ static const struct cmd commands[] = {
 	  "      --symbol S,...     only samples in these functions\n"
 	  "      --no-demangle      C++ and Rust names as the binaries spell them\n"
 	  "      --no-inline        trees: no frames for inlined calls\n"
+	  "      --no-process       text trees: merge the processes (by default each\n"
+	  "                         process name is a level at the root when there are\n"
+	  "                         several)\n"
+	  "      --full-path        text: file paths in full (long ones are shortened\n"
+	  "                         to their last components)\n"
 	  "      --resymbolize      name the sampled addresses again from the files and\n"
 	  "                         their debug files (matched by build id)\n"
 	  "      --debuginfo-dir DIR\n"
 	  "                         look for debug files in DIR too (DIR/.build-id/..);\n"
 	  "                         repeatable\n"
 	  "      --write            store the new names in the profile\n" },
+	{ "diff", cmd_diff, 0,
+	  "compare two recordings function by function",
+	  "[--format text|json] [--limit N] OLD NEW\n"
+	  "\n"
+	  "  each function's self samples and share in OLD and NEW and the\n"
+	  "  share's move in points, largest move first\n"
+	  "\n"
+	  READ_HELP_FORMAT_TEXT_JSON
+	  "      --limit N          print at most N functions\n" },
 	{ "cookies", cmd_cookies, 0, "list the files a recording saw",
 	  "[-i FILE] [--format text|json]\n"
 	  "\n"
@@ -126,6 +152,32 @@ static const struct cmd commands[] = {
 	  "                         source lines, and for names of binaries stripped when\n"
 	  "                         recorded (the profile is named again, in memory);\n"
 	  "                         repeatable\n" },
+	{ "top", cmd_top, CMD_NEEDS_PERF,
+	  "show the functions taking the CPU now, refreshed every interval",
+	  "[-a] [-p PID,...] [-g] [-F HZ] [--only FILE]... [--backend B]\n"
+	  "              [--delay SECONDS] [--sort KEYS] [--comm C,...] [--pid P,...]\n"
+	  "              [--stdio [--iterations N] [--format text|json] [--limit N]] [-o FILE]\n"
+	  "\n"
+	  "  -a, --all-cpus         the whole system (default without -p)\n"
+	  "  -p PID,...             only these processes and the children they fork\n"
+	  "  -g                     record frame-pointer call chains (Enter: call tree)\n"
+	  "  -F, --freq HZ          sampling frequency (default 999)\n"
+	  "      --only FILE        keep only samples whose leaf frame is in FILE\n"
+	  "      --backend B        bpf, perf (default) or auto, as record\n"
+	  "      --delay SECONDS    refresh interval (default 1; above 0)\n"
+	  "  -s, --sort KEYS        group by comm, pid, tid, process, file, symbol,\n"
+	  "                         comma-separated (default comm,file,symbol)\n"
+	  "      --comm C,...       only these thread or process names (repeatable)\n"
+	  "      --pid P,...        only these process or thread ids (repeatable)\n"
+	  "      --stdio            print the table as text every interval (blocks\n"
+	  "                         separated by a blank line), no full-screen view\n"
+	  "      --iterations N     --stdio: stop after N intervals\n"
+	  "      --format FORMAT    --stdio: text (default) or json (an object a line)\n"
+	  "      --limit N          rows per interval (--stdio default 20)\n"
+	  "  -o, --output FILE      also write the whole session as a profile at the end\n"
+	  "\n"
+	  "  keys: s sort, i idle, k kernel, / filter, Enter call tree, z reset,\n"
+	  "        space pause, ? help, q quit\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
 	  "[--kind tasks|maps] [--backend proc|bpf] [-p PID,...]\n"

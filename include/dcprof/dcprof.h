@@ -143,6 +143,12 @@ struct dcp_frame {
 };
 
 #define DCP_FRAME_KERNEL (1u << 0)
+/*
+ * A marker frame (cookie 0, offset the return address found, or 0): the
+ * frame-pointer chain of a user stack broke here, leaving the mapped code
+ * or stopping after the leaf. Named "[truncated]", not unattributed.
+ */
+#define DCP_FRAME_TRUNCATED (1u << 1)
 
 /* One aggregated row: how many samples hit this stack in this process. */
 struct dcp_sample_row {
@@ -219,7 +225,24 @@ struct dcp_profile_stats {
 	uint64_t unwind_truncated_stack_end; /* past the stack copy */
 	uint64_t unwind_truncated_no_cfi; /* vdso/anon/JIT, no CFI */
 	uint64_t unwind_truncated_other; /* CFI failure, depth limit */
+	/* -g (frame pointers): user stacks, and those whose chain broke
+	 * (left the mapped code or stopped after the leaf); the files with
+	 * most breaks (cookie of the last good frame, 0: none), by count */
+	uint64_t fp_user_stacks;
+	uint64_t fp_broken_stacks;
+	uint64_t fp_broken_cookie[3];
+	uint64_t fp_broken_in[3];
 };
+
+/*
+ * The hint for broken frame-pointer chains, when over 10% of the user
+ * stacks broke: "N% of user stacks ... --call-graph dwarf unwinds them"
+ * into buf (no newline). Returns 1 with a hint, 0 without (buf ""), and
+ * cookies (may be NULL) names the files.
+ */
+DCPROF_API int dcp_fp_hint(const struct dcp_profile_stats *s,
+			   const struct dcp_cookie_table *cookies, char *buf,
+			   size_t len);
 
 struct dcp_profile;
 
@@ -403,6 +426,16 @@ struct dcp_recorder_opts {
 	/* "bpf", "perf" or "auto" (bpf when it can load, else perf, with a
 	 * warning saying why); NULL: "perf" */
 	const char *backend;
+	/* -C: sample these CPUs only; none: every online CPU */
+	const int *cpus;
+	size_t nr_cpus;
+	/* -c: a fixed period (ns of cpu-clock/task-clock, or events)
+	 * instead of sample_freq; 0: sample_freq */
+	uint64_t sample_period;
+	/* -u: keep only the samples of processes owned by uid (their
+	 * effective uid, as /proc shows it), those started later too */
+	bool filter_uid;
+	uint32_t uid;
 };
 
 enum dcp_call_graph {
@@ -444,6 +477,27 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms);
 DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats);
 DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
+
+/* What naming a snapshot cost (dcp_recorder_snapshot()). */
+struct dcp_snapshot_info {
+	size_t sz; /* sizeof(struct dcp_snapshot_info), set by the caller */
+	uint64_t naming_ns; /* time spent naming, since the recorder began */
+	uint64_t last_naming_ns; /* of this snapshot */
+	uint64_t addresses_named; /* distinct addresses looked up so far */
+};
+
+/*
+ * A live view of what the recorder holds now, for the reading calls
+ * (dcp_profile_nr_rows(), dcp_profile_row(), dcp_profile_symbol(), ...):
+ * it reads the recorder's aggregate in place, its rows in order of
+ * creation (row i stays row i, its count only grows), and names the
+ * addresses of stacks new since the last snapshot from the pinned files
+ * (each address once; the names are kept). Owned by the recorder: valid
+ * until the next dcp_recorder_poll(), snapshot, finish or free; never
+ * passed to dcp_profile_close() or dcp_profile_save(). info may be NULL.
+ */
+DCPROF_API struct dcp_profile *
+dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info);
 
 /* ---- collection: processes that existed before recording --------------- */
 

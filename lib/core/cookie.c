@@ -36,6 +36,7 @@ struct cookie {
 	char **paths;
 	size_t nr_paths, cap_paths;
 	uint64_t samples;
+	uint64_t fp_breaks; /* user stacks whose FP chain broke after it */
 };
 
 struct dcp_cookie_table {
@@ -655,6 +656,12 @@ void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 {
 	if (get(t, cookie))
 		t->c[cookie].samples += n;
+}
+
+uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,
+					uint32_t cookie, uint64_t n)
+{
+	return get(t, cookie) ? (t->c[cookie].fp_breaks += n) : 0;
 }
 
 int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie, int fd)

@@ -72,6 +72,11 @@ bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
 void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 				  uint64_t n);
 
+/* User stacks whose frame-pointer chain broke after a frame of cookie
+ * (the recorder's count per file); returns the new count, 0: no cookie. */
+uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,
+					uint32_t cookie, uint64_t n);
+
 /*
  * Pinning: the table takes ownership of fd (closed by _free) as the handle
  * through which the cookie's file is read when symbols are resolved, even

@@ -236,7 +236,7 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * stored). Adding a field at the end of that struct is compatible both
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 22u
+#define DCP_FMT_NR_STATS 30u
 #define DCP_FMT_STATS_FIRST(s) (&(s)->samples)
 
 _Static_assert(sizeof(struct dcp_profile_stats) -

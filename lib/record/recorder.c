@@ -34,12 +34,13 @@ static void take_source_counts(struct dcp_recorder *r)
 	r->stats.reorder_late = c->reorder_late;
 }
 
-static void fill_meta(struct dcp_recorder *r)
+void dcp_recorder_fill_meta(struct dcp_recorder *r)
 {
 	r->meta.version = 1;
 	r->meta.complete = false;
 	r->meta.duration_ns = dcp_now_ns(CLOCK_MONOTONIC) - r->start_mono_ns;
-	r->meta.sample_freq = r->sample_freq;
+	r->meta.sample_freq = r->sample_period ? 0 : r->sample_freq;
+	r->meta.sample_period = r->sample_period;
 	r->meta.nr_cpus = r->source->nr_cpus;
 	r->meta.kernel_excluded = r->source->kernel_excluded;
 	r->meta.callchain = r->callchain;
@@ -57,7 +58,7 @@ static int flush_file(struct dcp_recorder *r)
 
 	if (r->write_error)
 		return r->write_error;
-	fill_meta(r);
+	dcp_recorder_fill_meta(r);
 	ret = dcp_profile_writer_flush(r->writer, &r->meta, r->cookies, r->agg,
 				       &r->stats);
 	if (ret)
@@ -170,6 +171,12 @@ static int start_bpf(struct dcp_recorder *r,
 				 "the BPF backend cannot record --call-graph "
 				 "dwarf (it counts frame-pointer stacks in the "
 				 "kernel): use --backend perf");
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, uid) +
+				sizeof(opts->uid) &&
+	    (opts->nr_cpus || opts->sample_period || opts->filter_uid))
+		return dcp_error(EINVAL,
+				 "the BPF backend records neither -C, -c nor "
+				 "-u: use --backend perf");
 	s = dcp_bpf_source_new(opts, r);
 	if (!s)
 		return -errno;
@@ -242,6 +249,9 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	r->sample_freq = opts->sample_freq ? opts->sample_freq : 999;
 	r->flush_interval_ms =
 		opts->flush_interval_ms ? opts->flush_interval_ms : 2000;
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, sample_period) +
+				sizeof(opts->sample_period))
+		r->sample_period = opts->sample_period;
 	if (!r->output || !r->event_name || !r->cmdline) {
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto fail;
@@ -404,7 +414,7 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 		ret = dcp_walk_release(r);
 	if (ret)
 		return dcp_api_ret(ret);
-	fill_meta(r);
+	dcp_recorder_fill_meta(r);
 	/* a recording ends with its events: what follows is bookkeeping */
 	symtab = dcp_symtab_new();
 	if (!symtab)
@@ -429,6 +439,7 @@ DCPROF_API void dcp_recorder_free(struct dcp_recorder *r)
 		return;
 	if (r->source)
 		r->source->ops->free(r->source);
+	dcp_snapshot_free(r);
 	dcp_profile_writer_free(r->writer);
 	dcp_aggregate_free(r->agg);
 	dcp_process_table_free(r->procs);

@@ -32,6 +32,7 @@ struct dcp_recorder {
 	char *event_name;
 	char *cmdline;
 	uint32_t sample_freq;
+	uint64_t sample_period; /* -c: replaces sample_freq, 0: none */
 	bool callchain; /* any call graph: the profile's meta flag */
 	enum dcp_call_graph call_graph;
 	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
@@ -74,6 +75,14 @@ struct dcp_recorder {
 	struct dcp_unwinder *unwinder;
 	uint64_t map_generation; /* the last one given to a process */
 	struct dcp_unwind_frame uframes[MAX_STACK];
+
+	/* dcp_recorder_snapshot() (snapshot.c): the live view, and the
+	 * names of the addresses of stacks 0 .. snap_stacks_named - 1 */
+	struct dcp_profile *snap;
+	struct dcp_symtab *snap_symbols;
+	struct dcp_symbolizer *snap_symbolizer;
+	size_t snap_stacks_named;
+	uint64_t snap_naming_ns;
 };
 
 static inline uint64_t dcp_now_ns(clockid_t clock)
@@ -83,6 +92,12 @@ static inline uint64_t dcp_now_ns(clockid_t clock)
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* recorder.c: the meta and stats of now, as a flush writes them. */
+void dcp_recorder_fill_meta(struct dcp_recorder *r);
+
+/* snapshot.c: free the live view (dcp_recorder_free). */
+void dcp_snapshot_free(struct dcp_recorder *r);
 
 /* replay.c: sync records, in time order, into the process table. */
 

@@ -22,28 +22,6 @@
 #include "records_internal.h"
 #include "ring_internal.h"
 
-static const struct dcp_event_spec known_events[] = {
-	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock" },
-	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock" },
-	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles" },
-	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
-};
-
-int dcp_event_spec_parse(const char *name, struct dcp_event_spec *spec)
-{
-	for (size_t i = 0; i < sizeof(known_events) / sizeof(known_events[0]);
-	     i++) {
-		if (!strcmp(name, known_events[i].name)) {
-			*spec = known_events[i];
-			return 0;
-		}
-	}
-	return dcp_error(
-		EINVAL,
-		"unknown event '%s' (cpu-clock, task-clock, cycles, instructions)",
-		name);
-}
-
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing",
 					    "/sys/kernel/debug/tracing" };
 
@@ -249,6 +227,32 @@ static int online_cpus(int **cpus, size_t *nr)
 	return n ? 0 : dcp_error(ENODEV, "no online cpu found");
 }
 
+/* -C: keep of the online cpus those asked for; each must be online. */
+static int select_cpus(const struct dcp_ring_opts *opts, int *cpus, size_t *nr)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < opts->nr_cpus; i++) {
+		bool online = false;
+
+		for (size_t j = 0; j < *nr; j++)
+			online |= cpus[j] == opts->cpus[i];
+		if (!online)
+			return dcp_error(ENODEV, "cpu %d is not online",
+					 opts->cpus[i]);
+	}
+	for (size_t j = 0; j < *nr; j++) {
+		bool asked = false;
+
+		for (size_t i = 0; i < opts->nr_cpus; i++)
+			asked |= cpus[j] == opts->cpus[i];
+		if (asked)
+			cpus[kept++] = cpus[j];
+	}
+	*nr = kept;
+	return 0;
+}
+
 static void fill_common_attr(struct perf_event_attr *attr)
 {
 	attr->size = sizeof(*attr);
@@ -268,10 +272,20 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 	fill_common_attr(attr);
 	attr->type = opts->event->type;
 	attr->config = opts->event->config;
-	attr->freq = 1;
-	attr->sample_freq = opts->sample_freq;
+	if (opts->sample_period) {
+		attr->sample_period = opts->sample_period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = opts->sample_freq;
+	}
+	attr->exclude_kernel = opts->event->exclude_kernel;
+	attr->exclude_callchain_kernel = opts->event->exclude_kernel;
+	attr->exclude_user = opts->event->exclude_user;
+	attr->exclude_callchain_user = opts->event->exclude_user;
 	attr->sample_type =
 		DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
+	if (dcp_event_period_omitted(opts->event, opts->sample_period))
+		attr->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	if (opts->callchain)
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (opts->dwarf) {
@@ -508,7 +522,7 @@ static int open_per_task(const struct dcp_ring_opts *opts,
 {
 	struct tid_list tl = { 0 };
 	struct perf_event_attr attr;
-	bool exclude_kernel = false;
+	bool exclude_kernel = opts->event->exclude_kernel;
 	int ret = 0;
 
 	for (size_t i = 0; !ret && i < opts->nr_pids; i++)
@@ -619,6 +633,13 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 	ret = online_cpus(&cpus, &nr_cpus);
 	if (ret)
 		return ret;
+	if (opts->nr_cpus) {
+		ret = select_cpus(opts, cpus, &nr_cpus);
+		if (ret) {
+			free(cpus);
+			return ret;
+		}
+	}
 	r = calloc(nr_cpus, sizeof(*r));
 	if (!r) {
 		free(cpus);

@@ -17,10 +17,25 @@ struct dcp_event_spec {
 	uint32_t type; /* PERF_TYPE_* */
 	uint64_t config;
 	const char *name;
+	bool exclude_user; /* ":k" */
+	bool exclude_kernel; /* ":u" */
 };
 
-/* "cpu-clock", "task-clock", "cycles", "instructions": 0 or -EINVAL. */
+/*
+ * "cpu-clock", "task-clock", "cycles", "instructions" or one of perf's
+ * software events ("page-faults", "context-switches", ...), optionally
+ * with the modifier ":u" (user only) or ":k" (kernel only): 0 or -EINVAL.
+ */
 int dcp_event_spec_parse(const char *name, struct dcp_event_spec *spec);
+
+/*
+ * Whether events of spec sampled every sample_period (-c, 0: by frequency)
+ * are opened without PERF_SAMPLE_PERIOD: the kernel makes a sample of every
+ * software event (page-faults, ...) that asks for its period, carrying
+ * the period rather than skipping. Their samples lack the PERIOD field.
+ */
+bool dcp_event_period_omitted(const struct dcp_event_spec *spec,
+			      uint64_t sample_period);
 
 struct dcp_ring {
 	int cpu;
@@ -54,6 +69,9 @@ int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp);
 struct dcp_ring_opts {
 	const struct dcp_event_spec *event;
 	uint32_t sample_freq;
+	uint64_t sample_period; /* -c: a fixed period instead of the freq */
+	const int *cpus; /* -C: these CPUs only; NULL: every online one */
+	size_t nr_cpus;
 	bool callchain;
 	/* --call-graph dwarf: kernel chains only, plus the user registers
 	 * (regs_user_mask) and stack_user bytes of user stack per sample */

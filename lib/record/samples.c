@@ -219,14 +219,81 @@ static uint32_t chain_frames(struct dcp_recorder *r,
 	return n;
 }
 
+/* The file with most breaks among the top three of the stats, in order;
+ * counts only grow, so a file not listed never has more than the last. */
+static void fp_break_top(struct dcp_recorder *r, uint32_t cookie,
+			 uint64_t breaks)
+{
+	uint64_t *ck = r->stats.fp_broken_cookie, *in = r->stats.fp_broken_in;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (in[i] && ck[i] == cookie)
+			break;
+	if (i == 3) {
+		if (breaks <= in[2])
+			return;
+		i = 2;
+	}
+	ck[i] = cookie;
+	in[i] = breaks;
+	for (; i > 0 && in[i] > in[i - 1]; i--) {
+		uint64_t c = ck[i], b = in[i];
+
+		ck[i] = ck[i - 1];
+		in[i] = in[i - 1];
+		ck[i - 1] = c;
+		in[i - 1] = b;
+	}
+}
+
+/*
+ * -g: a user stack whose frame-pointer chain left the mapped code (a
+ * return address in no executable mapping) or stopped right after the
+ * leaf ends at a [truncated] marker (DCP_FRAME_TRUNCATED, cookie 0),
+ * counted against the file of its last good frame; what follows the break
+ * is dropped. Returns the new frame count.
+ */
+static uint32_t fp_check(struct dcp_recorder *r, uint32_t n, uint64_t count)
+{
+	struct dcp_frame *f = r->frames;
+	uint32_t u = 0, i;
+
+	while (u < n && (f[u].flags & DCP_FRAME_KERNEL))
+		u++;
+	if (u == n || f[u].cookie == DCP_COOKIE_UNKNOWN)
+		return n; /* no user frames, or an unattributed leaf */
+	r->stats.fp_user_stacks += count;
+	for (i = u + 1; i < n && f[i].cookie != DCP_COOKIE_UNKNOWN; i++)
+		;
+	if (i == n && n - u > 1)
+		return n; /* whole */
+	if (i == n && n == MAX_STACK)
+		return n;
+	for (uint32_t j = i; j < n; j++)
+		if (f[j].cookie == DCP_COOKIE_UNKNOWN)
+			r->stats.frames_unattributed--;
+	f[i] = (struct dcp_frame){ .cookie = DCP_COOKIE_UNKNOWN,
+				   .flags = DCP_FRAME_TRUNCATED,
+				   .offset = i < n ? f[i].offset : 0 };
+	r->stats.fp_broken_stacks += count;
+	fp_break_top(r, f[i - 1].cookie,
+		     dcp_cookie_table_add_fp_breaks(r->cookies, f[i - 1].cookie,
+						    count));
+	return i + 1;
+}
+
 static uint32_t build_stack(struct dcp_recorder *r, const struct dcp_process *p,
-			    uint64_t ip, const uint64_t *chain, uint64_t nr)
+			    uint64_t ip, const uint64_t *chain, uint64_t nr,
+			    uint64_t count)
 {
 	uint32_t n = chain ? chain_frames(r, p, ip, chain, nr, 0) : 0;
 
 	if (n == 0)
 		resolve_frame(r, p, ip, is_kernel_ip(ip), true,
 			      &r->frames[n++]);
+	else if (r->call_graph == DCP_CALL_GRAPH_FP)
+		n = fp_check(r, n, count);
 	return n;
 }
 
@@ -399,9 +466,9 @@ int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 		n = build_dwarf_stack(r, before_exec ? NULL : p, &s);
 	else if (r->call_graph == DCP_CALL_GRAPH_FP)
 		n = build_stack(r, before_exec ? NULL : p, s.ip, s.chain,
-				s.nr_chain);
+				s.nr_chain, 1);
 	else
-		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0);
+		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0, 1);
 	return keep_stack(r, p, before_exec ? "" : p->comm, s.tid,
 			  before_exec ? "" : NULL, n, 1);
 }
@@ -421,7 +488,7 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 		return ret;
 	if (c->ips) {
 		n = build_stack(r, p, c->nr_ips ? c->ips[0] : 0, c->ips,
-				c->nr_ips);
+				c->nr_ips, c->count);
 	} else {
 		n = c->nr_frames < MAX_STACK ? c->nr_frames : MAX_STACK;
 		memcpy(r->frames, c->frames, n * sizeof(*r->frames));

@@ -7,9 +7,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log_internal.h"
@@ -19,6 +22,16 @@
 
 /* Past this much queued data the window gives way to bounded memory. */
 #define REORDER_MAX_BYTES (256u << 20)
+
+/* -u: owners of processes, looked up again after this long (setuid) */
+#define OWNER_CACHE_SIZE 4096u
+#define OWNER_CACHE_NS 1000000000ull
+
+struct owner_entry {
+	pid_t pid; /* 0: empty */
+	uid_t uid; /* (uid_t)-1: the process was gone */
+	uint64_t checked_ns;
+};
 
 struct perf_source {
 	struct dcp_source base;
@@ -37,6 +50,15 @@ struct perf_source {
 	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
 	pid_t *pids; /* -p or a command: the per-task fallback's targets */
 	size_t nr_pids;
+	int *cpus; /* -C */
+	size_t nr_cpus;
+	uint64_t sample_period; /* -c */
+	bool filter_uid; /* -u: samples of uid's processes only */
+	uid_t uid;
+	struct owner_entry *owners; /* -u: a direct-mapped cache by pid */
+	/* -c of a software event: samples come without PERIOD, which is
+	 * put back in here (dcp_event_period_omitted) */
+	unsigned char *with_period;
 };
 
 static struct perf_source *perf_source(struct dcp_source *s)
@@ -125,6 +147,49 @@ static uint64_t record_time(const struct perf_source *ps,
 	return dcp_record_sample_id(h) ? dcp_record_sample_id(h)->time : 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * -u: whether process pid belongs to the user, as /proc/PID shows its
+ * owner (the effective uid, as perf -u takes it). Asked once a second per
+ * process at most; a process gone before its samples are read is not.
+ */
+static bool owned_by_user(struct perf_source *ps, pid_t pid)
+{
+	struct owner_entry *e =
+		&ps->owners[((uint32_t)pid * 2654435761u) % OWNER_CACHE_SIZE];
+	uint64_t now = mono_ns();
+
+	if (pid <= 0)
+		return false; /* idle */
+	if (e->pid != pid || now - e->checked_ns > OWNER_CACHE_NS) {
+		char path[32];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		e->pid = pid;
+		e->uid = stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+		e->checked_ns = now;
+	}
+	return e->uid == ps->uid;
+}
+
+/* -u: a process that exits or execs (setuid) is looked up again. */
+static void owner_forget(struct perf_source *ps, pid_t pid)
+{
+	struct owner_entry *e =
+		&ps->owners[((uint32_t)pid * 2654435761u) % OWNER_CACHE_SIZE];
+
+	if (e->pid == pid)
+		e->pid = 0;
+}
+
 /* A record from a ring: counted, or queued in the reorder window. */
 static int queue_record(const struct perf_event_header *h, void *ctx)
 {
@@ -159,6 +224,34 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	}
 	if (h->size < sizeof(*h) + sizeof(struct dcp_sample_id))
 		return 0;
+	if (ps->with_period && h->type == PERF_RECORD_SAMPLE &&
+	    !is_munmap_id(ps, ((const uint64_t *)(h + 1))[0])) {
+		/* IDENTIFIER, IP, TID, TIME, CPU, then PERIOD goes */
+		size_t head = sizeof(*h) + 5 * sizeof(uint64_t);
+
+		if (h->size < head || h->size + 8u > UINT16_MAX)
+			return 0;
+		memcpy(ps->with_period, h, head);
+		memcpy(ps->with_period + head, &ps->sample_period, 8);
+		memcpy(ps->with_period + head + 8,
+		       (const unsigned char *)h + head, h->size - head);
+		h = (const struct perf_event_header *)ps->with_period;
+		((struct perf_event_header *)ps->with_period)->size += 8;
+	}
+	if (ps->filter_uid) {
+		const uint32_t *w = (const uint32_t *)(h + 1);
+		const uint64_t *u = (const uint64_t *)(h + 1);
+
+		/* EXIT: pid, ppid, tid, ptid; COMM: pid, tid */
+		if (h->type == PERF_RECORD_EXIT ||
+		    (h->type == PERF_RECORD_COMM &&
+		     (h->misc & PERF_RECORD_MISC_COMM_EXEC)))
+			owner_forget(ps, (pid_t)w[0]);
+		/* IDENTIFIER, IP, then PID and TID */
+		if (h->type == PERF_RECORD_SAMPLE && !is_munmap_id(ps, u[0]) &&
+		    !owned_by_user(ps, (pid_t)(uint32_t)u[2]))
+			return 0; /* another user's, as -p drops others */
+	}
 	time = record_time(ps, h);
 	if (time > ps->this_round_max)
 		ps->this_round_max = time;
@@ -264,6 +357,9 @@ static int perf_start(struct dcp_source *s,
 	memset(&ring_opts, 0, sizeof(ring_opts));
 	ring_opts.event = &ps->event;
 	ring_opts.sample_freq = set->sample_freq;
+	ring_opts.sample_period = ps->sample_period;
+	ring_opts.cpus = ps->cpus;
+	ring_opts.nr_cpus = ps->nr_cpus;
 	ring_opts.callchain = set->call_graph == DCP_CALL_GRAPH_FP;
 	ring_opts.dwarf = set->call_graph == DCP_CALL_GRAPH_DWARF;
 	ring_opts.regs_user_mask = ps->layout.regs_mask;
@@ -277,7 +373,9 @@ static int perf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	s->nr_cpus = (uint32_t)ps->nr_rings;
-	s->kernel_excluded = ps->rings[0].exclude_kernel;
+	/* by the kernel's refusal, not by the event's ":u" */
+	s->kernel_excluded =
+		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;
 	if (munmap_warning[0])
 		dcp_log(DCP_LOG_WARN,
 			"%s; munmap is tracked by replacing overlapped maps only",
@@ -294,6 +392,11 @@ static int perf_start(struct dcp_source *s,
 			   (sysconf(_SC_PAGESIZE) / 1024)),
 		ps->nr_rings);
 	ps->pollfds = calloc(ps->nr_rings, sizeof(*ps->pollfds));
+	if (dcp_event_period_omitted(&ps->event, ps->sample_period)) {
+		ps->with_period = malloc(1u << 16);
+		if (!ps->with_period)
+			return dcp_error(ENOMEM, "out of memory");
+	}
 	/* a sample with its stack copy is at most 64 KiB (a u16 size) */
 	if (ps->layout.stack_user)
 		ps->compact = malloc(1u << 16);
@@ -345,6 +448,9 @@ static void perf_free(struct dcp_source *s)
 	dcp_reorder_free(ps->queue);
 	free(ps->compact);
 	free(ps->pids);
+	free(ps->cpus);
+	free(ps->owners);
+	free(ps->with_period);
 	free(ps);
 }
 
@@ -361,6 +467,7 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 				       struct dcp_recorder *sink)
 {
 	struct perf_source *ps = calloc(1, sizeof(*ps));
+	bool no_memory = false;
 	int ret;
 
 	if (!ps)
@@ -375,6 +482,18 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 		return NULL;
 	}
 	ps->queue = dcp_reorder_new();
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, uid) +
+				sizeof(opts->uid) &&
+	    dcp_event_period_omitted(&ps->event, opts->sample_period) &&
+	    opts->call_graph == DCP_CALL_GRAPH_DWARF) {
+		dcp_error(
+			EINVAL,
+			"-c with the software event '%s' cannot record --call-graph dwarf: use -g, or -F",
+			ps->event.name);
+		free(ps);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (opts->nr_pids) {
 		ps->pids = calloc(opts->nr_pids, sizeof(*ps->pids));
 		if (ps->pids) {
@@ -383,9 +502,30 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 			ps->nr_pids = opts->nr_pids;
 		}
 	}
-	if (!ps->queue || (opts->nr_pids && !ps->pids)) {
+	if (opts->sz >=
+	    offsetof(struct dcp_recorder_opts, uid) + sizeof(opts->uid)) {
+		ps->sample_period = opts->sample_period;
+		ps->filter_uid = opts->filter_uid;
+		ps->uid = (uid_t)opts->uid;
+		if (opts->nr_cpus) {
+			ps->cpus = calloc(opts->nr_cpus, sizeof(*ps->cpus));
+			if (ps->cpus) {
+				memcpy(ps->cpus, opts->cpus,
+				       opts->nr_cpus * sizeof(*ps->cpus));
+				ps->nr_cpus = opts->nr_cpus;
+			}
+			no_memory |= !ps->cpus;
+		}
+		if (ps->filter_uid)
+			ps->owners =
+				calloc(OWNER_CACHE_SIZE, sizeof(*ps->owners));
+	}
+	if (!ps->queue || (opts->nr_pids && !ps->pids) ||
+	    (ps->filter_uid && !ps->owners) || no_memory) {
 		dcp_reorder_free(ps->queue);
 		free(ps->pids);
+		free(ps->cpus);
+		free(ps->owners);
 		free(ps);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}

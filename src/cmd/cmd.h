@@ -26,6 +26,7 @@ int cmd_collect(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* The table entry of a command, for its --help. */
 const struct cmd *cmd_find(const char *name);

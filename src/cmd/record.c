@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "read_opts.h"
+#include "record_opts.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -35,6 +36,8 @@ struct record_args {
 	double duration; /* seconds, 0: none */
 	bool kill_at_end; /* the command goes when recording stops */
 	bool freq_given;
+	int *cpus; /* -C */
+	size_t nr_cpus;
 	int verbose;
 	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
 	char **command;
@@ -236,48 +239,6 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 	return 0;
 }
 
-/*
- * A frequency above perf_event_max_sample_rate, which perf_event_open
- * refuses with a bare EINVAL, is refused here before anything starts.
- */
-static int check_frequency(unsigned long hz)
-{
-	char buf[32];
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-	long max = 0;
-
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f))
-		max = strtol(buf, NULL, 10);
-	fclose(f);
-	if (max > 0 && hz > (unsigned long)max)
-		return cmd_error(
-			"-F %lu is above the kernel's maximum of %ld Hz (kernel.perf_event_max_sample_rate)",
-			hz, max);
-	return 0;
-}
-
-/*
- * --only takes an existing file or a whole build id: 40 hex digits (SHA-1,
- * the linkers' default), 32 (md5, uuid) or 16 (lld's fast); anything else
- * would be a build id no file has, filtering every sample away.
- */
-static int check_only(const char *arg)
-{
-	size_t len = strlen(arg);
-	struct stat st;
-
-	if (stat(arg, &st) == 0)
-		return 0; /* the recorder says when it is not a regular file */
-	if ((len == 16 || len == 32 || len == 40) &&
-	    strspn(arg, "0123456789abcdefABCDEF") == len)
-		return 0;
-	return cmd_error(
-		"--only '%s' is neither an existing file nor a build id (40, 32 or 16 hex digits)",
-		arg);
-}
-
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
@@ -285,6 +246,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "uid", required_argument, NULL, 'u' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "call-graph", required_argument, NULL, 'G' },
 		{ "output", required_argument, NULL, 'o' },
@@ -304,7 +268,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:t:F:e:go:vh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:t:F:c:C:u:e:go:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -322,6 +286,23 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return ret;
 			a->opts.sample_freq = (uint32_t)v;
 			a->freq_given = true;
+			break;
+		case 'c':
+			ret = parse_uint("period", optarg, ULONG_MAX, &v);
+			if (ret)
+				return ret;
+			a->opts.sample_period = v;
+			break;
+		case 'C':
+			ret = record_parse_cpus(optarg, &a->cpus, &a->nr_cpus);
+			if (ret)
+				return ret;
+			break;
+		case 'u':
+			ret = record_parse_user(optarg, &a->opts.uid);
+			if (ret)
+				return ret;
+			a->opts.filter_uid = true;
 			break;
 		case 'e':
 			a->opts.event = optarg;
@@ -349,7 +330,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'O': {
 			const char **grown;
 
-			ret = check_only(optarg);
+			ret = record_check_only(optarg);
 			if (ret)
 				return ret;
 			grown = realloc(a->only,
@@ -418,6 +399,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->command && a->nr_pids)
 		return cmd_usage_error("record",
 				       "-p and a command exclude each other");
+	if (a->freq_given && a->opts.sample_period)
+		return cmd_usage_error("record",
+				       "-F and -c exclude each other");
+	if (a->opts.filter_uid && (a->nr_pids || a->command))
+		return cmd_usage_error("record",
+				       "-u excludes -p and a command");
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
@@ -430,8 +417,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cmd_usage_error(
 			"record",
 			"--backend bpf cannot record --call-graph dwarf (the BPF backend counts frame-pointer stacks in the kernel): use --backend perf");
+	if (!strcmp(a->opts.backend, "bpf") &&
+	    (a->nr_cpus || a->opts.sample_period || a->opts.filter_uid))
+		return cmd_usage_error(
+			"record",
+			"--backend bpf records neither -C, -c nor -u: use --backend perf");
 	if (a->freq_given)
-		return check_frequency(a->opts.sample_freq);
+		return record_check_frequency(a->opts.sample_freq);
 	return 0;
 }
 
@@ -572,6 +564,16 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 		(unsigned long long)s->throttle_events,
 		(unsigned long long)s->tasks_injected,
 		(unsigned long long)s->tasks_vanished);
+	if (s->fp_broken_stacks * 10 > s->fp_user_stacks) {
+		/* the files are named by the profile just written */
+		struct dcp_profile *p = dcp_profile_open(path);
+		char hint[512];
+
+		if (dcp_fp_hint(s, p ? dcp_profile_cookies(p) : NULL, hint,
+				sizeof(hint)))
+			fprintf(stderr, "dcprof: %s\n", hint);
+		dcp_profile_close(p);
+	}
 	if (stat(path, &st) == 0)
 		fprintf(stderr, "dcprof: wrote '%s' (%lld bytes)\n", path,
 			(long long)st.st_size);
@@ -615,6 +617,8 @@ int cmd_record(int argc, char **argv)
 	a.opts.only = a.only;
 	a.opts.nr_only = a.nr_only;
 	a.opts.cmdline = cmdline;
+	a.opts.cpus = a.cpus;
+	a.opts.nr_cpus = a.nr_cpus;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
@@ -661,7 +665,8 @@ int cmd_record(int argc, char **argv)
 	if (a.ready_fd >= 0) {
 		/* the events are on and the walk is done (and a command runs) */
 		if (write(a.ready_fd, "recording\n", 10) != 10)
-			fprintf(stderr, "dcprof: cannot write to --ready-fd %d: %s\n",
+			fprintf(stderr,
+				"dcprof: cannot write to --ready-fd %d: %s\n",
 				a.ready_fd, strerror(errno));
 		close(a.ready_fd);
 		a.ready_fd = -1;
@@ -723,6 +728,7 @@ out:
 	}
 	dcp_recorder_free(r);
 	free(a.pids);
+	free(a.cpus);
 	free(a.only);
 	free(cmdline);
 	return ret;

@@ -197,6 +197,8 @@ enum {
 	OPT_WRITE,
 	OPT_STDIO,
 	OPT_NO_CHILDREN,
+	OPT_NO_PROCESS,
+	OPT_FULL_PATH,
 };
 
 static int report_run(struct report_args *a, bool no_demangle)
@@ -303,6 +305,8 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "no-process", no_argument, NULL, OPT_NO_PROCESS },
+		{ "full-path", no_argument, NULL, OPT_FULL_PATH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -385,6 +389,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NO_INLINE:
 			a.no_inline = true;
+			break;
+		case OPT_NO_PROCESS:
+			a.no_process = true;
+			break;
+		case OPT_FULL_PATH:
+			a.full_path = true;
 			break;
 		case OPT_RESYMBOLIZE:
 			a.resymbolize = true;

@@ -46,6 +46,8 @@ struct report_args {
 	double percent_limit;
 	long max_stack; /* frames nearest the leaf; -1: all */
 	bool no_inline;
+	bool no_process; /* text trees: no process level at the root */
+	bool full_path; /* text: file paths not shortened */
 	struct str_list comms, pids, files, symbols;
 	bool resymbolize;
 	bool write;
@@ -115,6 +117,9 @@ void report_print_header(const struct profile_view *v,
 			 uint64_t unfiltered);
 /* "--comm, --pid" for the filters given. */
 const char *report_filter_names(const struct report_args *a);
+/* dcprof diff OLD NEW (diff.c), in the table of src/dcprof.c */
+int cmd_diff(int argc, char **argv);
+
 /* What --resymbolize found. */
 void report_print_resymbolize(const struct report_args *a,
 			      const struct dcp_resymbolize_stats *st);

@@ -225,16 +225,125 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 	return 0;
 }
 
+/* The columns text_print_safe() takes to print s. */
+static int text_width(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	int n = 0;
+
+	for (; *p; p++)
+		n += *p >= 0x20 && *p != 0x7f ? 1 : 4;
+	return n;
+}
+
+/* Paths longer than this are shortened in text, unless --full-path. */
+#define FILE_COLUMN_MAX 40
+
+/*
+ * A file's name as the text column shows it: in full when short or with
+ * --full-path, else ".../" and as many of its last components as fit (the
+ * base name at least). buf holds PATH_MAX-ish names; returns buf or path.
+ */
+static const char *file_cell(const struct report_args *a, const char *path,
+			     char *buf, size_t size)
+{
+	size_t len = strlen(path);
+	const char *p, *best = NULL;
+
+	if (a->full_path || len <= FILE_COLUMN_MAX || path[0] != '/')
+		return path;
+	for (p = path + len; p > path; p--)
+		if (p[-1] == '/') {
+			if (!best ||
+			    len - (size_t)(p - path) + 4 <= FILE_COLUMN_MAX)
+				best = p;
+			else
+				break;
+		}
+	snprintf(buf, size, ".../%s", best ? best : path);
+	return buf;
+}
+
+/* A line the limits keep */
+static bool line_shown(const struct report_args *a, const struct report_line *l,
+		       uint64_t total, size_t shown)
+{
+	double pct =
+		report_percent(a->children ? l->children : l->count, total);
+
+	return pct >= a->percent_limit &&
+	       (a->limit < 0 || shown < (size_t)a->limit);
+}
+
+static int number_width(uint32_t n)
+{
+	char buf[16];
+
+	return snprintf(buf, sizeof(buf), "%u", n);
+}
+
+/* The width of each key column over the lines shown, at least its name's */
+static void column_widths(struct report_flat *r, const struct profile_view *v,
+			  uint64_t total, int *w)
+{
+	const struct report_args *a = r->a;
+	size_t shown = 0;
+	char buf[4096];
+
+	for (size_t k = 0; k < a->nr_keys; k++)
+		w[k] = (int)strlen(report_key_names[a->keys[k]]);
+	for (size_t i = 0; i < r->nr_lines; i++) {
+		const struct report_line *l = &r->lines[i];
+
+		if (!line_shown(a, l, total, shown))
+			continue;
+		shown++;
+		for (size_t k = 0; k < a->nr_keys; k++) {
+			int n = 0;
+
+			switch (a->keys[k]) {
+			case KEY_COMM:
+				n = text_width(
+					string_table_get(&r->names, l->comm));
+				break;
+			case KEY_PROCESS:
+				n = text_width(string_table_get(&r->names,
+								l->process));
+				break;
+			case KEY_PID:
+				n = number_width(l->pid);
+				break;
+			case KEY_TID:
+				n = number_width(l->tid);
+				break;
+			case KEY_FILE:
+				n = text_width(file_cell(
+					a, profile_view_file_name(v, l->cookie),
+					buf, sizeof(buf)));
+				break;
+			default:
+				break;
+			}
+			if (n > w[k])
+				w[k] = n;
+		}
+	}
+}
+
 void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		       uint64_t total)
 {
 	const struct report_args *a = r->a;
 	size_t shown = 0, hidden = 0;
+	int w[NR_KEYS];
+	char buf[4096];
 
 	if (r->nr_lines) /* lines is NULL when nothing matched */
 		qsort_r(r->lines, r->nr_lines, sizeof(*r->lines), compare_count,
 			r);
 
+	if (!a->json)
+		column_widths(r, v, total, w);
 	if (a->json) {
 		printf(",\"total\":%" PRIu64 ",\"sort\":[", total);
 		for (size_t i = 0; i < a->nr_keys; i++)
@@ -247,8 +356,17 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			printf("%10s %8s %7s", "Children", "Self", "Samples");
 		else
 			printf("%10s %7s", "Samples", "Percent");
-		for (size_t i = 0; i < a->nr_keys; i++)
-			printf("  %s", report_key_names[a->keys[i]]);
+		/* each name over its column: numbers to the right */
+		for (size_t i = 0; i < a->nr_keys; i++) {
+			enum sort_key k = a->keys[i];
+			bool number = k == KEY_PID || k == KEY_TID;
+
+			if (i + 1 == a->nr_keys && !number)
+				printf("  %s", report_key_names[k]);
+			else
+				printf(number ? "  %*s" : "  %-*s", w[i],
+				       report_key_names[k]);
+		}
 		printf("\n");
 	}
 	for (size_t i = 0; i < r->nr_lines; i++) {
@@ -267,6 +385,7 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				string_table_get(&r->names, l->symbol) :
 				NULL;
 		const char *file = profile_view_file_name(v, l->cookie);
+		const char *file_text = file;
 		double pct = report_percent(l->count, total);
 		double cpct = report_percent(l->children, total);
 
@@ -312,6 +431,7 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			continue;
 		}
 		shown++;
+		file_text = file_cell(a, file, buf, sizeof(buf));
 		if (a->children)
 			printf("%9.2f%% %7.2f%% %7" PRIu64, cpct, pct,
 			       l->children);
@@ -323,19 +443,21 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			printf("  ");
 			switch (a->keys[k]) {
 			case KEY_COMM:
-				text_print_safe(stdout, comm, last ? 0 : 16);
+				text_print_safe(stdout, comm, last ? 0 : w[k]);
 				break;
 			case KEY_PID:
-				printf(last ? "%u" : "%7u", l->pid);
+				printf("%*u", w[k], l->pid);
 				break;
 			case KEY_TID:
-				printf(last ? "%u" : "%7u", l->tid);
+				printf("%*u", w[k], l->tid);
 				break;
 			case KEY_PROCESS:
-				text_print_safe(stdout, process, last ? 0 : 16);
+				text_print_safe(stdout, process,
+						last ? 0 : w[k]);
 				break;
 			case KEY_FILE:
-				text_print_safe(stdout, file, last ? 0 : 28);
+				text_print_safe(stdout, file_text,
+						last ? 0 : w[k]);
 				break;
 			case KEY_SYMBOL:
 				/* perf's marks: kernel or user code */
@@ -349,7 +471,7 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		printf("\n");
 	}
 	if (a->json)
-		printf("]}\n");
+		printf("],\"left_out\":%zu}\n", hidden);
 	else if (hidden)
 		printf("# %zu more rows (--limit, --percent-limit)\n", hidden);
 }

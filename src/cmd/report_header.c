@@ -16,7 +16,7 @@ static void print_header_text(const struct profile_view *v,
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
-	char when[64] = "?";
+	char when[64] = "?", hint[512];
 	time_t t = (time_t)(m->start_realtime_ns / 1000000000ull);
 	struct tm tm;
 
@@ -25,11 +25,15 @@ static void print_header_text(const struct profile_view *v,
 	printf("# dcprof report of '%s'\n", v->path);
 	printf("# recorded %s on ", when);
 	text_print_safe(stdout, m->hostname, 0);
-	printf(" (%s), %.1f s, %u cpus, event %s at %u Hz%s\n",
+	printf(" (%s), %.1f s, %u cpus, event %s",
 	       m->kernel_release ? m->kernel_release : "?",
 	       (double)m->duration_ns / 1e9, m->nr_cpus,
-	       m->event ? m->event : "?", m->sample_freq,
-	       m->callchain ? ", call graphs" : "");
+	       m->event ? m->event : "?");
+	if (m->sample_freq || !m->sample_period)
+		printf(" at %u Hz", m->sample_freq);
+	else /* record -c */
+		printf(" every %" PRIu64, m->sample_period);
+	printf("%s\n", m->callchain ? ", call graphs" : "");
 	printf("# command: ");
 	text_print_safe(stdout, m->cmdline, 0);
 	printf("\n");
@@ -52,6 +56,8 @@ static void print_header_text(const struct profile_view *v,
 		       " at frames without CFI, %" PRIu64 " other\n",
 		       s->unwind_truncated_stack_end,
 		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
+	if (dcp_fp_hint(s, v->cookies, hint, sizeof(hint)))
+		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a))
 		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
 		       " samples kept match; percentages are of the %" PRIu64
@@ -69,6 +75,7 @@ static void print_header_json(const struct profile_view *v,
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	const struct dcp_profile_stats *s = dcp_profile_get_stats(v->profile);
+	char hint[512];
 
 	printf("{\"file\":");
 	json_print_string(stdout, v->path);
@@ -92,6 +99,9 @@ static void print_header_json(const struct profile_view *v,
 	       m->kernel_excluded ? "true" : "false");
 	printf(",\"backend\":");
 	json_print_string(stdout, m->backend);
+	dcp_fp_hint(s, v->cookies, hint, sizeof(hint)); /* "": no hint */
+	printf(",\"fp_hint\":");
+	json_print_string(stdout, hint);
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64
 	       ",\"samples_idle\":%" PRIu64 ",\"samples_filtered\":%" PRIu64
 	       ",\"samples_other_tasks\":%" PRIu64

@@ -23,6 +23,7 @@ struct tnode {
 	uint32_t name; /* in the tree's names */
 	uint32_t cookie; /* of the real frame the node came from */
 	bool is_inline, kernel;
+	bool process; /* a process level node: its name is the process's */
 	uint64_t total, self;
 	uint32_t parent, first_child, next_sibling; /* 0: none */
 };
@@ -32,6 +33,7 @@ struct path_item {
 	uint32_t name;
 	uint32_t cookie;
 	bool is_inline, kernel;
+	bool process;
 	uint8_t span; /* items of the frame this one came from */
 };
 
@@ -58,6 +60,10 @@ struct report_tree {
 	uint64_t *seen;
 	size_t seen_cap;
 	uint64_t stamp;
+	/* text trees: a level of process names at the root (not in JSON,
+	 * nor with --no-process) */
+	bool by_process;
+	uint32_t root; /* where the row being added starts */
 };
 
 struct report_tree *report_tree_new(const struct report_args *a)
@@ -74,6 +80,7 @@ struct report_tree *report_tree_new(const struct report_args *a)
 		return NULL;
 	}
 	t->nr = 1; /* the root, nameless */
+	t->by_process = !a->json && !a->no_process;
 	return t;
 }
 
@@ -93,7 +100,8 @@ void report_tree_free(struct report_tree *t)
 
 static uint64_t tree_key_flags(const struct path_item *it)
 {
-	return (uint64_t)it->is_inline | (uint64_t)it->kernel << 1;
+	return (uint64_t)it->is_inline | (uint64_t)it->kernel << 1 |
+	       (uint64_t)it->process << 2;
 }
 
 /* The child of parent for it, created on first use; 0 when out of memory
@@ -125,6 +133,7 @@ static uint32_t tree_child(struct report_tree *t, uint32_t parent,
 	n->cookie = it->cookie;
 	n->is_inline = it->is_inline;
 	n->kernel = it->kernel;
+	n->process = it->process;
 	n->parent = parent;
 	n->next_sibling = t->n[parent].first_child;
 	t->n[parent].first_child = id;
@@ -137,9 +146,10 @@ static int tree_add(struct report_tree *t, const struct path_item *path,
 		    size_t n, uint64_t count, uint64_t self_last,
 		    uint64_t self_each)
 {
-	uint32_t node = 0;
+	uint32_t node = t->root;
 
-	t->n[0].total += count;
+	if (!node)
+		t->n[0].total += count;
 	for (size_t i = 0; i < n; i++) {
 		node = tree_child(t, node, &path[i]);
 		if (!node)
@@ -154,7 +164,7 @@ static int tree_add(struct report_tree *t, const struct path_item *path,
 /* A function as the tree tells them apart: name and flags. */
 static size_t tree_function(const struct path_item *it)
 {
-	return (size_t)it->name << 2 | (size_t)tree_key_flags(it);
+	return (size_t)it->name << 2 | (size_t)(tree_key_flags(it) & 3);
 }
 
 /*
@@ -222,6 +232,7 @@ static int frame_items(struct report_tree *t, const struct profile_view *v,
 		it->name = (uint32_t)name;
 		it->cookie = f->cookie;
 		it->is_inline = ex[i].is_inline;
+		it->process = false;
 		it->kernel = f->flags & DCP_FRAME_KERNEL;
 		it->span = (uint8_t)k;
 	}
@@ -284,9 +295,17 @@ static int compare_nodes(const void *a, const void *b, void *ctx)
 		      string_table_get(&t->names, y->name));
 }
 
-/* The children of node worth showing, largest first, into *out. */
+/* --limit counts the functions at the top: the root's children, or a
+ * process's under a process level. */
+static bool tree_limited(const struct report_tree *t, uint32_t node)
+{
+	return node == 0 ? !t->by_process : t->n[node].process;
+}
+
+/* The children of node worth showing, largest first, into *out; *left_out
+ * (when not NULL) the ones --limit and --percent-limit hide. */
 static size_t tree_children(const struct report_tree *t, uint32_t node,
-			    uint32_t **out)
+			    uint32_t **out, size_t *left_out)
 {
 	const struct report_args *a = t->a;
 	size_t n = 0, i = 0;
@@ -301,8 +320,10 @@ static size_t tree_children(const struct report_tree *t, uint32_t node,
 		    a->percent_limit)
 			(*out)[i++] = c;
 	qsort_r(*out, i, sizeof(**out), compare_nodes, (void *)t);
-	if (node == 0 && a->limit >= 0 && i > (size_t)a->limit)
+	if (tree_limited(t, node) && a->limit >= 0 && i > (size_t)a->limit)
 		i = (size_t)a->limit;
+	if (left_out)
+		*left_out = n - i;
 	return i;
 }
 
@@ -335,9 +356,11 @@ static void print_tree_node(const struct report_tree *t,
 		       n->kernel ? "[k] " : "");
 		text_print_safe(stdout, string_table_get(&t->names, n->name),
 				0);
-		printf("%s\n", n->is_inline ? " (inlined)" : "");
+		printf("%s\n", n->is_inline ? " (inlined)" :
+			       n->process   ? " (process)" :
+					      "");
 	}
-	nr = tree_children(t, node, &kids);
+	nr = tree_children(t, node, &kids, NULL);
 	for (size_t i = 0; i < nr; i++) {
 		if (a->json && i)
 			printf(",");
@@ -354,7 +377,15 @@ void report_tree_print(const struct report_tree *t,
 	const struct report_args *a = t->a;
 	const char *order = a->tree == TREE_CALLER ? "caller" : "callee";
 	uint32_t *roots;
-	size_t nr = tree_children(t, 0, &roots);
+	size_t left_out = 0, nr = tree_children(t, 0, &roots, &left_out);
+
+	/* one process: its name is no level (the header's filters say it) */
+	if (t->by_process && nr == 1 && !left_out) {
+		uint32_t only = roots[0];
+
+		free(roots);
+		nr = tree_children(t, only, &roots, &left_out);
+	}
 
 	if (a->json) {
 		printf(",\"total\":%" PRIu64 ",\"tree\":{\"order\":\"%s\","
@@ -386,7 +417,7 @@ void report_tree_print(const struct report_tree *t,
 	}
 	free(roots);
 	if (a->json)
-		printf("]}}\n");
+		printf("],\"left_out\":%zu}}\n", left_out);
 }
 
 int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
@@ -397,6 +428,21 @@ int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
 	if (k < 0)
 		return k;
 	t->samples += row->count;
+	t->root = 0;
+	if (t->by_process) {
+		struct path_item it = { .process = true };
+		int64_t name = string_table_intern(&t->names,
+						   row->comm ? row->comm : "");
+
+		if (name < 0)
+			return -ENOMEM;
+		it.name = (uint32_t)name;
+		t->root = tree_child(t, 0, &it);
+		if (!t->root)
+			return -ENOMEM;
+		t->n[0].total += row->count;
+		t->n[t->root].total += row->count;
+	}
 	if (t->a->tree == TREE_CALLEE)
 		return tree_add_callee(t, (size_t)k, row->count);
 	return tree_add(t, t->path, (size_t)k, row->count, row->count, 0);

@@ -252,6 +252,9 @@ const char *profile_view_symbol(const struct profile_view *v,
 	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
 
+	/* where a frame-pointer chain broke (docs/FORMAT.md, STACKS) */
+	if (f->flags & DCP_FRAME_TRUNCATED)
+		return "[truncated]";
 	if (dcp_profile_symbol(v->profile, f->cookie, f->offset, &sym) == 0 &&
 	    sym.name) {
 		const char *label = function_label(v, f->cookie, &sym);

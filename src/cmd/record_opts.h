@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* dcprof record: the option values checked before anything starts. */
+#ifndef DCPROF_RECORD_OPTS_H
+#define DCPROF_RECORD_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* -C: perf's cpu list ("0-3,6") into *cpus (replaced), a usage error */
+int record_parse_cpus(const char *arg, int **cpus, size_t *nr_cpus);
+/* -u: a user name or a numeric uid */
+int record_parse_user(const char *arg, uint32_t *uid);
+/* -F above kernel.perf_event_max_sample_rate: refused */
+int record_check_frequency(unsigned long hz);
+/* --only: an existing file or a whole build id */
+int record_check_only(const char *arg);
+
+#endif

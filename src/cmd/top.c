@@ -1,0 +1,788 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcprof top: record the whole system (or some processes) and show, every
+ * interval, the functions that took the CPU in the last interval and since
+ * the start, from the recorder's live snapshot; --stdio prints the table
+ * as text or JSON, else the full-screen view (top_tui.c) draws it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "top.h"
+
+#define SEP '\x1f'
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *const key_names[] = { "comm",    "pid",  "tid",
+					 "process", "file", "symbol" };
+
+const char *top_key_name(enum top_key k)
+{
+	return key_names[k];
+}
+
+const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
+{
+	static char bufs[TOP_MAX_KEYS][512];
+	const char *s = string_table_get(&t->keystr, e->key);
+	char *out = bufs[i % TOP_MAX_KEYS];
+	size_t n;
+
+	for (size_t k = 0; k < i && s; k++) {
+		s = strchr(s, SEP);
+		if (s)
+			s++;
+	}
+	if (!s)
+		return "";
+	n = strcspn(s, "\x1f");
+	if (n >= sizeof(bufs[0]))
+		n = sizeof(bufs[0]) - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return out;
+}
+
+/* The frame a row is shown by: its leaf, or its first user frame. */
+const struct dcp_frame *top_shown_frame(const struct top *t,
+					const struct dcp_sample_row *row)
+{
+	for (uint32_t i = 0; i < row->nr_frames; i++)
+		if (!t->hide_kernel ||
+		    !(row->frames[i].flags & DCP_FRAME_KERNEL))
+			return &row->frames[i];
+	return NULL;
+}
+
+static bool is_idle(const struct top *t, const struct dcp_frame *f)
+{
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+
+	return f && !dcp_cookie_table_lookup(t->view.cookies, f->cookie, &ci) &&
+	       ci.kind == DCP_COOKIE_KIND_IDLE;
+}
+
+static bool row_wanted(const struct top *t, const struct dcp_sample_row *row,
+		       const char *comm)
+{
+	bool ok = !t->nr_comms && !t->nr_pids;
+
+	for (size_t i = 0; i < t->nr_comms && !ok; i++)
+		ok = !strcmp(t->comms[i], comm) ||
+		     !strcmp(t->comms[i], row->comm);
+	for (size_t i = 0; i < t->nr_pids && !ok; i++)
+		ok = t->pids[i] == row->pid || t->pids[i] == row->tid;
+	return ok;
+}
+
+static int append(char *buf, size_t size, size_t *len, const char *s)
+{
+	int n = snprintf(buf + *len, size - *len, "%s%s", *len ? "\x1f" : "",
+			 s);
+
+	if (n < 0 || (size_t)n >= size - *len)
+		return -ENAMETOOLONG;
+	*len += (size_t)n;
+	return 0;
+}
+
+/* The group key of a row ("comm\x1f file\x1f symbol"), into buf. */
+int top_row_key(const struct top *t, const struct dcp_sample_row *row,
+		const struct dcp_frame *f, char *buf, size_t size)
+{
+	const char *comm = row->thread_comm ? row->thread_comm : row->comm;
+	size_t len = 0;
+	char num[16];
+	int ret = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < t->nr_keys && !ret; i++) {
+		const char *s = "";
+
+		switch (t->keys[i]) {
+		case TK_COMM:
+			s = comm;
+			break;
+		case TK_PROCESS:
+			s = row->comm;
+			break;
+		case TK_PID:
+		case TK_TID:
+			snprintf(num, sizeof(num), "%u",
+				 t->keys[i] == TK_PID ? row->pid : row->tid);
+			s = num;
+			break;
+		case TK_FILE:
+			s = f ? profile_view_file_name(&t->view, f->cookie) :
+				"[unknown]";
+			break;
+		case TK_SYMBOL:
+			s = f ? profile_view_symbol(&t->view, f) : "[unknown]";
+			break;
+		}
+		/* a name holding the separator is shown with a space */
+		ret = append(buf, size, &len, s ? s : "");
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != SEP && (unsigned char)buf[i] < 0x20)
+			buf[i] = ' ';
+	return ret;
+}
+
+static int grow_counts(struct top *t, size_t n)
+{
+	if (n <= t->nr_counts)
+		return 0;
+	if (n > t->cap_counts) {
+		size_t cap = t->cap_counts ? t->cap_counts : 1024;
+		uint64_t *prev, *base;
+
+		while (cap < n)
+			cap *= 2;
+		prev = realloc(t->prev, cap * sizeof(*prev));
+		if (!prev)
+			return -ENOMEM;
+		t->prev = prev;
+		base = realloc(t->base, cap * sizeof(*base));
+		if (!base)
+			return -ENOMEM;
+		t->base = base;
+		t->cap_counts = cap;
+	}
+	memset(t->prev + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->prev));
+	memset(t->base + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->base));
+	t->nr_counts = n;
+	return 0;
+}
+
+static struct top_entry *entry_of(struct top *t, const char *key)
+{
+	int64_t id = string_table_intern(&t->keystr, key);
+
+	if (id < 0)
+		return NULL;
+	if ((size_t)id >= t->nr_entries) {
+		if ((size_t)id >= t->cap_entries) {
+			size_t cap = t->cap_entries ? 2 * t->cap_entries : 256;
+			struct top_entry *e =
+				realloc(t->entries, cap * sizeof(*e));
+			struct top_entry **s =
+				realloc(t->sorted, cap * sizeof(*s));
+
+			if (e)
+				t->entries = e;
+			if (s)
+				t->sorted = s;
+			if (!e || !s)
+				return NULL;
+			t->cap_entries = cap;
+		}
+		memset(&t->entries[t->nr_entries], 0,
+		       ((size_t)id + 1 - t->nr_entries) * sizeof(*t->entries));
+		t->nr_entries = (size_t)id + 1;
+		t->entries[id].key = (uint32_t)id;
+	}
+	return &t->entries[id];
+}
+
+static const struct top *sort_top;
+
+static int cmp_entries(const void *a, const void *b)
+{
+	const struct top_entry *x = *(struct top_entry *const *)a;
+	const struct top_entry *y = *(struct top_entry *const *)b;
+	int c = 0;
+
+	if (sort_top->order == TOP_BY_NAME)
+		c = strcmp(string_table_get(&sort_top->keystr, x->key),
+			   string_table_get(&sort_top->keystr, y->key));
+	else if (sort_top->order == TOP_BY_LAST && x->last != y->last)
+		c = x->last > y->last ? -1 : 1;
+	if (!c && x->session != y->session)
+		c = x->session > y->session ? -1 : 1;
+	if (!c && x->last != y->last)
+		c = x->last > y->last ? -1 : 1;
+	return c ? c : (x->key < y->key ? -1 : x->key > y->key);
+}
+
+static bool filter_match(const struct top *t, const struct top_entry *e)
+{
+	const char *key = string_table_get(&t->keystr, e->key);
+
+	return !t->filter || !t->filter[0] || strstr(key, t->filter);
+}
+
+void top_sort(struct top *t)
+{
+	t->nr_sorted = 0;
+	for (size_t i = 0; i < t->nr_entries; i++)
+		if (t->entries[i].seen && filter_match(t, &t->entries[i]))
+			t->sorted[t->nr_sorted++] = &t->entries[i];
+	sort_top = t;
+	qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
+}
+
+void top_reset(struct top *t)
+{
+	struct dcp_sample_row row = { .sz = sizeof(row) };
+
+	for (size_t i = 0; i < t->nr_counts; i++)
+		if (!dcp_profile_row(t->view.profile, i, &row))
+			t->base[i] = row.count;
+	for (size_t i = 0; i < t->nr_entries; i++) {
+		t->entries[i].session = 0;
+		t->entries[i].seen = false;
+	}
+	t->nr_sorted = 0;
+	t->total_session = 0;
+}
+
+int top_update(struct top *t, bool advance)
+{
+	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
+	size_t nr;
+	char key[2048];
+	int ret;
+
+	if (!p)
+		return -errno;
+	t->view.profile = p;
+	t->view.cookies = dcp_profile_cookies(p);
+	nr = dcp_profile_nr_rows(p);
+	ret = grow_counts(t, nr);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < t->nr_entries; i++) {
+		t->entries[i].last = 0;
+		t->entries[i].session = 0;
+		t->entries[i].seen = false;
+	}
+	t->total_last = t->total_session = 0;
+	for (size_t i = 0; i < nr; i++) {
+		struct dcp_sample_row row = { .sz = sizeof(row) };
+		const struct dcp_frame *f;
+		struct top_entry *e;
+		uint64_t last, session;
+
+		if (dcp_profile_row(p, i, &row))
+			continue;
+		last = row.count - t->prev[i];
+		session = row.count - t->base[i];
+		if (advance)
+			t->prev[i] = row.count;
+		if (!session)
+			continue;
+		if (!row_wanted(t, &row,
+				row.thread_comm ? row.thread_comm : row.comm))
+			continue;
+		f = top_shown_frame(t, &row);
+		if (!f && row.nr_frames)
+			continue; /* kernel frames only, hidden */
+		if (t->hide_idle && is_idle(t, f))
+			continue;
+		if (top_row_key(t, &row, f, key, sizeof(key)))
+			continue;
+		e = entry_of(t, key);
+		if (!e)
+			return -ENOMEM;
+		if (!e->seen || last > 0)
+			e->agg_row = (uint32_t)i;
+		e->seen = true;
+		e->last += last;
+		e->session += session;
+		t->total_last += last;
+		t->total_session += session;
+	}
+	t->stats = *dcp_profile_get_stats(p);
+	if (advance) {
+		uint64_t now = now_ns();
+
+		t->interval_ns = now - t->last_ns;
+		t->last_ns = now;
+		t->samples_last = t->stats.samples - t->prev_stats.samples;
+		t->lost_last =
+			t->stats.lost_samples - t->prev_stats.lost_samples;
+		t->idle_last =
+			t->stats.samples_idle - t->prev_stats.samples_idle;
+		t->throttled_last = t->stats.throttle_events -
+				    t->prev_stats.throttle_events;
+		t->prev_stats = t->stats;
+		t->interval++;
+	}
+	top_sort(t);
+	return 0;
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static size_t shown_rows(const struct top *t)
+{
+	return t->limit && t->limit < t->nr_sorted ? t->limit : t->nr_sorted;
+}
+
+static void print_text(const struct top *t)
+{
+	double secs = (double)t->interval_ns / 1e9;
+
+	printf("interval %u: %.2f s, %" PRIu64
+	       " samples (%.0f/s), lost %" PRIu64
+	       ", idle %.1f%%, naming %.1f ms (%" PRIu64 " addresses)\n",
+	       t->interval, secs, t->samples_last,
+	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
+	       pct(t->idle_last, t->samples_last),
+	       (double)t->naming.last_naming_ns / 1e6,
+	       t->naming.addresses_named);
+	printf("%8s %8s %8s", "last", "session", "samples");
+	for (size_t k = 0; k < t->nr_keys; k++)
+		printf("  %s", top_key_name(t->keys[k]));
+	printf("\n");
+	for (size_t i = 0; i < shown_rows(t); i++) {
+		const struct top_entry *e = t->sorted[i];
+
+		printf("%7.2f%% %7.2f%% %8" PRIu64, pct(e->last, t->total_last),
+		       pct(e->session, t->total_session), e->last);
+		for (size_t k = 0; k < t->nr_keys; k++) {
+			printf("  ");
+			text_print_safe(stdout, top_field(t, e, k), 0);
+		}
+		printf("\n");
+	}
+	printf("\n");
+}
+
+static void print_json(const struct top *t)
+{
+	double secs = (double)t->interval_ns / 1e9;
+
+	printf("{\"interval\":%u,\"seconds\":%.3f,\"samples\":%" PRIu64
+	       ",\"samples_per_second\":%.1f,\"lost\":%" PRIu64
+	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
+	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
+	       ",\"naming_total_ms\":%.3f,\"rows\":[",
+	       t->interval, secs, t->samples_last,
+	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
+	       t->throttled_last, pct(t->idle_last, t->samples_last),
+	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
+	       (double)t->naming.naming_ns / 1e6);
+	for (size_t i = 0; i < shown_rows(t); i++) {
+		const struct top_entry *e = t->sorted[i];
+
+		printf("%s{", i ? "," : "");
+		for (size_t k = 0; k < t->nr_keys; k++) {
+			printf("\"%s\":", top_key_name(t->keys[k]));
+			json_print_string(stdout, top_field(t, e, k));
+			printf(",");
+		}
+		printf("\"samples\":%" PRIu64 ",\"share\":%.2f"
+		       ",\"session_samples\":%" PRIu64
+		       ",\"session_share\":%.2f}",
+		       e->last, pct(e->last, t->total_last), e->session,
+		       pct(e->session, t->total_session));
+	}
+	printf("]}\n");
+}
+
+struct top_args {
+	struct dcp_recorder_opts opts;
+	pid_t *targets;
+	size_t nr_targets;
+	const char **only, **comms;
+	size_t nr_only, nr_comms;
+	uint32_t *pids;
+	size_t nr_pids;
+	double delay;
+	long iterations; /* 0: until stopped */
+	bool stdio, json;
+	const char *output;
+	size_t limit;
+	const char *sort;
+};
+
+enum {
+	OPT_DELAY = 256,
+	OPT_ITER,
+	OPT_STDIO,
+	OPT_FORMAT,
+	OPT_ONLY,
+	OPT_COMM,
+	OPT_PID,
+	OPT_BACKEND,
+	OPT_LIMIT
+};
+
+static const struct option top_options[] = {
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "iterations", required_argument, NULL, OPT_ITER },
+	{ "stdio", no_argument, NULL, OPT_STDIO },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int push(void *arr, size_t *n, size_t elem, const void *v)
+{
+	void **a = arr;
+	void *p = realloc(*a, (*n + 1) * elem);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy((char *)p + *n * elem, v, elem);
+	*a = p;
+	(*n)++;
+	return 0;
+}
+
+static int parse_ulong(const char *arg, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	return errno || end == arg || *end || arg[0] == '-' || *out > max ?
+		       -EINVAL :
+		       0;
+}
+
+/* "1,2,3" into 32-bit numbers (pids); 0 or -EINVAL. */
+static int parse_list(char *arg, void *arr, size_t *n, bool as_pid_t)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long v;
+		int ret;
+
+		if (parse_ulong(tok, INT_MAX, &v) || !v)
+			return -EINVAL;
+		if (as_pid_t) {
+			pid_t p = (pid_t)v;
+
+			ret = push(arr, n, sizeof(p), &p);
+		} else {
+			uint32_t p = (uint32_t)v;
+
+			ret = push(arr, n, sizeof(p), &p);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_sort(struct top *t, const char *arg)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	t->nr_keys = 0;
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		size_t k;
+
+		if (!strcmp(tok, "dso"))
+			tok = "file";
+		if (!strcmp(tok, "sym"))
+			tok = "symbol";
+		for (k = 0; k <= TK_SYMBOL; k++)
+			if (!strcmp(tok, key_names[k]))
+				break;
+		if (k > TK_SYMBOL || t->nr_keys == TOP_MAX_KEYS)
+			return cmd_usage_error(
+				"top",
+				"unknown sort key '%s' (comm, pid, tid, "
+				"process, file, symbol)",
+				tok);
+		t->keys[t->nr_keys++] = (enum top_key)k;
+	}
+	if (!t->nr_keys)
+		return cmd_usage_error("top", "--sort needs at least one key");
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct top_args *a)
+{
+	unsigned long v;
+	char *end;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":aF:gp:o:s:h", top_options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			break;
+		case 'F':
+			if (parse_ulong(optarg, 1000000, &v) || !v)
+				return cmd_usage_error(
+					"top", "-F wants a frequency in Hz");
+			a->opts.sample_freq = (uint32_t)v;
+			break;
+		case 'g':
+			a->opts.callchain = true;
+			break;
+		case 'p':
+			if (parse_list(optarg, &a->targets, &a->nr_targets,
+				       true))
+				return cmd_usage_error(
+					"top", "-p wants process ids: '%s'",
+					optarg);
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 's':
+			a->sort = optarg;
+			break;
+		case OPT_DELAY:
+			errno = 0;
+			a->delay = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a->delay > 0) ||
+			    a->delay > 3600)
+				return cmd_usage_error(
+					"top",
+					"--delay wants a number of seconds "
+					"above 0 (at most 3600): '%s'",
+					optarg);
+			break;
+		case OPT_ITER:
+			if (parse_ulong(optarg, LONG_MAX, &v) || !v)
+				return cmd_usage_error(
+					"top",
+					"--iterations wants a count above 0: "
+					"'%s'",
+					optarg);
+			a->iterations = (long)v;
+			break;
+		case OPT_STDIO:
+			a->stdio = true;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+				return cmd_usage_error(
+					"top", "--format is text or json");
+			a->json = !strcmp(optarg, "json");
+			break;
+		case OPT_ONLY:
+			if (push(&a->only, &a->nr_only, sizeof(char *),
+				 &optarg))
+				return cmd_error("out of memory");
+			break;
+		case OPT_COMM:
+			for (char *tok = strtok(optarg, ","); tok;
+			     tok = strtok(NULL, ","))
+				if (push(&a->comms, &a->nr_comms,
+					 sizeof(char *), &tok))
+					return cmd_error("out of memory");
+			break;
+		case OPT_PID:
+			if (parse_list(optarg, &a->pids, &a->nr_pids, false))
+				return cmd_usage_error(
+					"top", "--pid wants process ids: '%s'",
+					optarg);
+			break;
+		case OPT_BACKEND:
+			a->opts.backend = optarg;
+			break;
+		case OPT_LIMIT:
+			if (parse_ulong(optarg, 1000000, &v))
+				return cmd_usage_error("top",
+						       "--limit wants a count");
+			a->limit = v;
+			break;
+		case 'h':
+			cmd_usage(cmd_find("top"), stdout);
+			return cmd_finish_stdout(0) ? 1 : -1;
+		case ':':
+			return cmd_usage_error("top", "%s needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error("top", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("top", "unexpected argument '%s'",
+				       argv[optind]);
+	return 0;
+}
+
+/* Without -o the working profile goes to a private directory, removed. */
+static char *scratch_output(char *dir, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path;
+
+	snprintf(dir, size, "%s/dcprof-top.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return NULL;
+	if (asprintf(&path, "%s/top.data", dir) < 0)
+		return NULL;
+	return path;
+}
+
+static int run_stdio(struct top *t, struct top_args *a)
+{
+	uint64_t delay_ns = (uint64_t)(a->delay * 1e9);
+	uint64_t next = now_ns() + delay_ns;
+	long done = 0;
+
+	while (!stop_requested) {
+		uint64_t now = now_ns();
+		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000);
+		int ret;
+
+		if (wait_ms > 100)
+			wait_ms = 100;
+		ret = dcp_recorder_poll(t->rec, wait_ms);
+		if (ret && ret != -EINTR)
+			return cmd_error("%s", dcp_last_error());
+		if (now_ns() < next)
+			continue;
+		next += delay_ns;
+		ret = top_update(t, true);
+		if (ret)
+			return cmd_error("%s", dcp_last_error());
+		if (a->json)
+			print_json(t);
+		else
+			print_text(t);
+		if (fflush(stdout) == EOF)
+			return cmd_error("cannot write the output: %s",
+					 strerror(errno));
+		if (a->iterations && ++done >= a->iterations)
+			break;
+	}
+	return 0;
+}
+
+static void top_free(struct top *t)
+{
+	string_table_free(&t->keystr);
+	free(t->entries);
+	free(t->sorted);
+	free(t->prev);
+	free(t->base);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_args a = { .opts = { .sz = sizeof(a.opts) }, .delay = 1.0 };
+	struct top t = { .keys = { TK_COMM, TK_FILE, TK_SYMBOL },
+			 .nr_keys = 3 };
+	char dir[PATH_MAX] = "", *scratch = NULL;
+	struct sigaction sa;
+	int ret, status = 0;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		goto out;
+	if (a.sort && (ret = parse_sort(&t, a.sort)))
+		goto out;
+	if (!a.stdio && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		ret = cmd_error("the full-screen view needs a terminal "
+				"(standard input and output): use --stdio "
+				"for text");
+		goto out;
+	}
+	cmd_setup_log(0);
+	t.comms = a.comms;
+	t.nr_comms = a.nr_comms;
+	t.pids = a.pids;
+	t.nr_pids = a.nr_pids;
+	t.limit = a.stdio ? (a.limit ? a.limit : 20) : a.limit;
+	a.opts.pids = a.targets;
+	a.opts.nr_pids = a.nr_targets;
+	a.opts.only = a.only;
+	a.opts.nr_only = a.nr_only;
+	a.opts.cmdline = "dcprof top";
+	if (a.output) {
+		a.opts.output = a.output;
+	} else {
+		scratch = scratch_output(dir, sizeof(dir));
+		if (!scratch) {
+			ret = cmd_error("cannot make a scratch directory: %s",
+					strerror(errno));
+			goto out;
+		}
+		a.opts.output = scratch;
+		/* nothing to keep: the file is written once, at the start */
+		a.opts.flush_interval_ms = UINT32_MAX;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	t.rec = dcp_recorder_new(&a.opts);
+	if (!t.rec) {
+		ret = cmd_error("%s", dcp_last_error());
+		goto out;
+	}
+	t.naming.sz = sizeof(t.naming);
+	t.last_ns = now_ns();
+	if (a.stdio)
+		status = run_stdio(&t, &a);
+	else
+		status = top_tui(&t, a.delay, &stop_requested);
+	if (a.output) {
+		if (dcp_recorder_finish(t.rec, NULL) && !status)
+			status = cmd_error("%s", dcp_last_error());
+	}
+	ret = status;
+out:
+	dcp_recorder_free(t.rec);
+	if (scratch) {
+		char old[PATH_MAX];
+
+		unlink(scratch);
+		snprintf(old, sizeof(old), "%s.old", scratch);
+		unlink(old);
+		rmdir(dir);
+	}
+	free(scratch);
+	top_free(&t);
+	free(a.targets);
+	free(a.only);
+	free(a.comms);
+	free(a.pids);
+	if (ret < 0)
+		return 0; /* --help */
+	return a.stdio && !ret ? cmd_finish_stdout(0) : ret;
+}

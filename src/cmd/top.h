@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcprof top: the live table over the recorder's snapshot (top.c), shared
+ * with the full-screen view (top_tui.c).
+ */
+#ifndef DCPROF_TOP_H
+#define DCPROF_TOP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcprof/dcprof.h"
+#include "intern.h"
+#include "profile_view.h"
+
+#define TOP_MAX_KEYS 6
+
+enum top_key { TK_COMM, TK_PID, TK_TID, TK_PROCESS, TK_FILE, TK_SYMBOL };
+enum top_order { TOP_BY_LAST, TOP_BY_SESSION, TOP_BY_NAME, TOP_NR_ORDERS };
+
+/* One line of the table: a group of the --sort keys. */
+struct top_entry {
+	uint32_t key; /* in top.keys */
+	uint64_t last, session;
+	uint32_t agg_row; /* a row of the group (its stack, for the tree) */
+	bool seen;
+};
+
+struct top {
+	/* options */
+	enum top_key keys[TOP_MAX_KEYS];
+	size_t nr_keys;
+	const char *const *comms; /* --comm */
+	size_t nr_comms;
+	const uint32_t *pids; /* --pid */
+	size_t nr_pids;
+	bool hide_idle, hide_kernel;
+	const char *filter; /* the view's "/": comm or symbol contains */
+	enum top_order order;
+	size_t limit;
+
+	struct dcp_recorder *rec;
+	struct profile_view view;
+	struct dcp_snapshot_info naming;
+	/* per aggregate row: the count at the last interval and at z */
+	uint64_t *prev, *base;
+	size_t nr_counts, cap_counts;
+	/* the groups */
+	struct string_table keystr;
+	struct top_entry *entries;
+	size_t nr_entries, cap_entries;
+	struct top_entry **sorted;
+	size_t nr_sorted;
+	uint64_t total_last, total_session;
+	/* the interval */
+	struct dcp_profile_stats stats, prev_stats;
+	uint64_t interval_ns, last_ns;
+	uint64_t samples_last, lost_last, idle_last, throttled_last;
+	unsigned int interval;
+};
+
+/* Take a snapshot and rebuild the table: 0 or a negative errno. */
+int top_update(struct top *t, bool advance);
+/* Re-sort and filter the groups (a key pressed between intervals). */
+void top_sort(struct top *t);
+/* z: the session starts again now. */
+void top_reset(struct top *t);
+/* The key's fields, split: value i of the group e (static buffer). */
+const char *top_field(const struct top *t, const struct top_entry *e, size_t i);
+const char *top_key_name(enum top_key k);
+/* The frame a row is shown by (NULL: kernel frames only, hidden). */
+const struct dcp_frame *top_shown_frame(const struct top *t,
+					const struct dcp_sample_row *row);
+/* The group key of a row into buf: 0 or a negative errno. */
+int top_row_key(const struct top *t, const struct dcp_sample_row *row,
+		const struct dcp_frame *f, char *buf, size_t size);
+
+/* The full-screen view (top_tui.c): the exit status. */
+int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop);
+
+#endif

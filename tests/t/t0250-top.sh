@@ -1,0 +1,81 @@
+#!/bin/bash
+# dcprof top --stdio on the split workload (a known 50/30/20 split of CPU
+# time, truth measured by the workload as in t0100-split.sh): every one of
+# 3 intervals has the three functions on top with shares within 3 points of
+# the truth; text blocks are separated by a blank line; -o writes a profile
+# that report reads; bad input is refused with a clear message.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+SPLIT=$(build_workload split)
+
+# --- JSON, one object per interval, with -o -------------------------------
+"$SPLIT" 9 --truth >"$TMP/truth" &
+SPLIT_PID=$!
+sleep 0.5
+expect_exit 0 "$DCPROF" top --stdio --iterations 3 --delay 2 --format json \
+	--limit 50 -o "$TMP/top.data"
+cp "$TMP/out" "$TMP/top.json"
+wait "$SPLIT_PID" || die "split failed"
+grep -q '^split: ' "$TMP/truth" || die "split printed no truth"
+[ "$(wc -l <"$TMP/top.json")" -eq 3 ] ||
+	die "want 3 JSON lines, got: $(cat "$TMP/top.json")"
+python3 - "$TMP/top.json" "$TMP/truth" <<'PY' || die "top's shares are off"
+import json, sys
+t = open(sys.argv[2]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+for n, line in enumerate(open(sys.argv[1]), 1):
+    d = json.loads(line)
+    assert d["interval"] == n, d["interval"]
+    rows = [r for r in d["rows"] if r["comm"] == "split"]
+    top3 = {r["symbol"] for r in rows[:3]}
+    assert top3 == set(want), "interval %d: split's top rows %s" % (n, top3)
+    got = {r["symbol"]: r["samples"] for r in rows if r["symbol"] in want}
+    total = sum(got.values())
+    assert total >= 1000, "interval %d: only %d samples" % (n, total)
+    for s, w in want.items():
+        share = 100.0 * got[s] / total
+        print("interval %d %s: %.1f%% (want %.1f%%)" % (n, s, share, w))
+        assert abs(share - w) <= 3, "%s %.1f%% want %.1f%%" % (s, share, w)
+    for r in d["rows"]:
+        assert 0 <= r["share"] <= 100 and 0 <= r["session_share"] <= 100
+PY
+expect_exit 0 "$DCPROF" report -i "$TMP/top.data" --sort symbol --format json
+python3 - "$TMP/out" <<'PY' || die "the -o profile does not report the session"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["meta"]["complete"], "the profile is not complete"
+syms = {r["symbol"] for r in d["rows"]}
+assert {"work_fifty", "work_thirty", "work_twenty"} <= syms, syms
+PY
+
+# --- text: blocks separated by one blank line ------------------------------
+expect_exit 0 "$DCPROF" top --stdio --iterations 2 --delay 0.3 --limit 5
+python3 - "$TMP/out" <<'PY' || die "text blocks are wrong: $(cat "$TMP/out")"
+import sys
+blocks = open(sys.argv[1]).read().split("\n\n")
+blocks = [b for b in blocks if b.strip()]
+assert len(blocks) == 2, len(blocks)
+for i, b in enumerate(blocks, 1):
+    lines = b.splitlines()
+    assert lines[0].startswith("interval %d:" % i), lines[0]
+    assert lines[1].split()[:3] == ["last", "session", "samples"], lines[1]
+PY
+
+# --- bad input --------------------------------------------------------------
+for d in 0 -1 abc; do
+	expect_exit 2 "$DCPROF" top --stdio --delay "$d"
+	grep -q -- "--delay" "$TMP/err" || die "--delay $d: $(cat "$TMP/err")"
+done
+expect_exit 2 "$DCPROF" top --stdio --iterations 0
+expect_exit 2 "$DCPROF" top --stdio --format xml
+expect_exit 2 "$DCPROF" top --stdio --sort nonsense
+# not a terminal, no --stdio: one clear error
+"$DCPROF" top </dev/null >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 1 ] || die "top without a terminal did not fail with 1"
+grep -q -- "--stdio" "$TMP/err" || die "no hint at --stdio: $(cat "$TMP/err")"
+[ ! -s "$TMP/out" ] || die "top without a terminal printed to stdout"
+
+pass

@@ -1,0 +1,133 @@
+#!/bin/bash
+# dcprof top's full-screen view, driven through tmux (a 100x30 pane read
+# with capture-pane, typed into with send-keys): the hot function on the
+# first row within 3 s; the sort key changes; a filter keeps the matching
+# rows; Enter opens a call tree (-g); space pauses; a resize to 80x24
+# repaints with no line wider than the pane; q exits 0, and q, Ctrl-C and
+# SIGTERM leave the terminal sane (echo on, no alternate screen). Runs in
+# the C locale (not UTF-8).
+. "$(dirname "$0")/test-lib.sh"
+need gcc tmux
+need_perf_events
+
+SPLIT=$(build_workload split)
+spawn "$SPLIT" 60
+WL=$SPAWNED
+SOCK=$TMP/tmux.sock
+S=dcprof-top-$$
+tm() { tmux -S "$SOCK" "$@"; }
+screen() { tm capture-pane -p -t "$S"; }
+cleanup_tmux() { tm kill-server 2>/dev/null; }
+trap 'cleanup_tmux; _cleanup' EXIT
+
+# the pane: top, then its status and the terminal's echo setting
+cat >"$TMP/pane.sh" <<SH
+export LC_ALL=C TERM=screen
+echo \$\$ >"$TMP/shell.pid"
+"$DCPROF" top -g -p $WL
+echo "EXIT=\$?"
+stty -a | tr ' ;' '\n\n' | grep -x -- '-\{0,1\}echo' | sed 's/^/ECHO=/'
+exec sleep 300
+SH
+start_pane() {
+	rm -f "$TMP/shell.pid"
+	tm new-session -d -s "$S" -x 100 -y 30 "bash $TMP/pane.sh"
+}
+alt_screen() { tm display-message -p -t "$S" '#{alternate_on}'; }
+wait_screen() { # REGEX SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		screen | grep -Eq "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check_exit() { # WHAT
+	wait_screen '^EXIT=' 5 || die "$1: top did not exit: $(screen)"
+	screen | grep -q '^EXIT=0$' || die "$1: top's status: $(screen | grep EXIT=)"
+	wait_screen '^ECHO=' 5 || die "$1: no stty output"
+	screen | grep -q '^ECHO=echo$' || die "$1: echo is off after top"
+	[ "$(alt_screen)" = 0 ] || die "$1: the alternate screen was left on"
+	tm kill-session -t "$S"
+}
+
+start_pane
+# the hot function on the first row within 3 s
+wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +split .* work_fifty$' 3 ||
+	die "work_fifty is not on a row within 3 s: $(screen)"
+row1=$(screen | sed -n 5p)
+echo "$row1" | grep -q 'work_fifty$' || die "first row: $row1"
+screen | sed -n 4p | grep -q 'last  *session  *samples  *comm  *file  *symbol' ||
+	die "no column header: $(screen | sed -n 4p)"
+
+# sort change
+screen | grep -q 'sort(last)' || die "the sort key is not shown"
+tm send-keys -t "$S" s
+wait_screen 'sort\(session\)' 2 || die "s did not change the sort"
+tm send-keys -t "$S" s
+wait_screen 'sort\(name\)' 2 || die "s did not cycle the sort"
+tm send-keys -t "$S" s
+wait_screen 'sort\(last\)' 2 || die "s did not cycle back"
+
+# an unknown key is ignored
+tm send-keys -t "$S" x
+sleep 0.3
+screen | grep -q 'work_fifty' || die "an unknown key changed the view"
+
+# filter by symbol: only matching rows
+tm send-keys -t "$S" / t h i r t y Enter
+wait_screen 'filter=thirty|/:filter=thirty' 2 || die "the filter is not shown: $(screen)"
+sleep 1.2
+screen | sed -n '5,$p' | grep -q 'work_thirty' || die "the filter hid work_thirty"
+! screen | sed -n '5,$p' | grep -q 'work_fifty' || die "the filter kept work_fifty"
+# Escape in the filter prompt clears it
+tm send-keys -t "$S" / Escape
+sleep 0.5
+wait_screen 'work_fifty' 2 || die "clearing the filter did not bring rows back"
+
+# call tree of the first row (-g): work_fifty's callers
+tm send-keys -t "$S" Enter
+wait_screen 'call tree of' 2 || die "Enter did not open a call tree: $(screen)"
+screen | grep -q '<- ' || die "the call tree has no callers: $(screen)"
+tm send-keys -t "$S" x # any key goes back
+wait_screen 'sort\(' 2 || die "the call tree did not close"
+tm send-keys -t "$S" Space
+wait_screen '\[paused\]' 2 || die "space did not pause: $(screen)"
+a=$(screen | sed -n '5,$p')
+sleep 2.2
+b=$(screen | sed -n '5,$p')
+[ "$a" = "$b" ] || die "the paused view changed"
+tm send-keys -t "$S" Space
+sleep 0.3
+! screen | grep -q '\[paused\]' || die "space did not resume"
+
+# help
+tm send-keys -t "$S" '?'
+wait_screen 'any key closes this help' 2 || die "? shows no help"
+tm send-keys -t "$S" x
+wait_screen 'sort\(' 2 || die "the help did not close"
+
+# resize to 80x24: repainted, no line wider than the pane
+tm resize-window -t "$S" -x 80 -y 24
+sleep 1.5
+[ "$(screen | wc -l)" -le 24 ] || die "more than 24 lines"
+wide=$(screen | awk 'length($0) > 80' | head -1)
+[ -z "$wide" ] || die "a line wider than 80 columns: $wide"
+screen | grep -q 'work_fifty' || die "nothing after the resize: $(screen)"
+
+tm send-keys -t "$S" q
+check_exit q
+
+# Ctrl-C and SIGTERM restore the terminal too
+start_pane
+wait_screen 'work_fifty' 3 || die "top did not start again"
+tm send-keys -t "$S" C-c
+check_exit Ctrl-C
+
+start_pane
+wait_screen 'work_fifty' 3 || die "top did not start again"
+pkill -TERM -P "$(cat "$TMP/shell.pid")" -x dcprof ||
+	die "no dcprof to send SIGTERM to"
+check_exit SIGTERM
+
+pass
