@@ -19,7 +19,7 @@ _dcprof_options()
 		;;
 	report)
 		echo -i --input -s --sort --format --limit -n \
-			--show-nr-samples --stdio --children --no-children \
+			--show-nr-samples --stdio -g --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --file \
 			--symbol --no-demangle --no-inline --no-process \
 			--full-path --resymbolize --debuginfo-dir --write

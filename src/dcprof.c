@@ -64,7 +64,7 @@ static const struct cmd commands[] = {
 	{ "report", cmd_report, 0,
 	  "print the flat profile, inclusive time or call trees",
 	  "[-i FILE] [--sort KEYS] [--format text|json] [--limit N] [-n] [--stdio]\n"
-	  "              [--children | --no-children | --tree caller|callee] [--percent-limit P]\n"
+	  "              [--children | --no-children | -g | --tree caller|callee] [--percent-limit P]\n"
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
 	  "              [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
@@ -80,6 +80,7 @@ static const struct cmd commands[] = {
 	  "  -n, --show-nr-samples  trees: a column of sample counts (the flat views always\n"
 	  "                         show them)\n"
 	  "      --stdio            text output, the default (accepted for perf's users)\n"
+	  "  -g                     the call tree, callers first (perf's -g; --tree caller)\n"
 	  "      --children         inclusive time (the function anywhere on the stack) and\n"
 	  "                         self time, sorted by inclusive\n"
 	  "      --no-children      self time only, the default (undoes --children)\n"

@@ -323,7 +323,7 @@ int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	while (!ret &&
-	       (c = getopt_long(argc, argv, "i:s:nh", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, "i:s:ngh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'f':
@@ -360,6 +360,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'n':
 			a.show_counts = true;
+			break;
+		case 'g':
+			/* perf report -g: the call graph, callers first */
+			a.tree = TREE_CALLER;
 			break;
 		case OPT_TREE:
 			if (!strcmp(optarg, "caller"))

@@ -7,7 +7,7 @@
 # line; a filter that matches nothing says so on stderr (exit 0); with
 # --comm the header states the samples the filter kept (what percentages
 # are of) and all the samples kept; --stdio, -n (flat views),
-# --no-children and the sort keys dso and sym give the same output as the
+# --no-children, -g (the caller tree) and the sort keys dso and sym give the same output as the
 # spelling without them. Every check runs and the failures are listed
 # together.
 . "$(dirname "$0")/test-lib.sh"
@@ -116,6 +116,7 @@ alias_pair "--stdio" "--stdio --tree caller" "--tree caller"
 alias_pair "-n (flat)" "-n" ""
 alias_pair "--no-children" "--no-children" ""
 alias_pair "--children --no-children" "--children --no-children" ""
+alias_pair "-g" "-g" "--tree caller"
 # -n in a tree: a Samples column, the JSON's samples
 n=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
