@@ -182,15 +182,21 @@ static int find_targets(const struct profile_view *v, const char *name,
 		struct dcp_symbol sym = { .sz = sizeof(sym) };
 		const struct dcp_frame *f;
 		struct target *t = NULL;
+		const char *label;
 
 		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames)
 			continue;
 		f = &row.frames[0];
 		if (dcp_profile_symbol(v->profile, f->cookie, f->offset,
 				       &sym) ||
-		    !sym.name ||
-		    (strcmp(sym.name, name) &&
-		     (!sym.demangled || strcmp(sym.demangled, name))))
+		    !sym.name)
+			continue;
+		/* same-named functions of one file carry a label, "work (a.c)",
+		 * which names one of them */
+		label = profile_view_label(v, f);
+		if (strcmp(sym.name, name) &&
+		    (!sym.demangled || strcmp(sym.demangled, name)) &&
+		    (!label || strcmp(label, name)))
 			continue;
 		for (size_t j = 0; j < n && !t; j++)
 			if (ts[j].cookie == f->cookie &&
@@ -207,7 +213,8 @@ static int find_targets(const struct profile_view *v, const char *name,
 			t->cookie = f->cookie;
 			t->start = sym.start;
 			t->size = sym.size;
-			t->name = sym.demangled && !v->raw_names ?
+			t->name = label ? label :
+				  sym.demangled && !v->raw_names ?
 					  sym.demangled :
 					  sym.name;
 		}

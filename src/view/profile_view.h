@@ -23,7 +23,7 @@ struct profile_view {
  * Open path: 0, else -errno with the message in dcp_last_error().
  * by_function: the caller groups samples by process name, file and
  * function only (no pids, no addresses), so the file's summary is read
- * when it has one (dcp_profile_open_opts).
+ * when it has one (dcp_profile_open_file()).
  */
 int profile_view_open(struct profile_view *v, const char *path,
 		      bool by_function);

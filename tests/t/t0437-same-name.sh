@@ -4,7 +4,8 @@
 # the first doing twice the work of the other. The report has two rows for
 # them, with shares within 3 points of 2:1, each named with its source file
 # ("work (same_name.c)", "work (same_name_b.c)") in text and JSON, and so
-# are they in the folded stacks and the flame graph.
+# are they in the folded stacks, the flame graph and annotate, where
+# `annotate work` shows both under their labels and a label picks one.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -51,4 +52,13 @@ grep -Fq "$A" "$TMP/fg.html" && grep -Fq "$B" "$TMP/fg.html" ||
 expect_exit 0 "$DCPROF" flamegraph --format svg -i "$F" -o "$TMP/fg.svg"
 grep -Fq "$A" "$TMP/fg.svg" && grep -Fq "$B" "$TMP/fg.svg" ||
 	die "the SVG flame graph does not tell the two work apart"
+
+# annotate: `work` gives both, each under its own label; a label gives one
+expect_exit 0 "$DCPROF" annotate -i "$F" work
+[ "$(grep -c '^# work' "$TMP/out")" -eq 2 ] &&
+	grep -Fq "# $A in " "$TMP/out" && grep -Fq "# $B in " "$TMP/out" ||
+	die "annotate does not label the two work apart: $(grep '^# work' "$TMP/out")"
+expect_exit 0 "$DCPROF" annotate -i "$F" "$A"
+[ "$(grep -c '^# work' "$TMP/out")" -eq 1 ] && grep -Fq "# $A in " "$TMP/out" ||
+	die "annotate '$A' does not pick that function alone: $(grep '^# work' "$TMP/out")"
 pass
