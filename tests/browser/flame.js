@@ -6,6 +6,7 @@
  * the shell tests judge the numbers.
  *
  *   node flame.js check PAGE.html --click NAME --search TEXT --screenshot PNG
+ *                       [--pixels NAME,NAME,...]
  *   node flame.js diff PAGE.html --frame NAME... [--screenshot PNG]
  *   node flame.js bench PAGE.html [--runs N]
  *
@@ -32,6 +33,7 @@ function parseArgs(argv) {
     else if (k === '--screenshot') a.screenshot = v;
     else if (k === '--frame') a.frames.push(v);
     else if (k === '--runs') a.runs = Number(v);
+    else if (k === '--pixels') a.pixels = v.split(',');
     else throw new Error(`unknown argument '${k}'`);
   }
   if (!a.mode || !a.page)
@@ -134,6 +136,35 @@ async function check(a) {
     out.expectedFrames = expectedFrames(data, out.canvasWidth,
                                         await hook(() => window.dcprofFlame.minFrameWidth));
     out.firstPaintMs = await hook(() => window.dcprofFlame.firstPaintMs);
+
+    /* The frames as drawn, from the canvas's own pixels: the hook says only
+     * which row a frame is on and where its middle is; the width is the run
+     * of its fill colour along that row, measured one pixel below the
+     * frame's top edge (above the label's glyphs). */
+    if (a.pixels) {
+      out.pixels = {};
+      for (const name of a.pixels) {
+        const c = await centre(page, name);
+        out.pixels[name] = await page.evaluate(({ x, y }) => {
+          const cv = document.getElementById('fg-canvas');
+          const r = cv.getBoundingClientRect();
+          const dpr = cv.width / r.width;
+          const row = cv.getContext('2d').getImageData(
+            0, Math.floor((y - r.top + 1) * dpr), cv.width, 1).data;
+          const at = (i) => [row[4 * i], row[4 * i + 1], row[4 * i + 2]];
+          const mid = Math.floor((x - r.left) * dpr);
+          const fill = at(mid);
+          const same = (i) => at(i).every((v, k) => v === fill[k]);
+          let lo = mid, hi = mid;
+          while (lo > 0 && same(lo - 1)) lo--;
+          while (hi < cv.width - 1 && same(hi + 1)) hi++;
+          const bg = at(cv.width - 1);
+          return { fill, background: bg, width: (hi - lo + 1) / dpr,
+                   canvasWidth: cv.width / dpr };
+        }, { x: c.x, y: c.rect.y });
+        out.pixels[name].hookWidth = c.rect.width;
+      }
+    }
 
     if (a.click) {
       /* Hover first: the tooltip must name the frame and its samples. */

@@ -6,7 +6,8 @@
 # usage errors exit 2 and other errors are one line and exit 1. Then the
 # page in headless chromium: frames drawn match the tree, a real click on
 # work_fifty zooms into it, a search for work_thirty finds the report's
-# share, the icicle toggle flips, and a screenshot is kept in
+# share, the icicle toggle flips, the canvas's own pixels show each hot
+# frame filled and as wide as its share, and a screenshot is kept in
 # $BUILD/test-output/flamegraph.png.
 . "$(dirname "$0")/test-lib.sh"
 . "$TOP/tests/browser/setup.sh"
@@ -103,6 +104,7 @@ need_browser
 SHOT=$BUILD/test-output/flamegraph.png
 mkdir -p "$BUILD/test-output" || die "cannot create '$BUILD/test-output'"
 flame check "$TMP/fg.html" --click work_fifty --search work_thirty \
+	--pixels work_fifty,work_thirty,work_twenty \
 	--screenshot "$SHOT" >"$TMP/browser.json" ||
 	die "the browser run failed: $(tail -c 1000 "$TMP/browser.json")"
 python3 - "$TMP/browser.json" "$TMP/report.json" <<'PY' || die "the page misbehaves in the browser"
@@ -131,6 +133,17 @@ assert abs(b["searchPercent"] - want) <= 3, \
     "search found %.2f%%, the report has %.2f%%" % (b["searchPercent"], want)
 assert ("%.2f%%" % b["searchPercent"]) in b["searchLabel"], "the label says %r" % b["searchLabel"]
 assert b["icicle"] is True, "the toggle did not flip to the icicle"
+# the canvas's pixels: each hot frame is filled with a colour that is not
+# the background, as wide as its share of the canvas (within 2 points)
+shares = {r["symbol"]: r["percent"] for r in report["rows"]}
+for name, p in b["pixels"].items():
+    print("pixels: %s fill %s, %.1f px of %.0f (%.2f%%; report %.2f%%)" % (
+        name, p["fill"], p["width"], p["canvasWidth"],
+        100 * p["width"] / p["canvasWidth"], shares[name]))
+    assert p["fill"] != p["background"], "%s is drawn in the background colour" % name
+    assert abs(100 * p["width"] / p["canvasWidth"] - shares[name]) <= 2, \
+        "%s is %.1f px wide, %.2f%% of the canvas, the report has %.2f%%" % (
+            name, p["width"], 100 * p["width"] / p["canvasWidth"], shares[name])
 PY
 [ -s "$SHOT" ] || die "no screenshot at '$SHOT'"
 echo "screenshot: $SHOT"
