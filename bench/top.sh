@@ -7,6 +7,13 @@
 # system of the process) and its ratio to perf top's, and for dcprof the
 # samples, the lost ones and the time spent naming addresses. Needs root
 # (-a).
+# Then the time to build and draw one screen with 10,000 distinct symbols
+# in the session: a workload of 10,000 tiny functions called round robin
+# (generated, one process per CPU), dcprof top --stdio -a -F 9999 --sort
+# symbol for BENCH_DRAW_DURATION 1 s intervals (default 10), the table
+# build (build_ms: the interval's samples folded in, new addresses named,
+# the session sorted; naming_ms of it is the naming, reported apart) and
+# the print of a 20-row screen (prev_draw_ms) that top reports in its JSON. BENCH_TOP_ONLY=draw runs this part alone.
 set -u
 BENCH=top
 # shellcheck source=bench/lib.sh
@@ -17,6 +24,61 @@ need "$PERF" python3 timeout
 DURATION=${BENCH_DURATION:-30}
 bench_init
 trap bench_cleanup EXIT
+
+# --- one screen with 10,000 symbols ---------------------------------------
+draw_bench() {
+	local n=10000 secs=${BENCH_DRAW_DURATION:-10} i
+	python3 - "$n" >"$TMP/syms.c" <<'PY'
+import sys
+n = int(sys.argv[1])
+print("#include <unistd.h>\nstatic volatile unsigned long sink;")
+for i in range(n):
+    print("__attribute__((noinline)) void f%05d(void)"
+          " { for (int k = 0; k < 300; k++) sink++; }" % i)
+print("static void (*const fn[])(void) = {")
+print(",\n".join("f%05d" % i for i in range(n)) + "};")
+print("int main(void) { for (;;) for (unsigned i = 0; i < %d; i++) fn[i](); }" % n)
+PY
+	compile syms -O1 -g "$TMP/syms.c"
+	for ((i = 0; i < $(nproc); i++)); do
+		start_bg "$TMP/syms"
+	done
+	say "dcprof top --stdio, $n symbols, $secs s"
+	"$DCPROF" top --stdio -a -F 9999 --sort symbol --delay 1 \
+		--iterations "$secs" --format json >"$TMP/draw.json" \
+		2>"$TMP/draw.err" || die "dcprof top failed: $(tail -3 "$TMP/draw.err")"
+	stop_bg
+	python3 - "$TMP/draw.json" "$n" <<'PY'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+# the draw of interval i is reported by interval i + 1
+# build_ms includes naming the interval's new addresses (naming_ms); the
+# screen is the rest of the build (fold, sort) and the draw, in wall time
+# and in the CPU time of top's thread (the workload holds every CPU)
+rows = [(d[i]["entries"], d[i]["naming_ms"],
+         d[i]["build_ms"] - d[i]["naming_ms"], d[i + 1]["prev_draw_ms"],
+         d[i]["build_cpu_ms"], d[i + 1]["prev_draw_cpu_ms"])
+        for i in range(len(d) - 1)]
+full = [r for r in rows if r[0] >= n]
+print()
+print("| interval | symbols in session | naming ms | table ms | draw ms "
+      "| screen ms (table + draw) | build + draw CPU ms (naming included) |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+for i, (e, m, b, p, bc, pc) in enumerate(rows, 1):
+    print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f |"
+          % (i, e, m, b, p, b + p, bc + pc))
+if full:
+    s = sorted(r[2] + r[3] for r in full)
+    print()
+    print("With >= %d symbols: screen (table + draw) median %.2f ms, max "
+          "%.2f ms over %d intervals." % (n, s[len(s) // 2], s[-1], len(s)))
+PY
+}
+if [ "${BENCH_TOP_ONLY:-}" = draw ]; then
+	draw_bench
+	exit 0
+fi
 
 start_busy
 
@@ -67,3 +129,4 @@ echo "| viewer | ran s | recorder CPU ms | CPU ms per s | x perf top | samples |
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 echo "| perf top --stdio | $PERF_RAN | $PERF_CPU | $PERF_RATE | 1.00 | - | - | - |"
 echo "| dcprof top --stdio | $DURATION | $DCP_CPU | $DCP_RATE | $(div "$DCP_RATE" "$PERF_RATE") | $DCP_SAMPLES | $DCP_LOST | $DCP_NAMING |"
+draw_bench

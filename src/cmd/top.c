@@ -37,6 +37,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: the build and draw times without the
+ * time other tasks held the CPU */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static const char *const key_names[] = { "comm",    "pid",  "tid",
 					 "process", "file", "symbol" };
 
@@ -160,6 +170,7 @@ static int grow_counts(struct top *t, size_t n)
 	if (n > t->cap_counts) {
 		size_t cap = t->cap_counts ? t->cap_counts : 1024;
 		uint64_t *prev, *base;
+		uint32_t *re;
 
 		while (cap < n)
 			cap *= 2;
@@ -171,12 +182,18 @@ static int grow_counts(struct top *t, size_t n)
 		if (!base)
 			return -ENOMEM;
 		t->base = base;
+		re = realloc(t->row_entry, cap * sizeof(*re));
+		if (!re)
+			return -ENOMEM;
+		t->row_entry = re;
 		t->cap_counts = cap;
 	}
 	memset(t->prev + t->nr_counts, 0,
 	       (n - t->nr_counts) * sizeof(*t->prev));
 	memset(t->base + t->nr_counts, 0,
 	       (n - t->nr_counts) * sizeof(*t->base));
+	memset(t->row_entry + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->row_entry));
 	t->nr_counts = n;
 	return 0;
 }
@@ -278,6 +295,10 @@ int top_update(struct top *t, bool advance)
 	ret = grow_counts(t, nr);
 	if (ret)
 		return ret;
+	if (t->row_entry_hide_idle != t->hide_idle) {
+		memset(t->row_entry, 0, t->nr_counts * sizeof(*t->row_entry));
+		t->row_entry_hide_idle = t->hide_idle;
+	}
 	for (size_t i = 0; i < t->nr_entries; i++) {
 		t->entries[i].last = 0;
 		t->entries[i].session = 0;
@@ -298,6 +319,10 @@ int top_update(struct top *t, bool advance)
 			t->prev[i] = row.count;
 		if (!session)
 			continue;
+		if (t->row_entry[i]) {
+			e = &t->entries[t->row_entry[i] - 1];
+			goto count;
+		}
 		if (!row_wanted(t, &row,
 				row.thread_comm ? row.thread_comm : row.comm))
 			continue;
@@ -311,6 +336,8 @@ int top_update(struct top *t, bool advance)
 		e = entry_of(t, key);
 		if (!e)
 			return -ENOMEM;
+		t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+count:
 		if (!e->seen || last > 0)
 			e->agg_row = (uint32_t)i;
 		e->seen = true;
@@ -387,12 +414,16 @@ static void print_json(const struct top *t)
 	       ",\"samples_per_second\":%.1f,\"lost\":%" PRIu64
 	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
 	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
-	       ",\"naming_total_ms\":%.3f,\"rows\":[",
+	       ",\"naming_total_ms\":%.3f,\"build_ms\":%.3f"
+	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
+	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu,\"rows\":[",
 	       t->interval, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
 	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
-	       (double)t->naming.naming_ns / 1e6);
+	       (double)t->naming.naming_ns / 1e6, (double)t->build_ns / 1e6,
+	       (double)t->draw_ns / 1e6, (double)t->build_cpu_ns / 1e6,
+	       (double)t->draw_cpu_ns / 1e6, t->nr_entries);
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
 
@@ -665,6 +696,7 @@ static int run_stdio(struct top *t, struct top_args *a)
 	while (!stop_requested) {
 		uint64_t now = now_ns();
 		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000);
+		uint64_t t0, t1, c0, c1;
 		int ret;
 
 		if (wait_ms > 100)
@@ -675,9 +707,15 @@ static int run_stdio(struct top *t, struct top_args *a)
 		if (now_ns() < next)
 			continue;
 		next += delay_ns;
+		t0 = now_ns();
+		c0 = cpu_ns();
 		ret = top_update(t, true);
 		if (ret)
 			return cmd_error("%s", dcp_last_error());
+		t1 = now_ns();
+		c1 = cpu_ns();
+		t->build_ns = t1 - t0;
+		t->build_cpu_ns = c1 - c0;
 		if (a->json)
 			print_json(t);
 		else
@@ -685,6 +723,8 @@ static int run_stdio(struct top *t, struct top_args *a)
 		if (fflush(stdout) == EOF)
 			return cmd_error("cannot write the output: %s",
 					 strerror(errno));
+		t->draw_ns = now_ns() - t1;
+		t->draw_cpu_ns = cpu_ns() - c1;
 		if (a->iterations && ++done >= a->iterations)
 			break;
 	}
@@ -698,6 +738,7 @@ static void top_free(struct top *t)
 	free(t->sorted);
 	free(t->prev);
 	free(t->base);
+	free(t->row_entry);
 }
 
 int cmd_top(int argc, char **argv)

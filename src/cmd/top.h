@@ -46,6 +46,10 @@ struct top {
 	struct dcp_snapshot_info naming;
 	/* per aggregate row: the count at the last interval and at z */
 	uint64_t *prev, *base;
+	/* per aggregate row: its entry + 1, 0 not known yet (keys are
+	 * stable; hide_idle is the one setting that changes which rows count) */
+	uint32_t *row_entry;
+	bool row_entry_hide_idle;
 	size_t nr_counts, cap_counts;
 	/* the groups */
 	struct string_table keystr;
@@ -57,6 +61,9 @@ struct top {
 	/* the interval */
 	struct dcp_profile_stats stats, prev_stats;
 	uint64_t interval_ns, last_ns;
+	/* time to build this interval's table, and to print the last one */
+	uint64_t build_ns, draw_ns;
+	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */
 	uint64_t samples_last, lost_last, idle_last, throttled_last;
 	unsigned int interval;
 };
