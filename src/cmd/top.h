@@ -87,4 +87,7 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 /* The full-screen view (top_tui.c): the exit status. */
 int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop);
 
+/* CLOCK_MONOTONIC, in ns */
+uint64_t top_now_ns(void);
+
 #endif

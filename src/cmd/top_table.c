@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcprof top's table: each snapshot's rows grouped by the sort keys into
+ * entries with the last interval's and the session's samples, filtered and
+ * sorted; only rows new since the last interval are keyed again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "top.h"
+
+#define SEP '\x1f'
+
+uint64_t top_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *const key_names[] = { "comm",    "pid",  "tid",
+					 "process", "file", "symbol" };
+
+const char *top_key_name(enum top_key k)
+{
+	return key_names[k];
+}
+
+const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
+{
+	static char bufs[TOP_MAX_KEYS][512];
+	const char *s = string_table_get(&t->keystr, e->key);
+	char *out = bufs[i % TOP_MAX_KEYS];
+	size_t n;
+
+	for (size_t k = 0; k < i && s; k++) {
+		s = strchr(s, SEP);
+		if (s)
+			s++;
+	}
+	if (!s)
+		return "";
+	n = strcspn(s, "\x1f");
+	if (n >= sizeof(bufs[0]))
+		n = sizeof(bufs[0]) - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return out;
+}
+
+/* The frame a row is shown by: its leaf, or its first user frame. */
+const struct dcp_frame *top_shown_frame(const struct top *t,
+					const struct dcp_sample_row *row)
+{
+	for (uint32_t i = 0; i < row->nr_frames; i++)
+		if (!t->hide_kernel ||
+		    !(row->frames[i].flags & DCP_FRAME_KERNEL))
+			return &row->frames[i];
+	return NULL;
+}
+
+static bool is_idle(const struct top *t, const struct dcp_frame *f)
+{
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+
+	return f && !dcp_cookie_table_lookup(t->view.cookies, f->cookie, &ci) &&
+	       ci.kind == DCP_COOKIE_KIND_IDLE;
+}
+
+static bool row_wanted(const struct top *t, const struct dcp_sample_row *row,
+		       const char *comm)
+{
+	bool ok = !t->nr_comms && !t->nr_pids;
+
+	for (size_t i = 0; i < t->nr_comms && !ok; i++)
+		ok = !strcmp(t->comms[i], comm) ||
+		     !strcmp(t->comms[i], row->comm);
+	for (size_t i = 0; i < t->nr_pids && !ok; i++)
+		ok = t->pids[i] == row->pid || t->pids[i] == row->tid;
+	return ok;
+}
+
+static int append(char *buf, size_t size, size_t *len, const char *s)
+{
+	int n = snprintf(buf + *len, size - *len, "%s%s", *len ? "\x1f" : "",
+			 s);
+
+	if (n < 0 || (size_t)n >= size - *len)
+		return -ENAMETOOLONG;
+	*len += (size_t)n;
+	return 0;
+}
+
+/* The group key of a row ("comm\x1f file\x1f symbol"), into buf. */
+int top_row_key(const struct top *t, const struct dcp_sample_row *row,
+		const struct dcp_frame *f, char *buf, size_t size)
+{
+	const char *comm = row->thread_comm ? row->thread_comm : row->comm;
+	size_t len = 0;
+	char num[16];
+	int ret = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < t->nr_keys && !ret; i++) {
+		const char *s = "";
+
+		switch (t->keys[i]) {
+		case TK_COMM:
+			s = comm;
+			break;
+		case TK_PROCESS:
+			s = row->comm;
+			break;
+		case TK_PID:
+		case TK_TID:
+			snprintf(num, sizeof(num), "%u",
+				 t->keys[i] == TK_PID ? row->pid : row->tid);
+			s = num;
+			break;
+		case TK_FILE:
+			s = f ? profile_view_file_name(&t->view, f->cookie) :
+				"[unknown]";
+			break;
+		case TK_SYMBOL:
+			s = f ? profile_view_symbol(&t->view, f) : "[unknown]";
+			break;
+		}
+		/* a name holding the separator is shown with a space */
+		ret = append(buf, size, &len, s ? s : "");
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != SEP && (unsigned char)buf[i] < 0x20)
+			buf[i] = ' ';
+	return ret;
+}
+
+static int grow_counts(struct top *t, size_t n)
+{
+	if (n <= t->nr_counts)
+		return 0;
+	if (n > t->cap_counts) {
+		size_t cap = t->cap_counts ? t->cap_counts : 1024;
+		uint64_t *prev, *base;
+		uint32_t *re;
+
+		while (cap < n)
+			cap *= 2;
+		prev = realloc(t->prev, cap * sizeof(*prev));
+		if (!prev)
+			return -ENOMEM;
+		t->prev = prev;
+		base = realloc(t->base, cap * sizeof(*base));
+		if (!base)
+			return -ENOMEM;
+		t->base = base;
+		re = realloc(t->row_entry, cap * sizeof(*re));
+		if (!re)
+			return -ENOMEM;
+		t->row_entry = re;
+		t->cap_counts = cap;
+	}
+	memset(t->prev + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->prev));
+	memset(t->base + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->base));
+	memset(t->row_entry + t->nr_counts, 0,
+	       (n - t->nr_counts) * sizeof(*t->row_entry));
+	t->nr_counts = n;
+	return 0;
+}
+
+static struct top_entry *entry_of(struct top *t, const char *key)
+{
+	int64_t id = string_table_intern(&t->keystr, key);
+
+	if (id < 0)
+		return NULL;
+	if ((size_t)id >= t->nr_entries) {
+		if ((size_t)id >= t->cap_entries) {
+			size_t cap = t->cap_entries ? 2 * t->cap_entries : 256;
+			struct top_entry *e =
+				realloc(t->entries, cap * sizeof(*e));
+			struct top_entry **s =
+				realloc(t->sorted, cap * sizeof(*s));
+
+			if (e)
+				t->entries = e;
+			if (s)
+				t->sorted = s;
+			if (!e || !s)
+				return NULL;
+			t->cap_entries = cap;
+		}
+		memset(&t->entries[t->nr_entries], 0,
+		       ((size_t)id + 1 - t->nr_entries) * sizeof(*t->entries));
+		t->nr_entries = (size_t)id + 1;
+		t->entries[id].key = (uint32_t)id;
+	}
+	return &t->entries[id];
+}
+
+static const struct top *sort_top;
+
+static int cmp_entries(const void *a, const void *b)
+{
+	const struct top_entry *x = *(struct top_entry *const *)a;
+	const struct top_entry *y = *(struct top_entry *const *)b;
+	int c = 0;
+
+	if (sort_top->order == TOP_BY_NAME)
+		c = strcmp(string_table_get(&sort_top->keystr, x->key),
+			   string_table_get(&sort_top->keystr, y->key));
+	else if (sort_top->order == TOP_BY_LAST && x->last != y->last)
+		c = x->last > y->last ? -1 : 1;
+	if (!c && x->session != y->session)
+		c = x->session > y->session ? -1 : 1;
+	if (!c && x->last != y->last)
+		c = x->last > y->last ? -1 : 1;
+	return c ? c : (x->key < y->key ? -1 : x->key > y->key);
+}
+
+static bool filter_match(const struct top *t, const struct top_entry *e)
+{
+	const char *key = string_table_get(&t->keystr, e->key);
+
+	return !t->filter || !t->filter[0] || strstr(key, t->filter);
+}
+
+void top_sort(struct top *t)
+{
+	t->nr_sorted = 0;
+	for (size_t i = 0; i < t->nr_entries; i++)
+		if (t->entries[i].seen && filter_match(t, &t->entries[i]))
+			t->sorted[t->nr_sorted++] = &t->entries[i];
+	sort_top = t;
+	qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
+}
+
+void top_reset(struct top *t)
+{
+	struct dcp_sample_row row = { .sz = sizeof(row) };
+
+	for (size_t i = 0; i < t->nr_counts; i++)
+		if (!dcp_profile_row(t->view.profile, i, &row))
+			t->base[i] = row.count;
+	for (size_t i = 0; i < t->nr_entries; i++) {
+		t->entries[i].session = 0;
+		t->entries[i].seen = false;
+	}
+	t->nr_sorted = 0;
+	t->total_session = 0;
+}
+
+int top_update(struct top *t, bool advance)
+{
+	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
+	size_t nr;
+	char key[2048];
+	int ret;
+
+	if (!p)
+		return -errno;
+	t->view.profile = p;
+	t->view.cookies = dcp_profile_cookies(p);
+	nr = dcp_profile_nr_rows(p);
+	ret = grow_counts(t, nr);
+	if (ret)
+		return ret;
+	if (t->row_entry_hide_idle != t->hide_idle) {
+		memset(t->row_entry, 0, t->nr_counts * sizeof(*t->row_entry));
+		t->row_entry_hide_idle = t->hide_idle;
+	}
+	for (size_t i = 0; i < t->nr_entries; i++) {
+		t->entries[i].last = 0;
+		t->entries[i].session = 0;
+		t->entries[i].seen = false;
+	}
+	t->total_last = t->total_session = 0;
+	for (size_t i = 0; i < nr; i++) {
+		struct dcp_sample_row row = { .sz = sizeof(row) };
+		const struct dcp_frame *f;
+		struct top_entry *e;
+		uint64_t last, session;
+
+		if (dcp_profile_row(p, i, &row))
+			continue;
+		last = row.count - t->prev[i];
+		session = row.count - t->base[i];
+		if (advance)
+			t->prev[i] = row.count;
+		if (!session)
+			continue;
+		if (t->row_entry[i]) {
+			e = &t->entries[t->row_entry[i] - 1];
+			goto count;
+		}
+		if (!row_wanted(t, &row,
+				row.thread_comm ? row.thread_comm : row.comm))
+			continue;
+		f = top_shown_frame(t, &row);
+		if (!f && row.nr_frames)
+			continue; /* kernel frames only, hidden */
+		if (t->hide_idle && is_idle(t, f))
+			continue;
+		if (top_row_key(t, &row, f, key, sizeof(key)))
+			continue;
+		e = entry_of(t, key);
+		if (!e)
+			return -ENOMEM;
+		t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+count:
+		if (!e->seen || last > 0)
+			e->agg_row = (uint32_t)i;
+		e->seen = true;
+		e->last += last;
+		e->session += session;
+		t->total_last += last;
+		t->total_session += session;
+	}
+	t->stats = *dcp_profile_get_stats(p);
+	if (advance) {
+		uint64_t now = top_now_ns();
+
+		t->interval_ns = now - t->last_ns;
+		t->last_ns = now;
+		t->samples_last = t->stats.samples - t->prev_stats.samples;
+		t->lost_last =
+			t->stats.lost_samples - t->prev_stats.lost_samples;
+		t->idle_last =
+			t->stats.samples_idle - t->prev_stats.samples_idle;
+		t->throttled_last = t->stats.throttle_events -
+				    t->prev_stats.throttle_events;
+		t->prev_stats = t->stats;
+		t->interval++;
+	}
+	top_sort(t);
+	return 0;
+}
