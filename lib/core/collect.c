@@ -34,6 +34,40 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int dcp_coll_opts_copy(enum dcp_collection_kind kind,
+		       const struct dcp_collection_opts *o,
+		       struct dcp_collection_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (kind != DCP_COLLECTION_TASKS && kind != DCP_COLLECTION_MAPS)
+		return dcp_error(EINVAL, "unknown collection kind %d",
+				 (int)kind);
+	if (o) {
+		if (o->sz < offsetof(struct dcp_collection_opts, pids) ||
+		    !DCP_OPTS_VALID(o))
+			return dcp_error(EINVAL,
+					 "collection options: bad size");
+		memcpy(out, o, o->sz < sizeof(*out) ? o->sz : sizeof(*out));
+	}
+	if (out->nr_pids && !out->pids)
+		return dcp_error(EINVAL, "collection pid list is NULL");
+	return 0;
+}
+
+void dcp_coll_clock_init(long *clk_tck, uint64_t *time,
+			 uint64_t *boot_minus_mono)
+{
+	uint64_t tick;
+
+	*clk_tck = sysconf(_SC_CLK_TCK);
+	if (*clk_tck <= 0)
+		*clk_tck = 100;
+	*time = clock_ns(CLOCK_MONOTONIC);
+	tick = 1000000000ull / (uint64_t)*clk_tck;
+	*boot_minus_mono = clock_ns(CLOCK_BOOTTIME) - *time;
+	*boot_minus_mono = (*boot_minus_mono + tick / 2) / tick * tick;
+}
+
 /* Load the next process: 1, or 0 at the end of the walk, or -errno. */
 static int next_process(struct dcp_collection *c)
 {
@@ -122,21 +156,13 @@ dcp_collection_open(enum dcp_collection_kind kind,
 {
 	struct dcp_collection_opts opts = { 0 };
 	struct dcp_collection *c;
-	uint64_t tick;
 	int ret;
 
-	if (kind != DCP_COLLECTION_TASKS && kind != DCP_COLLECTION_MAPS)
-		return dcp_error_null(EINVAL, "unknown collection kind %d",
-				      (int)kind);
-	if (o) {
-		if (o->sz < offsetof(struct dcp_collection_opts, pids) ||
-		    !DCP_OPTS_VALID(o))
-			return dcp_error_null(EINVAL,
-					      "collection options: bad size");
-		memcpy(&opts, o, o->sz < sizeof(opts) ? o->sz : sizeof(opts));
+	ret = dcp_coll_opts_copy(kind, o, &opts);
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
 	}
-	if (opts.nr_pids && !opts.pids)
-		return dcp_error_null(EINVAL, "collection pid list is NULL");
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -145,17 +171,7 @@ dcp_collection_open(enum dcp_collection_kind kind,
 	c->proc.fd = -1;
 	c->only_marked = opts.only_marked;
 	c->cookies = opts.cookies;
-	c->clk_tck = sysconf(_SC_CLK_TCK);
-	if (c->clk_tck <= 0)
-		c->clk_tck = 100;
-	c->time = clock_ns(CLOCK_MONOTONIC);
-	/*
-	 * The time spent suspended; rounded to the clock tick that start
-	 * times come in, so that it reads the same in every collection.
-	 */
-	tick = 1000000000ull / (uint64_t)c->clk_tck;
-	c->boot_minus_mono = clock_ns(CLOCK_BOOTTIME) - c->time;
-	c->boot_minus_mono = (c->boot_minus_mono + tick / 2) / tick * tick;
+	dcp_coll_clock_init(&c->clk_tck, &c->time, &c->boot_minus_mono);
 	c->dents_buf = malloc(DENTS_SIZE);
 	c->link = malloc(PATH_MAX);
 	if (!c->dents_buf || !c->link) {
@@ -198,8 +214,8 @@ fail:
 
 ssize_t dcp_coll_queue_read(struct dcp_coll_queue *q,
 			    struct dcp_collection_stats *stats, void *buf,
-			    size_t size, size_t *needed, dcp_coll_refill_fn refill,
-			    void *ctx)
+			    size_t size, size_t *needed,
+			    dcp_coll_refill_fn refill, void *ctx)
 {
 	size_t used = 0;
 	int ret;

@@ -200,8 +200,7 @@ size_t dcp_coll_str_space(const char *s)
 	return (strlen(s) + 1 + 7) & ~(size_t)7;
 }
 
-/* Append a zeroed record of size bytes (trailer included) to c->q.out. */
-void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
+void *dcp_coll_buf_record(struct dcp_coll_buf *b, uint64_t time, uint32_t type,
 			  uint16_t misc, size_t size, uint32_t pid,
 			  uint32_t tid)
 {
@@ -212,9 +211,9 @@ void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 		dcp_error(E2BIG, "record of %zu bytes is too large", size);
 		return NULL;
 	}
-	if (dcp_coll_buf_reserve(&c->q.out, size) < 0)
+	if (dcp_coll_buf_reserve(b, size) < 0)
 		return NULL;
-	h = (struct perf_event_header *)(c->q.out.p + c->q.out.len);
+	h = (struct perf_event_header *)(b->p + b->len);
 	memset(h, 0, size);
 	h->type = type;
 	h->misc = misc | DCP_RECORD_MISC_INJECTED;
@@ -222,10 +221,19 @@ void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 	sid = (struct dcp_sample_id *)((char *)h + size - sizeof(*sid));
 	sid->pid = pid;
 	sid->tid = tid;
-	sid->time = c->time;
+	sid->time = time;
 	sid->cpu = (uint32_t)-1;
-	c->q.out.len += size;
+	b->len += size;
 	return h;
+}
+
+/* Append a zeroed record of size bytes (trailer included) to c->q.out. */
+void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
+			  uint16_t misc, size_t size, uint32_t pid,
+			  uint32_t tid)
+{
+	return dcp_coll_buf_record(&c->q.out, c->time, type, misc, size, pid,
+				   tid);
 }
 
 static int emit_task(struct dcp_collection *c, pid_t pid, pid_t ppid, pid_t tid,

@@ -57,8 +57,8 @@ typedef int (*dcp_coll_refill_fn)(void *ctx, size_t size);
  */
 ssize_t dcp_coll_queue_read(struct dcp_coll_queue *q,
 			    struct dcp_collection_stats *stats, void *buf,
-			    size_t size, size_t *needed, dcp_coll_refill_fn refill,
-			    void *ctx);
+			    size_t size, size_t *needed,
+			    dcp_coll_refill_fn refill, void *ctx);
 
 void dcp_coll_queue_free(struct dcp_coll_queue *q);
 
@@ -148,6 +148,32 @@ size_t dcp_coll_str_space(const char *s);
 void *dcp_coll_record_new(struct dcp_collection *c, uint32_t type,
 			  uint16_t misc, size_t size, uint32_t pid,
 			  uint32_t tid);
+
+/*
+ * Append a zeroed injected record of size bytes (trailer included, its time
+ * time, its cpu -1) to b; NULL with a message when it cannot.
+ */
+void *dcp_coll_buf_record(struct dcp_coll_buf *b, uint64_t time, uint32_t type,
+			  uint16_t misc, size_t size, uint32_t pid,
+			  uint32_t tid);
+
+/*
+ * The options of a collection of kind, checked (size, known fields, a pid
+ * list that is there) and copied into *out (zeroed where o is shorter or
+ * NULL): 0, or -EINVAL with a message.
+ */
+int dcp_coll_opts_copy(enum dcp_collection_kind kind,
+		       const struct dcp_collection_opts *o,
+		       struct dcp_collection_opts *out);
+
+/*
+ * The clocks every record of a walk is stamped with: the clock tick of
+ * /proc's start times, the walk's CLOCK_MONOTONIC time, and the time spent
+ * suspended (CLOCK_BOOTTIME - CLOCK_MONOTONIC), rounded to that tick so
+ * that it reads the same in every collection.
+ */
+void dcp_coll_clock_init(long *clk_tck, uint64_t *time,
+			 uint64_t *boot_minus_mono);
 /*
  * Build the records of one process into c->out: 0 (with the records, or
  * none when it vanished or may not be read), or a negative errno.

@@ -357,21 +357,13 @@ dcp_collection_bpf_open(enum dcp_collection_kind kind,
 {
 	struct dcp_collection_opts opts = { 0 };
 	struct dcp_collection_bpf *c;
-	uint64_t tick;
 	int ret;
 
-	if (kind != DCP_COLLECTION_TASKS && kind != DCP_COLLECTION_MAPS)
-		return dcp_error_null(EINVAL, "unknown collection kind %d",
-				      (int)kind);
-	if (o) {
-		if (o->sz < offsetof(struct dcp_collection_opts, pids) ||
-		    !DCP_OPTS_VALID(o))
-			return dcp_error_null(EINVAL,
-					      "collection options: bad size");
-		memcpy(&opts, o, o->sz < sizeof(opts) ? o->sz : sizeof(opts));
+	ret = dcp_coll_opts_copy(kind, o, &opts);
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
 	}
-	if (opts.nr_pids && !opts.pids)
-		return dcp_error_null(EINVAL, "collection pid list is NULL");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return dcp_error_null(ENOMEM, "out of memory");
@@ -381,13 +373,7 @@ dcp_collection_bpf_open(enum dcp_collection_kind kind,
 	c->only_marked = opts.only_marked;
 	c->cookies = opts.cookies;
 	/* time and start times exactly as the /proc walk has them */
-	c->clk_tck = sysconf(_SC_CLK_TCK);
-	if (c->clk_tck <= 0)
-		c->clk_tck = 100;
-	c->time = dcp_iter_clock_ns(CLOCK_MONOTONIC);
-	tick = 1000000000ull / (uint64_t)c->clk_tck;
-	c->boot_minus_mono = dcp_iter_clock_ns(CLOCK_BOOTTIME) - c->time;
-	c->boot_minus_mono = (c->boot_minus_mono + tick / 2) / tick * tick;
+	dcp_coll_clock_init(&c->clk_tck, &c->time, &c->boot_minus_mono);
 	c->link_buf = malloc(PATH_MAX);
 	if (!c->link_buf) {
 		ret = dcp_error(ENOMEM, "out of memory");

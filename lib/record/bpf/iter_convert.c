@@ -33,14 +33,6 @@
 #include "log_internal.h"
 #include "records_internal.h"
 
-uint64_t dcp_iter_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The task's start as the /proc walk computes it from stat's field 22. */
 static uint64_t start_ns(const struct dcp_collection_bpf *c, uint64_t boot_ns)
 {
@@ -50,32 +42,12 @@ static uint64_t start_ns(const struct dcp_collection_bpf *c, uint64_t boot_ns)
 	return boot > c->boot_minus_mono ? boot - c->boot_minus_mono : 0;
 }
 
-/* Append a zeroed record of size bytes (trailer included) to b. */
+/* Append a zeroed injected record of size bytes to b. */
 static void *record_new(struct dcp_collection_bpf *c, struct dcp_coll_buf *b,
 			uint32_t type, uint16_t misc, size_t size, uint32_t pid,
 			uint32_t tid)
 {
-	struct perf_event_header *h;
-	struct dcp_sample_id *sid;
-
-	if (size > UINT16_MAX) {
-		dcp_error(E2BIG, "record of %zu bytes is too large", size);
-		return NULL;
-	}
-	if (dcp_coll_buf_reserve(b, size) < 0)
-		return NULL;
-	h = (struct perf_event_header *)(b->p + b->len);
-	memset(h, 0, size);
-	h->type = type;
-	h->misc = misc | DCP_RECORD_MISC_INJECTED;
-	h->size = (uint16_t)size;
-	sid = (struct dcp_sample_id *)((char *)h + size - sizeof(*sid));
-	sid->pid = pid;
-	sid->tid = tid;
-	sid->time = c->time;
-	sid->cpu = (uint32_t)-1;
-	b->len += size;
-	return h;
+	return dcp_coll_buf_record(b, c->time, type, misc, size, pid, tid);
 }
 
 static int append(struct dcp_coll_buf *dst, const void *p, size_t n)

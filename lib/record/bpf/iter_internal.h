@@ -85,8 +85,6 @@ struct dcp_collection_bpf {
 
 /* ---- iter_convert.c ---- */
 
-/* CLOCK_* in ns. */
-uint64_t dcp_iter_clock_ns(clockid_t id);
 /* Whether /proc no longer has the process. */
 bool dcp_iter_process_gone(uint32_t pid);
 /* One record of the kernel's into c->q.out (or c->pend, c->exe). */
