@@ -119,6 +119,13 @@ struct dcp_process *dcp_replay_process(struct dcp_recorder *r, pid_t pid);
 int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 		     bool before_exec);
 /* The unwinder's files (dcp_unwind_open_fn), pinned as they are opened. */
+/*
+ * The JIT cookie of process p: its perf-map file (owned by the process's
+ * user) interned and pinned at the first call, cached in p->user_id; 0 when
+ * it has none.
+ */
+uint32_t dcp_samples_jit_cookie(struct dcp_recorder *r,
+				const struct dcp_process *p);
 int dcp_samples_open_map(void *ctx, const struct dcp_process *p,
 			 const struct dcp_map *map);
 

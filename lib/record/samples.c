@@ -122,8 +122,8 @@ static int64_t process_uid(pid_t pid)
  */
 #define JIT_NONE UINT32_MAX
 
-static uint32_t jit_cookie_of(struct dcp_recorder *r,
-			      const struct dcp_process *cp)
+uint32_t dcp_samples_jit_cookie(struct dcp_recorder *r,
+				const struct dcp_process *cp)
 {
 	/* the process table hands out mutable entries; only this cache
 	 * field is written here */
@@ -186,7 +186,7 @@ static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
 	f->cookie = map->cookie;
 	f->offset = addr - map->start + map->pgoff;
 	if (map->cookie == r->cookie_anon) {
-		uint32_t jit = jit_cookie_of(r, p);
+		uint32_t jit = dcp_samples_jit_cookie(r, p);
 
 		if (jit)
 			f->cookie = jit; /* offsets stay absolute addresses */

@@ -19,7 +19,6 @@
 
 #include "buildid_internal.h"
 #include "log_internal.h"
-#include "perfmap_internal.h"
 #include "source_bpf_internal.h"
 
 static int read_maps(struct bpf_source *bs, struct dcp_process *p);
@@ -301,51 +300,6 @@ int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 	return 0;
 }
 
-/*
- * A process that describes its JIT code in /tmp/perf-PID.map: its
- * anonymous frames get a JIT cookie of its own holding the map file open,
- * as the ring backend does (samples.c). p->user_id caches it.
- */
-#define JIT_NONE UINT32_MAX
-
-static uint32_t jit_cookie_of(struct bpf_source *bs, struct dcp_process *p)
-{
-	char path[64], line[256], name[32];
-	int64_t uid = -1, cookie;
-	FILE *f;
-	int fd;
-
-	if (p->user_id)
-		return p->user_id == JIT_NONE ? 0 : p->user_id;
-	p->user_id = JIT_NONE;
-	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Uid:", 4)) {
-			uid = strtoll(line + 4, NULL, 10);
-			break;
-		}
-	fclose(f);
-	if (uid < 0)
-		return 0;
-	fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
-	if (fd < 0)
-		return 0;
-	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
-	cookie = dcp_cookie_table_intern_special(
-		bs->r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
-	if (cookie <= 0 ||
-	    dcp_cookie_table_pin(bs->r->cookies, (uint32_t)cookie, fd) < 0) {
-		if (cookie <= 0)
-			close(fd);
-		return 0;
-	}
-	p->user_id = (uint32_t)cookie;
-	return p->user_id;
-}
-
 /* An address the kernel could not name: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f)
@@ -382,7 +336,7 @@ int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 	f->cookie = map->cookie;
 	f->offset = addr - map->start + map->pgoff;
 	if (map->cookie == r->cookie_anon) {
-		uint32_t jit = jit_cookie_of(bs, p);
+		uint32_t jit = dcp_samples_jit_cookie(bs->r, p);
 
 		if (jit)
 			f->cookie = jit; /* offsets stay absolute addresses */
