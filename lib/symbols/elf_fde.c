@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "elf_fde_internal.h"
+#include "elf_segments_internal.h"
 #include "grow.h"
 
 /* DWARF pointer encodings (DW_EH_PE_*) this reader knows. */
@@ -196,25 +197,6 @@ static bool fde_encoding(const struct reader *r, const Dwarf_CIE *cie,
 	return true; /* no 'R': absolute */
 }
 
-static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 static int push(struct fde_table *t, uint64_t start, uint64_t end)
 {
 	struct fde_range *v = dcp_grow(t->v, &t->cap, t->n + 1, sizeof(*v));
@@ -239,7 +221,7 @@ static int load_section(struct fde_table *t, Elf *elf, GElf_Addr bias,
 	struct reader r;
 	Elf_Data *data;
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(elf, name, &sh);
+	Elf_Scn *scn = dcp_elf_section_named(elf, name, &sh);
 
 	if (!scn || !ident || sh.sh_type != SHT_PROGBITS ||
 	    (sh.sh_flags & SHF_COMPRESSED))

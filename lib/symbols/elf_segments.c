@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * ELF loadable segments and the vdso image: how file offsets map to
- * addresses, shared by the symbolizer and the unwinder.
+ * ELF loadable segments, sections by name and the vdso image: how file
+ * offsets map to addresses, shared by the symbolizer and the unwinder.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,4 +70,23 @@ int dcp_vdso_image(const unsigned char **image, size_t *size)
 	*image = img;
 	*size = n;
 	return 0;
+}
+
+Elf_Scn *dcp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
 }

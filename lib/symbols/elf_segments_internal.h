@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ELF loadable segments and the vdso image, read once for the symbolizer
- * and the unwinder alike (elf_segments.c).
+ * ELF loadable segments, sections by name and the vdso image, read once
+ * for the symbolizer and the unwinder alike (elf_segments.c).
  */
 #ifndef DCPROF_ELF_SEGMENTS_INTERNAL_H
 #define DCPROF_ELF_SEGMENTS_INTERNAL_H
@@ -34,5 +34,8 @@ dcp_elf_segment_at(const struct dcp_elf_segment *segs, size_t nr, uint64_t off);
  * process has none, or -ENOEXEC when it is not a 64-bit ELF image.
  */
 int dcp_vdso_image(const unsigned char **image, size_t *size);
+
+/* The section of elf called name, its header in *sh; NULL if none. */
+Elf_Scn *dcp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
 #endif

@@ -106,26 +106,6 @@ static struct fsym *ftable_push(struct ftable *t)
 	return &syms[t->nr++];
 }
 
-/* The section of elf called name, its header in *sh; NULL if none. */
-static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* A stub [addr, addr + size) named "<name>@plt". */
 static int ftable_add_stub(struct ftable *t, uint64_t addr, uint64_t size,
 			   const char *name)
@@ -238,12 +218,12 @@ static int ftable_add_plt(struct ftable *t, Dwfl_Module *mod, Elf *elf,
 	default:
 		return 0;
 	}
-	rela = section_named(elf, ".rela.plt", &rela_sh);
-	plt = section_named(elf, ".plt.sec", &plt_sh);
+	rela = dcp_elf_section_named(elf, ".rela.plt", &rela_sh);
+	plt = dcp_elf_section_named(elf, ".plt.sec", &plt_sh);
 	if (plt)
 		header = 0;
 	else
-		plt = section_named(elf, ".plt", &plt_sh);
+		plt = dcp_elf_section_named(elf, ".plt", &plt_sh);
 	if (!rela || !plt || rela_sh.sh_type != SHT_RELA ||
 	    plt_sh.sh_type != SHT_PROGBITS)
 		return 0;
@@ -337,8 +317,8 @@ static int ftable_add_plt_got(struct ftable *t, Elf *elf, const uint64_t *qs,
 
 	if (!nq || !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64)
 		return 0;
-	got = section_named(elf, ".plt.got", &got_sh);
-	rela = section_named(elf, ".rela.dyn", &rela_sh);
+	got = dcp_elf_section_named(elf, ".plt.got", &got_sh);
+	rela = dcp_elf_section_named(elf, ".rela.dyn", &rela_sh);
 	if (!got || !rela || got_sh.sh_type != SHT_PROGBITS ||
 	    rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
 		return 0;
