@@ -41,6 +41,27 @@ SPIN2=$TMP/spin2
 gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer "$(bid_flag 202)" -o "$SPIN2" \
 	"$TOP/tests/workloads/spin.c" || die "cannot build spin2"
 
+# split_shares LABEL JSON MIN: the three functions of the report in JSON
+# (by symbol) hold at least MIN samples, each share within 1 point of the
+# truth the workload printed into $TMP/truth
+split_shares() {
+	python3 - "$1" "$2" "$TMP/truth" "$3" <<'PY'
+import json, sys
+label, report, truth, least = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+d = json.load(open(report))
+t = open(truth).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+rows = {r["symbol"]: r["samples"] for r in d["rows"]}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+total = sum(rows.get(s, 0) for s in want)
+assert total >= least, "only %d samples in the three functions" % total
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("%s %s: %.1f%% (want %.1f%%)" % (label, s, share, w))
+    assert abs(share - w) <= 1, "%s has %.1f%%, want %.1f%% +- 1" % (s, share, w)
+PY
+}
+
 # --- the split, per command, shares within 1 point --------------------------
 F=$TMP/split.data
 expect_exit 0 "$DCPROF" record --backend bpf -F "$RATE" -o "$F" -- \
@@ -50,20 +71,7 @@ expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
 cp "$TMP/out" "$TMP/split.json"
 [ "$(json_get "$TMP/split.json" 'd["meta"]["backend"]')" = bpf ] ||
 	die "the JSON meta does not say backend bpf"
-python3 - "$TMP/split.json" "$TMP/truth" <<'PY' || die "bpf: shares are off"
-import json, sys
-d = json.load(open(sys.argv[1]))
-t = open(sys.argv[2]).read().split()
-took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
-rows = {r["symbol"]: r["samples"] for r in d["rows"]}
-want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
-total = sum(rows.get(s, 0) for s in want)
-assert total >= 3000, "only %d samples in the three functions" % total
-for s, w in want.items():
-    share = 100.0 * rows.get(s, 0) / total
-    print("bpf %s: %.1f%% (want %.1f%%)" % (s, share, w))
-    assert abs(share - w) <= 1, "%s has %.1f%%, want %.1f%% +- 1" % (s, share, w)
-PY
+split_shares bpf "$TMP/split.json" 3000 || die "bpf: shares are off"
 expect_exit 0 "$DCPROF" report -i "$F"
 grep -q '^# backend: bpf$' "$TMP/out" || die "the text report does not say backend bpf"
 
@@ -73,20 +81,8 @@ expect_exit 0 env DCPROF_BPF_FRAMES=buildid "$DCPROF" record --backend bpf \
 grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
 expect_exit 0 "$DCPROF" report -i "$TMP/ip.data" --format json --sort symbol
 cp "$TMP/out" "$TMP/ip.json"
-python3 - "$TMP/ip.json" "$TMP/truth" <<'PY' || die "bpf, build-id frames: shares are off"
-import json, sys
-d = json.load(open(sys.argv[1]))
-t = open(sys.argv[2]).read().split()
-took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
-rows = {r["symbol"]: r["samples"] for r in d["rows"]}
-want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
-total = sum(rows.get(s, 0) for s in want)
-assert total >= 2000, "only %d samples in the three functions" % total
-for s, w in want.items():
-    share = 100.0 * rows.get(s, 0) / total
-    print("bpf buildid %s: %.1f%% (want %.1f%%)" % (s, share, w))
-    assert abs(share - w) <= 1, "%s has %.1f%%, want %.1f%% +- 1" % (s, share, w)
-PY
+split_shares "bpf buildid" "$TMP/ip.json" 2000 ||
+	die "bpf, build-id frames: shares are off"
 
 # --- a process started before, -a; and the program is loaded ------------------
 spawn "$SPIN" "$TMP/ready"
