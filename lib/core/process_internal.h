@@ -29,6 +29,8 @@ struct dcp_process {
 	bool live; /* described by a live FORK/COMM/MMAP record */
 	bool born_live; /* created by a live FORK: its maps known from birth */
 	uint64_t exec_time; /* ns of its last live exec; 0 if none was seen */
+	bool exited; /* its EXIT record was replayed: retired soon */
+	uint64_t exit_time; /* ns of that EXIT record */
 	bool target; /* in the process tree being recorded (-p, command) */
 	/* sorted by start, non-overlapping */
 	struct dcp_map *maps;

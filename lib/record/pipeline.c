@@ -5,9 +5,13 @@
  */
 #include "recorder_internal.h"
 
-/* Time has reached the walk's end: its processes are all described. */
+/*
+ * Time has moved on: exits long enough ago are retired, and at the walk's
+ * end its processes are all described.
+ */
 static int advance(struct dcp_recorder *r, uint64_t time)
 {
+	dcp_replay_retire(r, time);
 	if (r->hold_until && time >= r->hold_until)
 		return dcp_walk_release(r);
 	return 0;

@@ -447,6 +447,7 @@ DCPROF_API void dcp_recorder_free(struct dcp_recorder *r)
 	dcp_cookie_table_free(r->cookies);
 	dcp_unwinder_free(r->unwinder);
 	free(r->held);
+	free(r->exits);
 	free(r->roots);
 	free(r->output);
 	free(r->event_name);

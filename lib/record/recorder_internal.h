@@ -49,6 +49,12 @@ struct dcp_recorder {
 
 	struct dcp_cookie_table *cookies;
 	struct dcp_process_table *procs;
+	/* exits replayed, retired once time has passed them (replay.c) */
+	struct dcp_exit_pending {
+		uint64_t time;
+		pid_t pid, tid;
+	} * exits;
+	size_t exits_first, nr_exits, cap_exits;
 	struct dcp_aggregate *agg;
 	struct dcp_kernel_layout kernel;
 	uint32_t cookie_vdso, cookie_vsyscall, cookie_anon, cookie_idle;
@@ -106,6 +112,8 @@ int dcp_replay_record(struct dcp_recorder *r,
 		      const struct perf_event_header *h);
 int dcp_replay_munmap(struct dcp_recorder *r, uint32_t pid, uint64_t addr,
 		      uint64_t len);
+/* Retire the tasks whose exit is far enough before time. */
+void dcp_replay_retire(struct dcp_recorder *r, uint64_t time);
 /* The process of pid, created on first sight (a target if a root). */
 struct dcp_process *dcp_replay_process(struct dcp_recorder *r, pid_t pid);
 

@@ -6,6 +6,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "grow.h"
 
 #include "collect_internal.h"
 #include "log_internal.h"
@@ -168,6 +171,10 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 	}
 	if (t->pid == t->ppid)
 		return 0; /* a new thread shares its process's maps */
+	/* the pid of a process that exited within the grace, reused */
+	p = dcp_process_table_find(r->procs, (pid_t)t->pid);
+	if (p && r->unwinder)
+		dcp_unwinder_forget(r->unwinder, (pid_t)t->pid);
 	p = dcp_process_table_fork(r->procs, (pid_t)t->ppid, (pid_t)t->pid);
 	if (!p)
 		return dcp_error(ENOMEM, "out of memory");
@@ -181,22 +188,65 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 	return 0;
 }
 
+/*
+ * The kernel writes a task's EXIT record before the task has finished
+ * exiting: samples of its last steps (freeing its memory and files, the
+ * final switch away) carry later times, measured up to ~120 us after the
+ * record in a fork storm. A task stays findable this long after its exit,
+ * so that those samples keep its name instead of a bare pid.
+ */
+#define EXIT_GRACE_NS (100ull * 1000 * 1000)
+
+static void retire(struct dcp_recorder *r, const struct dcp_exit_pending *e)
+{
+	struct dcp_process *p = dcp_process_table_find(r->procs, e->pid);
+
+	if (!p)
+		return;
+	if (e->pid != e->tid) {
+		dcp_process_thread_remove(p, e->tid);
+		return;
+	}
+	/* a new process that reuses the pid is not this exit's */
+	if (!p->exited || p->exit_time != e->time)
+		return;
+	dcp_process_table_remove(r->procs, e->pid);
+	if (r->unwinder)
+		dcp_unwinder_forget(r->unwinder, e->pid);
+}
+
+void dcp_replay_retire(struct dcp_recorder *r, uint64_t time)
+{
+	while (r->exits_first < r->nr_exits &&
+	       r->exits[r->exits_first].time + EXIT_GRACE_NS <= time)
+		retire(r, &r->exits[r->exits_first++]);
+	if (r->exits_first == r->nr_exits)
+		r->exits_first = r->nr_exits = 0;
+}
+
 static int replay_exit(struct dcp_recorder *r, const struct dcp_task_record *t)
 {
-	/*
-	 * Records arrive in time order, so every sample of this process that
-	 * is older than its exit has been consumed: retire it now.
-	 */
-	if (t->pid != t->tid) {
-		struct dcp_process *p =
-			dcp_process_table_find(r->procs, (pid_t)t->pid);
+	struct dcp_exit_pending *exits = r->exits;
+	struct dcp_process *p;
 
-		if (p)
-			dcp_process_thread_remove(p, (pid_t)t->tid);
-	} else {
-		dcp_process_table_remove(r->procs, (pid_t)t->pid);
-		if (r->unwinder)
-			dcp_unwinder_forget(r->unwinder, (pid_t)t->pid);
+	/* keep the queue compact: it holds one grace period of exits */
+	if (r->exits_first && r->exits_first >= r->nr_exits / 2) {
+		r->nr_exits -= r->exits_first;
+		memmove(exits, exits + r->exits_first,
+			r->nr_exits * sizeof(*exits));
+		r->exits_first = 0;
+	}
+	exits = dcp_grow(exits, &r->cap_exits, r->nr_exits + 1, sizeof(*exits));
+	if (!exits)
+		return dcp_error(ENOMEM, "out of memory");
+	r->exits = exits;
+	exits[r->nr_exits++] = (struct dcp_exit_pending){
+		.time = t->time, .pid = (pid_t)t->pid, .tid = (pid_t)t->tid
+	};
+	p = dcp_process_table_find(r->procs, (pid_t)t->pid);
+	if (p && t->pid == t->tid) {
+		p->exited = true;
+		p->exit_time = t->time;
 	}
 	return 0;
 }

@@ -4,7 +4,8 @@
 # (a) recorded system-wide, >= 99% of the samples that belong to the storm
 #     binary's code land in (storm binary, storm_child_burn) under the
 #     children's name: none lost to [unknown], anonymous memory, a wrong
-#     file, a wrong symbol or the parent's name;
+#     file, a wrong symbol or the parent's name; and at most 0.2% of
+#     the children's samples nameless (":PID", their exit path);
 # (b) the children's sampled CPU in storm_child_burn, recorded per command
 #     and with -a, agree within 3% of each other; and in every run all the
 #     children's samples (kernel, loader and all) are within 5% of the CPU
@@ -56,6 +57,15 @@ if mode == "check":
           file=sys.stderr)
     assert d["meta"]["complete"]
     assert share >= 0.99, "only %.2f%% attributed" % (100 * share)
+    # The children's last samples (freeing their memory, after their EXIT
+    # record) under their name, not a bare ":PID" (measured before the
+    # exit grace: 2% of their samples).
+    last = max(r["pid"] for r in rows)
+    nameless = sum(r["samples"] for r in d["rows"]
+                   if r["comm"].startswith(":") and parent < r["pid"] <= last)
+    print("%d samples of the children nameless" % nameless, file=sys.stderr)
+    assert nameless * 500 <= children, \
+        "%d of the children's %d samples nameless" % (nameless, children)
 PY
 }
 
