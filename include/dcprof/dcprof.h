@@ -482,8 +482,11 @@ DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
 struct dcp_snapshot_info {
 	size_t sz; /* sizeof(struct dcp_snapshot_info), set by the caller */
 	uint64_t naming_ns; /* time spent naming, since the recorder began */
-	uint64_t last_naming_ns; /* of this snapshot */
+	uint64_t last_naming_ns; /* of the last batch of new addresses */
 	uint64_t addresses_named; /* distinct addresses looked up so far */
+	/* how long this snapshot waited for the names (the recorder drained
+	 * its events meanwhile) */
+	uint64_t wait_ns;
 };
 
 /*
@@ -492,7 +495,11 @@ struct dcp_snapshot_info {
  * it reads the recorder's aggregate in place, its rows in order of
  * creation (row i stays row i, its count only grows), and names the
  * addresses of stacks new since the last snapshot from the pinned files
- * (each address once; the names are kept). Owned by the recorder: valid
+ * (each address once; the names are kept). The naming runs in a thread of
+ * its own; the call waits for it up to a second, draining the events
+ * meanwhile, and names that come later are in a later snapshot (until
+ * then dcp_profile_symbol() of such an address is -ENOENT). Owned by the
+ * recorder: valid
  * until the next dcp_recorder_poll(), snapshot, finish or free; never
  * passed to dcp_profile_close() or dcp_profile_save(). info may be NULL.
  */

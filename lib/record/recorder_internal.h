@@ -83,12 +83,12 @@ struct dcp_recorder {
 	struct dcp_unwind_frame uframes[MAX_STACK];
 
 	/* dcp_recorder_snapshot() (snapshot.c): the live view, and the
-	 * names of the addresses of stacks 0 .. snap_stacks_named - 1 */
+	 * names of the addresses of stacks 0 .. snap_stacks_named - 1, given
+	 * to the naming thread (naming.c) */
 	struct dcp_profile *snap;
 	struct dcp_symtab *snap_symbols;
-	struct dcp_symbolizer *snap_symbolizer;
+	struct dcp_naming *snap_naming;
 	size_t snap_stacks_named;
-	uint64_t snap_naming_ns;
 };
 
 static inline uint64_t dcp_now_ns(clockid_t clock)
@@ -104,6 +104,32 @@ void dcp_recorder_fill_meta(struct dcp_recorder *r);
 
 /* snapshot.c: free the live view (dcp_recorder_free). */
 void dcp_snapshot_free(struct dcp_recorder *r);
+
+/*
+ * naming.c: the snapshots' naming thread. A batch holds copies of the
+ * objects (identity, paths, a duplicate pinned handle) and their offsets;
+ * submitted, it is the thread's. The names come back through
+ * dcp_naming_wait(), into the caller's table, once the batch is done.
+ */
+struct dcp_naming;
+struct naming_batch;
+struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel);
+void dcp_naming_free(struct dcp_naming *nm);
+struct naming_batch *dcp_naming_batch_new(void);
+int dcp_naming_batch_add(struct naming_batch *b,
+			 const struct dcp_cookie_info *ci, int pinned_fd,
+			 const uint64_t *offsets, size_t n);
+void dcp_naming_batch_free(struct naming_batch *b);
+/* -EBUSY while the last batch is not done. */
+int dcp_naming_submit(struct dcp_naming *nm, struct naming_batch *b);
+bool dcp_naming_busy(struct dcp_naming *nm);
+/* Wait up to timeout_ns for the batch; when it is done, its names into
+ * out (each entry copied, details included). */
+int dcp_naming_wait(struct dcp_naming *nm, uint64_t timeout_ns,
+		    struct dcp_symtab *out);
+/* Wall time the thread spent naming: in total, and on its last batch. */
+void dcp_naming_times(struct dcp_naming *nm, uint64_t *total_ns,
+		      uint64_t *last_ns);
 
 /* replay.c: sync records, in time order, into the process table. */
 

@@ -2,9 +2,10 @@
 /*
  * The live snapshot behind `dcprof top`: a profile object that reads the
  * recorder's own aggregate and cookie table in place (no copy), with the
- * addresses of the stacks seen since the last snapshot named into a
- * symbol table the recorder keeps (by a symbolizer it keeps too, so the
- * kernel's symbols are read once), so that each address is named once.
+ * addresses of the stacks seen since the last snapshot named by the
+ * naming thread (naming.c: one symbolizer for the session, so the
+ * kernel's symbols are read once) into a symbol table the recorder
+ * keeps, so that each address is named once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,23 +69,33 @@ static int gather_new(struct dcp_recorder *r, struct addr **out, size_t *n)
 }
 
 /*
- * Name the new addresses, one object at a time, with the symbolizer the
- * snapshots keep (the kernel's symbols are read once). Every address
- * asked gets an entry, named or not: each is asked once.
+ * How long a snapshot waits for the names of its new addresses, and how
+ * often it drains the source meanwhile: the rings hold about half a
+ * second at the highest rates, so the recorder never stalls behind the
+ * files and DWARF being read. Names that take longer are in the next
+ * snapshot.
  */
-static int name_new(struct dcp_recorder *r, struct dcp_snapshot_info *info)
+#define NAMING_WAIT_NS (1000ull * 1000 * 1000)
+#define NAMING_DRAIN_NS (50ull * 1000 * 1000)
+
+/* The new addresses, one object at a time, to the naming thread. */
+static int submit_new(struct dcp_recorder *r)
 {
-	uint64_t t0 = dcp_now_ns(CLOCK_MONOTONIC), *offsets = NULL;
+	struct naming_batch *b = NULL;
+	uint64_t *offsets = NULL;
 	struct addr *a;
 	size_t n, i = 0;
 	int ret;
 
 	ret = gather_new(r, &a, &n);
-	if (!ret && n) {
-		qsort(a, n, sizeof(*a), cmp_addr);
-		offsets = malloc(n * sizeof(*offsets));
-		if (!offsets)
-			ret = dcp_error(ENOMEM, "out of memory");
+	if (ret || !n)
+		goto out;
+	qsort(a, n, sizeof(*a), cmp_addr);
+	offsets = malloc(n * sizeof(*offsets));
+	b = dcp_naming_batch_new();
+	if (!offsets || !b) {
+		ret = dcp_error(ENOMEM, "out of memory");
+		goto out;
 	}
 	while (!ret && i < n) {
 		struct dcp_cookie_info ci = { .sz = sizeof(ci) };
@@ -96,19 +107,60 @@ static int name_new(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 				offsets[k++] = a[i].offset;
 		if (dcp_cookie_table_lookup(r->cookies, cookie, &ci) < 0)
 			continue;
-		/* an object that cannot be read is not an error */
-		dcp_symbolizer_resolve(
-			r->snap_symbolizer, &ci,
-			dcp_cookie_table_pinned_fd(r->cookies, cookie), offsets,
-			k, r->snap_symbols);
+		ret = dcp_naming_batch_add(
+			b, &ci, dcp_cookie_table_pinned_fd(r->cookies, cookie),
+			offsets, k);
 	}
+	if (!ret) {
+		ret = dcp_naming_submit(r->snap_naming, b);
+		if (!ret)
+			b = NULL;
+	}
+out:
+	dcp_naming_batch_free(b);
 	free(offsets);
 	free(a);
-	r->snap_naming_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	return ret;
+}
+
+/*
+ * Hand the new addresses to the naming thread and wait for their names,
+ * draining the source while it works. Every address asked gets an entry,
+ * named or not: each is asked once.
+ */
+static int name_new(struct dcp_recorder *r, struct dcp_snapshot_info *info)
+{
+	uint64_t start = dcp_now_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = start + NAMING_WAIT_NS;
+	int ret;
+
+	/* the names of a batch that outlasted the last snapshot's wait */
+	ret = dcp_naming_wait(r->snap_naming, 0, r->snap_symbols);
+	if (!ret && !dcp_naming_busy(r->snap_naming))
+		ret = submit_new(r);
+	while (!ret && dcp_naming_busy(r->snap_naming)) {
+		uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+
+		if (now >= deadline)
+			break;
+		ret = dcp_naming_wait(r->snap_naming,
+				      deadline - now < NAMING_DRAIN_NS ?
+					      deadline - now :
+					      NAMING_DRAIN_NS,
+				      r->snap_symbols);
+		if (!ret && dcp_naming_busy(r->snap_naming)) {
+			ret = dcp_recorder_poll(r, 0);
+			if (ret == -EINTR) {
+				ret = 0; /* the caller sees the signal */
+				break;
+			}
+		}
+	}
 	if (info) {
-		info->naming_ns = r->snap_naming_ns;
+		dcp_naming_times(r->snap_naming, &info->naming_ns,
+				 &info->last_naming_ns);
 		info->addresses_named = dcp_symtab_count(r->snap_symbols);
-		info->last_naming_ns = dcp_now_ns(CLOCK_MONOTONIC) - t0;
+		info->wait_ns = dcp_now_ns(CLOCK_MONOTONIC) - start;
 	}
 	return ret;
 }
@@ -130,9 +182,9 @@ dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 		if (!r->snap_symbols)
 			return dcp_error_null(ENOMEM, "out of memory");
 	}
-	if (!r->snap_symbolizer) {
-		r->snap_symbolizer = dcp_symbolizer_new(&r->kernel);
-		if (!r->snap_symbolizer)
+	if (!r->snap_naming) {
+		r->snap_naming = dcp_naming_new(&r->kernel);
+		if (!r->snap_naming)
 			return NULL;
 	}
 	if (!r->snap) {
@@ -159,9 +211,9 @@ void dcp_snapshot_free(struct dcp_recorder *r)
 {
 	/* the snapshot borrows the recorder's tables: not dcp_profile_close */
 	free(r->snap);
+	dcp_naming_free(r->snap_naming);
 	dcp_symtab_free(r->snap_symbols);
-	dcp_symbolizer_free(r->snap_symbolizer);
-	r->snap_symbolizer = NULL;
+	r->snap_naming = NULL;
 	r->snap = NULL;
 	r->snap_symbols = NULL;
 }

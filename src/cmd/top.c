@@ -85,14 +85,16 @@ static void print_json(const struct top *t)
 	       ",\"samples_per_second\":%.1f,\"lost\":%" PRIu64
 	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
 	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
-	       ",\"naming_total_ms\":%.3f,\"build_ms\":%.3f"
+	       ",\"naming_total_ms\":%.3f,\"naming_wait_ms\":%.3f"
+	       ",\"build_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
 	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu,\"rows\":[",
 	       t->interval, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
 	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
-	       (double)t->naming.naming_ns / 1e6, (double)t->build_ns / 1e6,
+	       (double)t->naming.naming_ns / 1e6,
+	       (double)t->naming.wait_ns / 1e6, (double)t->build_ns / 1e6,
 	       (double)t->draw_ns / 1e6, (double)t->build_cpu_ns / 1e6,
 	       (double)t->draw_cpu_ns / 1e6, t->nr_entries);
 	for (size_t i = 0; i < shown_rows(t); i++) {

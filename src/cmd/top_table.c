@@ -257,6 +257,23 @@ void top_reset(struct top *t)
 	t->total_session = 0;
 }
 
+/*
+ * Whether the row's symbol is still being named (the snapshot's naming
+ * thread has not answered for its address): its key is made again at the
+ * next update instead of being kept.
+ */
+static bool name_pending(const struct top *t, const struct dcp_frame *f)
+{
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	bool by_symbol = false;
+
+	for (size_t i = 0; i < t->nr_keys; i++)
+		by_symbol |= t->keys[i] == TK_SYMBOL;
+	return by_symbol && f && !(f->flags & DCP_FRAME_TRUNCATED) &&
+	       dcp_profile_symbol(t->view.profile, f->cookie, f->offset,
+				  &sym) == -ENOENT;
+}
+
 int top_update(struct top *t, bool advance)
 {
 	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
@@ -313,7 +330,8 @@ int top_update(struct top *t, bool advance)
 		e = entry_of(t, key);
 		if (!e)
 			return -ENOMEM;
-		t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+		if (!name_pending(t, f))
+			t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
 count:
 		if (!e->seen || last > 0)
 			e->agg_row = (uint32_t)i;
