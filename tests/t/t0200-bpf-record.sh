@@ -18,18 +18,7 @@
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 readelf
 need_perf_events
-need_root
-
-# can the kernel load it at all?
-"$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/probe.data" \
-	>"$TMP/out" 2>"$TMP/err"
-if [ $? -ne 0 ]; then
-	if grep -q "was not built" "$TMP/err"; then
-		[ -z "${CI:-}" ] || die "the BPF backend was not built under CI: $(cat "$TMP/err")"
-		skip "$(cat "$TMP/err")"
-	fi
-	skip "the kernel refuses BPF: $(cat "$TMP/err")"
-fi
+need_bpf_backend
 sample_rate 4999 999
 
 # unique build ids: other tests may run the same workloads meanwhile

@@ -96,6 +96,20 @@ need_root() {
 	skip "needs root"
 }
 
+# The BPF backend loads (root): else skip, and under CI fail when it was
+# not built.
+need_bpf_backend() {
+	need_root
+	"$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/.bpf-probe.data" \
+		>"$TMP/.bpf-probe.out" 2>"$TMP/.bpf-probe.err" && return 0
+	if grep -q "was not built" "$TMP/.bpf-probe.err"; then
+		[ -z "${CI:-}" ] ||
+			die "the BPF backend was not built under CI: $(cat "$TMP/.bpf-probe.err")"
+		skip "$(cat "$TMP/.bpf-probe.err")"
+	fi
+	skip "the kernel refuses BPF: $(cat "$TMP/.bpf-probe.err")"
+}
+
 test_seed() {
 	SEED=${DCPROF_TEST_SEED:-$(( ($(date +%s%N) / 1000 + $$) % 1000000 ))}
 	RANDOM=$SEED

@@ -2,10 +2,11 @@
 /*
  * The BPF record source's kernel half: on every cpu-clock sample, the
  * thread's user stack (addresses, or with user_build_ids (build id, file
- * offset) frames) and its kernel stack go into stack maps, and (pid, tid, thread name, stack ids) is
- * counted in a hash map that user space drains; with --only, a sample
- * whose leaf is in no marked file is dropped here and only counted. Exec,
- * exit and fork of tasks go to a ring buffer.
+ * offset) frames) and its kernel stack go into stack maps (two
+ * generations, see DCP_BPF_STACK_GEN_BIT), and (pid, tid, thread name,
+ * stack ids) is counted in a hash map that user space drains; with
+ * --only, a sample whose leaf is in no marked file is dropped here and
+ * only counted. Exec, exit and fork of tasks go to a ring buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -18,6 +19,9 @@
 #define ENOMEM 12
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* which generation of stack maps samples go to; flipped by user space */
+volatile __u32 stack_gen = 0;
 
 /* set before load */
 const volatile int filter_marked = 0;
@@ -44,6 +48,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 16384);
 	__uint(key_size, sizeof(__u32));
+	__uint(value_size,
+	       DCP_BPF_MAX_FRAMES * sizeof(struct bpf_stack_build_id));
+	__uint(map_flags, BPF_F_STACK_BUILD_ID);
+} user_stacks_1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
 	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
 } kernel_stacks SEC(".maps");
 
@@ -52,7 +65,21 @@ struct {
 	__uint(max_entries, 16384);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
+} kernel_stacks_1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
 } user_ips SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
+} user_ips_1 SEC(".maps");
 
 /* --only: the marked files' build ids */
 struct {
@@ -93,8 +120,7 @@ static __always_inline void count_stat(__u32 slot)
 static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 {
 	__u32 zero = 0;
-	struct bpf_stack_build_id *leaf =
-		bpf_map_lookup_elem(&leaf_buf, &zero);
+	struct bpf_stack_build_id *leaf = bpf_map_lookup_elem(&leaf_buf, &zero);
 	__u64 ip = ctx->regs.ip;
 
 	/* a barrier keeps clang from re-deriving ctx + off (verifier) */
@@ -107,6 +133,34 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 	if (leaf->status != BPF_STACK_BUILD_ID_VALID)
 		return 0;
 	return bpf_map_lookup_elem(&marked, leaf->build_id) != NULL;
+}
+
+/* The sample's stacks into the maps of the current generation. */
+static __always_inline void take_stacks(struct bpf_perf_event_data *ctx,
+					struct dcp_bpf_key *key)
+{
+	__u32 gen = stack_gen & 1;
+
+	if (user_build_ids && gen)
+		key->user_stack =
+			bpf_get_stackid(ctx, &user_stacks_1, BPF_F_USER_STACK);
+	else if (user_build_ids)
+		key->user_stack =
+			bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
+	else if (gen)
+		key->user_stack =
+			bpf_get_stackid(ctx, &user_ips_1, BPF_F_USER_STACK);
+	else
+		key->user_stack =
+			bpf_get_stackid(ctx, &user_ips, BPF_F_USER_STACK);
+	if (gen)
+		key->kernel_stack = bpf_get_stackid(ctx, &kernel_stacks_1, 0);
+	else
+		key->kernel_stack = bpf_get_stackid(ctx, &kernel_stacks, 0);
+	if (gen && key->user_stack >= 0)
+		key->user_stack |= DCP_BPF_STACK_GEN_BIT;
+	if (gen && key->kernel_stack >= 0)
+		key->kernel_stack |= DCP_BPF_STACK_GEN_BIT;
 }
 
 SEC("perf_event")
@@ -128,13 +182,7 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
-		if (user_build_ids)
-			key.user_stack = bpf_get_stackid(ctx, &user_stacks,
-							 BPF_F_USER_STACK);
-		else
-			key.user_stack = bpf_get_stackid(ctx, &user_ips,
-							 BPF_F_USER_STACK);
-		key.kernel_stack = bpf_get_stackid(ctx, &kernel_stacks, 0);
+		take_stacks(ctx, &key);
 		if (key.user_stack < 0 && key.kernel_stack < 0) {
 			__u64 ip = ctx->regs.ip;
 
@@ -167,8 +215,7 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 				       struct task_struct *parent,
 				       struct linux_binprm *bprm)
 {
-	struct dcp_bpf_event *e =
-		bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct dcp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
 		count_stat(DCP_BPF_STAT_LOST_EVENTS);

@@ -13,6 +13,14 @@
 #define DCP_BPF_BUILD_ID_SIZE 20
 #define DCP_BPF_PATH_LEN 256
 
+/*
+ * Stack ids carry the generation of the stack maps they are in: the
+ * program takes stacks into one pair of maps while user space reads and
+ * then clears the other (source_bpf.c), so that the maps hold only the
+ * stacks of one drain interval and ids are reused safely.
+ */
+#define DCP_BPF_STACK_GEN_BIT 0x40000000
+
 /* One count: a thread's stack (user and kernel stack map ids, < 0: none). */
 struct dcp_bpf_key {
 	unsigned int pid; /* tgid; 0 with tid 0: idle */

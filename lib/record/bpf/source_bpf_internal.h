@@ -56,9 +56,10 @@ struct bpf_source {
 	uint32_t drain_gen;
 
 	/*
-	 * User stacks copied from the kernel, by stack id: an id is never
-	 * reused for another stack (no BPF_F_REUSE_STACKID), so each is read
-	 * once per recording.
+	 * Stacks copied from the kernel, by stack id (generation included):
+	 * an id names one stack until its generation's maps are emptied
+	 * (source_bpf.c, flip_generation), so each is read once per drain
+	 * interval at most.
 	 */
 	struct stack_copy {
 		int id; /* -1: free */
