@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The collection walk: the processes that existed before recording,
- * described by records read from /proc once the events run and injected
+ * described by records read from /proc (or, for the BPF source, the
+ * kernel's task iterators) once the events run and injected
  * into the source's time order, and the samples held until those records
  * are replayed.
  */
@@ -13,8 +14,21 @@
 #include "grow.h"
 #include "log_internal.h"
 #include "recorder_internal.h"
+#include "bpf/source_bpf.h"
 
-static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind)
+/*
+ * The walk's reader: the kernel's task iterators (lib/record/bpf/iter.c)
+ * for the BPF source, as the design has the kernel walk its tasks; the
+ * /proc walk for the ring, or when the iterators cannot load. Both write
+ * the same records.
+ */
+struct walk_reader {
+	struct dcp_collection *proc;
+	struct dcp_collection_bpf *kernel;
+};
+
+static int walk_open(struct dcp_recorder *r, enum dcp_collection_kind kind,
+		     struct walk_reader *w)
 {
 	struct dcp_collection_opts copts = {
 		.sz = sizeof(copts),
@@ -23,21 +37,56 @@ static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind)
 		.cookies = r->cookies,
 		.only_marked = false,
 	};
+
+	memset(w, 0, sizeof(*w));
+	if (dcp_source_is_bpf(r->source)) {
+		w->kernel = dcp_collection_bpf_open(kind, &copts);
+		if (w->kernel)
+			return 0;
+		dcp_log(DCP_LOG_INFO, "walking /proc: %s", dcp_last_error());
+	}
+	w->proc = dcp_collection_open(kind, &copts);
+	return w->proc ? 0 : -errno;
+}
+
+static ssize_t walk_read(struct walk_reader *w, void *buf, size_t size)
+{
+	return w->kernel ? dcp_collection_bpf_read(w->kernel, buf, size, NULL) :
+			   dcp_collection_read(w->proc, buf, size, NULL);
+}
+
+static uint64_t walk_vanished(const struct walk_reader *w)
+{
+	const struct dcp_collection_stats *st =
+		w->kernel ? dcp_collection_bpf_get_stats(w->kernel) :
+			    dcp_collection_get_stats(w->proc);
+
+	return st ? st->tasks_vanished : 0;
+}
+
+static void walk_close(struct walk_reader *w)
+{
+	dcp_collection_bpf_close(w->kernel);
+	dcp_collection_close(w->proc);
+}
+
+static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind)
+{
 	struct dcp_source *src = r->source;
 	size_t size = 256 * 1024;
 	unsigned char *buf = malloc(size);
-	struct dcp_collection *c;
+	struct walk_reader w;
 	ssize_t n;
 	int ret = 0;
 
 	if (!buf)
 		return dcp_error(ENOMEM, "out of memory");
-	c = dcp_collection_open(kind, &copts);
-	if (!c) {
+	ret = walk_open(r, kind, &w);
+	if (ret) {
 		free(buf);
-		return -errno;
+		return ret;
 	}
-	while ((n = dcp_collection_read(c, buf, size, NULL)) > 0) {
+	while ((n = walk_read(&w, buf, size)) > 0) {
 		for (ssize_t off = 0; off < n;) {
 			const struct perf_event_header *h =
 				(const void *)(buf + off);
@@ -62,9 +111,9 @@ static int inject_kind(struct dcp_recorder *r, enum dcp_collection_kind kind)
 	}
 	if (n < 0)
 		ret = (int)n;
-	r->stats.tasks_vanished += dcp_collection_get_stats(c)->tasks_vanished;
+	r->stats.tasks_vanished += walk_vanished(&w);
 out:
-	dcp_collection_close(c);
+	walk_close(&w);
 	free(buf);
 	return ret;
 }

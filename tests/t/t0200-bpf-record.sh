@@ -6,7 +6,8 @@
 #    truth; the profile says backend bpf (text and JSON); the same with
 #    user frames named by build id in the kernel (DCPROF_BPF_FRAMES=buildid);
 #  - a process started before recording, -a: its samples all in its own
-#    binary and name, >= 95% in spin_forever;
+#    binary and name, >= 95% in spin_forever; the start-up walk of tasks
+#    and maps went through the kernel's task iterators;
 #  - --only the split binary while a second binary (another build id)
 #    spins: only the split's file is kept, the rest counted as filtered;
 #  - while recording, a perf_event program of dcprof's is loaded (bpftool);
@@ -77,8 +78,8 @@ split_shares "bpf buildid" "$TMP/ip.json" 2000 ||
 spawn "$SPIN" "$TMP/ready"
 PID=$SPAWNED
 wait_file "$TMP/ready"
-"$DCPROF" record --backend bpf -a -F "$RATE" --duration 3 -o "$TMP/all.data" \
-	>"$TMP/rec.out" 2>"$TMP/rec.err" &
+"$DCPROF" record -vv --backend bpf -a -F "$RATE" --duration 3 \
+	-o "$TMP/all.data" >"$TMP/rec.out" 2>"$TMP/rec.err" &
 REC=$!
 _spawned+=("$REC")
 if command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ]; then
@@ -93,6 +94,9 @@ else
 	skip_part "bpftool is not installed: the loaded program is not checked"
 fi
 wait "$REC" || die "record -a exited non-zero: $(cat "$TMP/rec.err")"
+# the existing tasks and their maps were walked by the kernel's iterators
+[ "$(grep -c "^dcprof: BPF collection: [1-9]" "$TMP/rec.err")" = 2 ] ||
+	die "the start-up walk did not use the task iterators: $(grep -i "collection\|walking" "$TMP/rec.err")"
 expect_exit 0 "$DCPROF" report -i "$TMP/all.data" --sort comm,pid,file,symbol \
 	--format json
 cp "$TMP/out" "$TMP/all.json"
