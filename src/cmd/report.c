@@ -199,6 +199,7 @@ enum {
 	OPT_NO_CHILDREN,
 	OPT_NO_PROCESS,
 	OPT_FULL_PATH,
+	OPT_VALUE,
 };
 
 static int report_run(struct report_args *a, bool no_demangle)
@@ -249,6 +250,11 @@ static int report_run(struct report_args *a, bool no_demangle)
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames)
+			continue;
+		/* --value: what each view adds up; rows of other values
+		 * (off-CPU time alone, no samples) are not shown */
+		row.count = profile_view_row_value(&v, &row, a->value);
+		if (!row.count)
 			continue;
 		unfiltered += row.count;
 		if (!row_selected(a, &v, &row))
@@ -307,6 +313,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "no-process", no_argument, NULL, OPT_NO_PROCESS },
 		{ "full-path", no_argument, NULL, OPT_FULL_PATH },
+		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -360,6 +367,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'n':
 			a.show_counts = true;
+			break;
+		case OPT_VALUE:
+			if (view_value_parse(optarg, &a.value))
+				ret = cmd_usage_error(
+					"report",
+					"unknown value '%s' (cpu, off-cpu, wall)",
+					optarg);
 			break;
 		case 'g':
 			/* perf report -g: the call graph, callers first */

@@ -52,7 +52,22 @@ struct report_args {
 	bool resymbolize;
 	bool write;
 	struct str_list debuginfo_dirs;
+	enum view_value value; /* --value: samples, or ns shown as ms */
 };
+
+/* The values are ns (off-CPU or wall time), printed in ms. */
+static inline bool report_in_ms(const struct report_args *a)
+{
+	return a->value != VIEW_VALUE_CPU;
+}
+
+/* The text column of the value. */
+static inline const char *report_value_column(const struct report_args *a)
+{
+	return a->value == VIEW_VALUE_OFF_CPU ? "Off-CPU ms" :
+	       a->value == VIEW_VALUE_WALL    ? "Wall ms" :
+						"Samples";
+}
 
 static inline bool report_has_key(const struct report_args *a, enum sort_key k)
 {

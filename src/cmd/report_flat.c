@@ -345,6 +345,10 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 	if (!a->json)
 		column_widths(r, v, total, w);
 	if (a->json) {
+		if (report_in_ms(a))
+			printf(",\"value\":\"%s\",\"total_ms\":%.3f",
+			       a->value == VIEW_VALUE_WALL ? "wall" : "off-cpu",
+			       (double)total / 1e6);
 		printf(",\"total\":%" PRIu64 ",\"sort\":[", total);
 		for (size_t i = 0; i < a->nr_keys; i++)
 			printf("%s\"%s\"", i ? "," : "",
@@ -353,9 +357,11 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		       a->children ? "true" : "false");
 	} else {
 		if (a->children)
-			printf("%10s %8s %7s", "Children", "Self", "Samples");
+			printf(report_in_ms(a) ? "%10s %8s %10s" :
+						 "%10s %8s %7s",
+			       "Children", "Self", report_value_column(a));
 		else
-			printf("%10s %7s", "Samples", "Percent");
+			printf("%10s %7s", report_value_column(a), "Percent");
 		/* each name over its column: numbers to the right */
 		for (size_t i = 0; i < a->nr_keys; i++) {
 			enum sort_key k = a->keys[i];
@@ -397,13 +403,22 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			hidden++;
 			continue;
 		}
-		if (a->json) {
+		if (a->json && report_in_ms(a)) {
+			printf("%s{\"ms\":%.3f,\"percent\":%.4f",
+			       shown ? "," : "", (double)l->count / 1e6, pct);
+			if (a->children)
+				printf(",\"children_ms\":%.3f"
+				       ",\"children_percent\":%.4f",
+				       (double)l->children / 1e6, cpct);
+		} else if (a->json) {
 			printf("%s{\"samples\":%" PRIu64 ",\"percent\":%.4f",
 			       shown ? "," : "", l->count, pct);
 			if (a->children)
 				printf(",\"children\":%" PRIu64
 				       ",\"children_percent\":%.4f",
 				       l->children, cpct);
+		}
+		if (a->json) {
 			if (report_has_key(a, KEY_COMM)) {
 				printf(",\"comm\":");
 				json_print_string(stdout, comm);
@@ -432,9 +447,14 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		}
 		shown++;
 		file_text = file_cell(a, file, buf, sizeof(buf));
-		if (a->children)
+		if (a->children && report_in_ms(a))
+			printf("%9.2f%% %7.2f%% %10.1f", cpct, pct,
+			       (double)l->children / 1e6);
+		else if (a->children)
 			printf("%9.2f%% %7.2f%% %7" PRIu64, cpct, pct,
 			       l->children);
+		else if (report_in_ms(a))
+			printf("%10.1f %6.2f%%", (double)l->count / 1e6, pct);
 		else
 			printf("%10" PRIu64 " %6.2f%%", l->count, pct);
 		for (size_t k = 0; k < a->nr_keys; k++) {
