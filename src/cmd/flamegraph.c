@@ -56,6 +56,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "value", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -69,6 +70,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_tree *tree = NULL;
 	struct export_error err;
 	struct cmd_output out;
+	enum view_value value = VIEW_VALUE_CPU;
 	bool threads = false;
 	int c, ret = 0;
 
@@ -94,6 +96,13 @@ int cmd_flamegraph(int argc, char **argv)
 				return cmd_usage_error(
 					"flamegraph",
 					"unknown --group '%s' (process or thread)",
+					optarg);
+			break;
+		case 'V':
+			if (view_value_parse(optarg, &value))
+				return cmd_usage_error(
+					"flamegraph",
+					"unknown value '%s' (cpu, off-cpu, wall)",
 					optarg);
 			break;
 		case 'd':
@@ -147,6 +156,8 @@ int cmd_flamegraph(int argc, char **argv)
 			ret = cmd_error("out of memory");
 		else
 			fg_tree_group_threads(tree, threads);
+		if (tree)
+			fg_tree_set_value(tree, value);
 	}
 	if (!ret && before &&
 	    fg_tree_add_profile(tree, &views[0], FG_BEFORE, &err) < 0)

@@ -5,7 +5,8 @@
  *     waits ~2 ms in f3_wait for a helper thread to answer through a
  *     pipe; writes "tid lifetime_ns" of the main thread to FILE.
  *   off_cpu mutex SECONDS: two threads take turns on one mutex, each
- *     holding it 2 ms (in hold_lock) and waiting for it in take_lock.
+ *     holding it 2 ms (in hold_lock), burning 0.5 ms outside it, and
+ *     waiting for it in take_lock.
  *   off_cpu busy3 SECONDS: three threads spin in spin_forever on CPUs 0
  *     and 1: they wait for a CPU, not for anything else.
  *   off_cpu pingpong SECONDS: two threads pass a byte back and forth
@@ -34,11 +35,31 @@ static unsigned long long now_ns(void)
 	       (unsigned long long)ts.tv_nsec;
 }
 
-static void sleep_ns(long ns)
+/*
+ * libc's system call wrappers keep no frame pointer: the frame-pointer
+ * chain of a thread blocked in one skips the wrapper's caller. These
+ * wrappers of ours are that caller, so that the functions that call them
+ * are on the stack.
+ */
+__attribute__((noinline)) void sleep_ns(long ns)
 {
 	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
 
 	nanosleep(&ts, NULL);
+	sink++;
+}
+
+__attribute__((noinline)) void read_byte(int fd, char *c)
+{
+	if (read(fd, c, 1) != 1)
+		exit(1);
+	sink++;
+}
+
+__attribute__((noinline)) void lock_mutex(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+	sink++;
 }
 
 __attribute__((noinline)) void f1_burn(long ns)
@@ -60,8 +81,9 @@ __attribute__((noinline)) void f3_wait(void)
 {
 	char c = 'q';
 
-	if (write(request[1], &c, 1) != 1 || read(answer[0], &c, 1) != 1)
+	if (write(request[1], &c, 1) != 1)
 		exit(1);
+	read_byte(answer[0], &c);
 	sink++;
 }
 
@@ -110,7 +132,7 @@ __attribute__((noinline)) void hold_lock(void)
 
 __attribute__((noinline)) void take_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	lock_mutex(&lock);
 	hold_lock();
 	pthread_mutex_unlock(&lock);
 }
@@ -121,7 +143,7 @@ static void *contender(void *arg)
 
 	while (now_ns() < end) {
 		take_lock();
-		sched_yield();
+		f1_burn(500000); /* outside the lock: the other's turn */
 	}
 	return NULL;
 }
