@@ -282,8 +282,8 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	return 0;
 }
 
-static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
-		     uint32_t tid)
+int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t tid)
 {
 	size_t i = find_slot(t, tid);
 	struct dcp_off_cpu_block b = { 0 };
@@ -291,7 +291,7 @@ static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
 	uint64_t ns;
 
 	if (!t->slots[i])
-		return 0; /* switched out before recording began */
+		return 0; /* switched out before recording began, or taken */
 	e = &t->entries[t->slots[i] - 1];
 	ns = time > e->time ? time - e->time : 0;
 	remove_slot(t, i);
@@ -348,7 +348,7 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		ret = switch_out(t, time, pid, tid, prev_state, chain,
 				 nr_chain);
 	if (!ret && next_pid > 0)
-		ret = switch_in(t, time, (uint32_t)next_pid);
+		ret = dcp_off_cpu_switch_in(t, time, (uint32_t)next_pid);
 	return ret;
 }
 

@@ -36,6 +36,15 @@ bool dcp_off_cpu_is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id);
  */
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size);
+/*
+ * Thread tid runs again (a PERF_RECORD_SWITCH_CPU_WIDE without the
+ * SWITCH_OUT flag): the kernel does not hand out every switch from the
+ * idle task as a sched_switch sample (about half of them went missing on
+ * an idle CPU, for perf as for us), but it writes the switch records of
+ * the sampling event. Whichever of the two comes first ends the block.
+ */
+int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t tid);
 void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t);
 /* Everything delivered: count the threads still switched out. */
 void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t);

@@ -223,6 +223,11 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		c->throttle_events++;
 		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* --off-cpu: a switch-in ends a thread's block, in time
+		 * order with the switch samples */
+		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			break;
+		/* fall through */
 	case PERF_RECORD_SWITCH: /* per-task events */
 		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			c->context_switches++;
@@ -309,6 +314,12 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 		ps->base.counts.reorder_late++;
 	else
 		ps->last_delivered_time = time;
+	if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		const struct dcp_sample_id *id = dcp_record_sample_id(h);
+
+		return id ? dcp_off_cpu_switch_in(ps->off_cpu, time, id->tid) :
+			    0;
+	}
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const uint64_t *u = (const uint64_t *)(h + 1);
 

@@ -254,10 +254,12 @@ static int report_run(struct report_args *a, bool no_demangle)
 		/* --value: what each view adds up; rows of other values
 		 * (off-CPU time alone, no samples) are not shown */
 		row.count = profile_view_row_value(&v, &row, a->value);
-		if (!row.count)
-			continue;
 		unfiltered += row.count;
 		if (!row_selected(a, &v, &row))
+			continue;
+		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+			a->off_cpu_state_ns[s] += row.off_cpu_ns[s];
+		if (!row.count)
 			continue;
 		total += row.count;
 		if (tree)

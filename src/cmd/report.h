@@ -53,6 +53,8 @@ struct report_args {
 	bool write;
 	struct str_list debuginfo_dirs;
 	enum view_value value; /* --value: samples, or ns shown as ms */
+	/* the shown rows' off-CPU ns by enum dcp_off_cpu_state (header) */
+	uint64_t off_cpu_state_ns[DCP_OFF_CPU_NR_STATES];
 };
 
 /* The values are ns (off-CPU or wall time), printed in ms. */

@@ -25,6 +25,8 @@ struct report_line {
 	bool kernel;
 	uint64_t count; /* self: the frame was the leaf */
 	uint64_t children; /* inclusive: the frame was anywhere */
+	/* self off-CPU ns by enum dcp_off_cpu_state (JSON, --value off-cpu) */
+	uint64_t off_cpu_state[DCP_OFF_CPU_NR_STATES];
 	size_t last_row; /* row number + 1 that last added to children */
 };
 
@@ -215,8 +217,11 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 		line = report_line_of(r, &l);
 		if (!line)
 			return -ENOMEM;
-		if (i == 0)
+		if (i == 0) {
 			line->count += row->count;
+			for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+				line->off_cpu_state[s] += row->off_cpu_ns[s];
+		}
 		if (line->last_row != row_nr + 1) {
 			line->children += row->count;
 			line->last_row = row_nr + 1;
@@ -410,6 +415,13 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				printf(",\"children_ms\":%.3f"
 				       ",\"children_percent\":%.4f",
 				       (double)l->children / 1e6, cpct);
+			if (a->value == VIEW_VALUE_OFF_CPU)
+				printf(",\"runnable_ms\":%.3f"
+				       ",\"interruptible_ms\":%.3f"
+				       ",\"uninterruptible_ms\":%.3f",
+				       (double)l->off_cpu_state[0] / 1e6,
+				       (double)l->off_cpu_state[1] / 1e6,
+				       (double)l->off_cpu_state[2] / 1e6);
 		} else if (a->json) {
 			printf("%s{\"samples\":%" PRIu64 ",\"percent\":%.4f",
 			       shown ? "," : "", l->count, pct);

@@ -72,6 +72,14 @@ static void print_header_text(const struct profile_view *v,
 		       s->off_cpu_switches, s->off_cpu_blocks,
 		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
 		       s->off_cpu_other_tasks, s->off_cpu_unfinished);
+	if (m->off_cpu)
+		printf("# off-CPU by state: %.1f ms preempted (runnable), "
+		       "%.1f ms sleeping (S), %.1f ms blocked (D)\n",
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE] / 1e6,
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE] /
+			       1e6,
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE] /
+			       1e6);
 	if (report_in_ms(a))
 		printf("# value: %s time in ms\n",
 		       a->value == VIEW_VALUE_WALL ?
@@ -138,10 +146,15 @@ static void print_header_json(const struct profile_view *v,
 		printf(",\"off_cpu\":{\"switches\":%" PRIu64
 		       ",\"blocks\":%" PRIu64 ",\"ns\":%" PRIu64
 		       ",\"short\":%" PRIu64 ",\"other_tasks\":%" PRIu64
-		       ",\"unfinished\":%" PRIu64 "}",
+		       ",\"unfinished\":%" PRIu64 ",\"runnable_ns\":%" PRIu64
+		       ",\"interruptible_ns\":%" PRIu64
+		       ",\"uninterruptible_ns\":%" PRIu64 "}",
 		       s->off_cpu_switches, s->off_cpu_blocks, s->off_cpu_ns,
 		       s->off_cpu_short, s->off_cpu_other_tasks,
-		       s->off_cpu_unfinished);
+		       s->off_cpu_unfinished,
+		       a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE],
+		       a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE],
+		       a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE]);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

@@ -92,6 +92,7 @@ static void *helper(void *arg)
 	char c;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "helper");
 	while (read(request[0], &c, 1) == 1) {
 		sleep_ns(2000000);
 		if (write(answer[1], &c, 1) != 1)
@@ -141,6 +142,7 @@ static void *contender(void *arg)
 {
 	unsigned long long end = *(unsigned long long *)arg;
 
+	pthread_setname_np(pthread_self(), "contender");
 	while (now_ns() < end) {
 		take_lock();
 		f1_burn(500000); /* outside the lock: the other's turn */
@@ -170,6 +172,7 @@ __attribute__((noinline)) void spin_forever(unsigned long long end)
 
 static void *spinner(void *arg)
 {
+	pthread_setname_np(pthread_self(), "spinner");
 	spin_forever(*(unsigned long long *)arg);
 	return NULL;
 }
