@@ -223,9 +223,12 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		c->throttle_events++;
 		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		/* --off-cpu: a switch-in ends a thread's block, in time
-		 * order with the switch samples */
-		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+		/* --off-cpu: a switch-in from the idle task (next_prev_pid
+		 * 0) ends a thread's block, in time order with the switch
+		 * samples, which miss some of those; the others are in the
+		 * samples already, and the window is spared them */
+		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+		    h->size >= sizeof(*h) + 8 && !((const uint32_t *)(h + 1))[0])
 			break;
 		/* fall through */
 	case PERF_RECORD_SWITCH: /* per-task events */
