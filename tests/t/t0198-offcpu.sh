@@ -12,6 +12,8 @@
 #   not blocked;
 # - the views: report --value off-cpu|wall (text and JSON), pprof with an
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
+# - the whole system (-a) for 10 s: the file and the recorder's CPU stay
+#   small, kernel threads' sleeps are charged, the states add up;
 # - bad input: --off-cpu-min negative or not a number, --off-cpu with the
 #   BPF backend, --call-graph dwarf or --only, and no sched_switch
 #   tracepoint: one error line, no profile written.
@@ -159,6 +161,40 @@ for line in open(sys.argv[1]):
     f3 += int(n) if ";f3_wait;" in stack else 0
 # without the minimum f3:f2 is 1:2; a loaded machine makes a few longer
 assert f2 > 0 and f3 / f2 < 0.2, "f3_wait %d ns against f2_sleep %d" % (f3, f2)
+PY
+
+# ---- the whole system for 10 s ---------------------------------------------
+# bounded: the file does not grow with switches, the recorder's CPU stays
+# small; kernel threads' sleeps are charged too
+F=$TMP/all.data
+( "$DCPROF" record -a --off-cpu --duration 10 -o "$F" >/dev/null 2>"$TMP/err"
+  echo "rc=$?"; times ) >"$TMP/times" || true
+grep -q '^rc=0$' "$TMP/times" || die "record -a --off-cpu failed: $(cat "$TMP/err")"
+cpu_ms=$(sed -n 3p "$TMP/times" | awk '
+	function secs(t,   m) {
+		m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t);
+		sub(/s$/, "", t); return m * 60 + t
+	}
+	{ printf "%.0f", (secs($1) + secs($2)) * 1000 }')
+size=$(stat -c %s "$F")
+expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu --sort comm --format json
+python3 - "$TMP/out" "$size" "$cpu_ms" <<'PY' || die "record -a --off-cpu is not bounded"
+import json, sys
+d = json.load(open(sys.argv[1]))
+size, cpu_ms = int(sys.argv[2]), int(sys.argv[3])
+o = d["off_cpu"]
+states = o["runnable_ns"] + o["interruptible_ns"] + o["uninterruptible_ns"]
+assert o["blocks"] > 100 and states == o["ns"], o
+kernel = [r for r in d["rows"]
+          if r["comm"].startswith(("kworker", "ksoftirqd", "rcu", "kcompactd", "migration"))]
+assert kernel, "no kernel thread's sleep in %s" % [r["comm"] for r in d["rows"]][:10]
+print("10 s of -a --off-cpu: %d bytes, recorder %d ms of CPU, %d switches, "
+      "%d blocks, %.0f ms off the CPU (%.0f preempted, %.0f S, %.0f D)" % (
+          size, cpu_ms, o["switches"], o["blocks"], o["ns"] / 1e6,
+          o["runnable_ns"] / 1e6, o["interruptible_ns"] / 1e6,
+          o["uninterruptible_ns"] / 1e6))
+assert size < 4 << 20, "the file is %d bytes" % size
+assert cpu_ms < 2000, "the recorder used %d ms of CPU in 10 s" % cpu_ms
 PY
 
 # ---- bad input --------------------------------------------------------------
