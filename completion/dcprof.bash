@@ -22,7 +22,8 @@ _dcprof_options()
 			--show-nr-samples --stdio -g --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --file \
 			--symbol --no-demangle --no-inline --no-process \
-			--full-path --resymbolize --debuginfo-dir --write --value
+			--full-path --resymbolize --debuginfo-dir --write --value \
+			--threads
 		;;
 	diff)
 		echo --format --limit

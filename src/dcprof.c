@@ -75,7 +75,7 @@ static const struct cmd commands[] = {
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
 	  "              [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
-	  "              [--value cpu|off-cpu|wall]\n"
+	  "              [--value cpu|off-cpu|wall] [--threads]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
@@ -117,7 +117,9 @@ static const struct cmd commands[] = {
 	  "      --write            store the new names in the profile\n"
 	  "      --value V          what the views count: cpu (samples, the default),\n"
 	  "                         off-cpu (ms off the CPU, record --off-cpu) or wall\n"
-	  "                         (ms: samples times the period, plus off-CPU)\n" },
+	  "                         (ms: samples times the period, plus off-CPU)\n"
+	  "      --threads          each thread's time on the CPU and off it (record\n"
+	  "                         --off-cpu), against the recording's length\n" },
 	{ "diff", cmd_diff, 0,
 	  "compare two recordings function by function",
 	  "[--format text|json] [--limit N] OLD NEW\n"

@@ -10,6 +10,8 @@
 #   under take_lock, the function that takes the lock;
 # - three busy threads on two CPUs: their waits are preempted (runnable),
 #   not blocked;
+# - report --threads: the main thread's time on + off the CPU is its
+#   lifetime (within 5%);
 # - the views: report --value off-cpu|wall (text and JSON), pprof with an
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
 # - the whole system (-a) for 10 s: the file and the recorder's CPU stay
@@ -38,6 +40,8 @@ expect_exit 0 "$DCPROF" report -i "$F" --sort tid --value off-cpu --format json
 cp "$TMP/out" "$TMP/main-off.json"
 expect_exit 0 "$DCPROF" report -i "$F" --sort tid --value wall --format json
 cp "$TMP/out" "$TMP/main-wall.json"
+expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
+cp "$TMP/out" "$TMP/threads.json"
 expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu --children
 grep -q 'Off-CPU ms' "$TMP/out" || die "no Off-CPU ms column: $(head -c 800 "$TMP/out")"
 grep -q 'f2_sleep' "$TMP/out" || die "--children --value off-cpu has no f2_sleep"
@@ -62,6 +66,7 @@ f3 = sum(n for s, n in off.items() if ";f3_wait;" in s)
 assert f2 and f3, "no off-CPU time under f2_sleep (%d) or f3_wait (%d)" % (f2, f3)
 ratio = f2 / f3
 assert abs(ratio - 2) <= 0.3, "f2:f3 off-CPU is %.2f, expected 2 (within 0.3)" % ratio
+open(tmp + "/f3-per-f2", "w").write("%f\n" % (f3 / f2))
 
 def by_tid(name):
     rows = json.load(open("%s/%s.json" % (tmp, name)))["rows"]
@@ -79,6 +84,13 @@ assert main["ms"] * 1e6 >= waits
 wall = by_tid("main-wall")["ms"] * 1e6
 assert 0.9 <= wall / life_ns <= 1.1, \
     "the main thread's wall time is %.1f%% of its lifetime" % (100 * wall / life_ns)
+
+# --threads: on + off the CPU is the main thread's lifetime
+th = {t["tid"]: t for t in json.load(open(tmp + "/threads.json"))["threads"]}
+assert tid in th, "--threads has no main thread %d: %s" % (tid, sorted(th))
+acc = th[tid]["total_ms"] * 1e6 / life_ns
+assert 0.95 <= acc <= 1.05, \
+    "--threads: on + off the CPU is %.1f%% of the main thread's lifetime" % (100 * acc)
 
 cpu = folded("cpu")
 main_cpu = {s: n for s, n in cpu.items() if ";main;" in s or ";main" in s.split(";")[1:3]}
@@ -152,15 +164,20 @@ expect_exit 0 "$DCPROF" report -i "$F" --format json
 short=$(json_get "$TMP/out" 'd["off_cpu"]["short"]')
 [ "$short" -gt 50 ] || die "--off-cpu-min 3000 dropped only $short blocks"
 expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
-python3 - "$TMP/out" <<'PY' || die "--off-cpu-min 3000 did not drop the 2 ms waits of f3_wait"
+python3 - "$TMP/out" "$(cat "$TMP/f3-per-f2")" <<'PY' || die "--off-cpu-min 3000 did not drop the 2 ms waits of f3_wait"
 import sys
 f2 = f3 = 0
 for line in open(sys.argv[1]):
     stack, n = line.rsplit(" ", 1)
     f2 += int(n) if ";f2_sleep;" in stack else 0
     f3 += int(n) if ";f3_wait;" in stack else 0
-# without the minimum f3:f2 is 1:2; a loaded machine makes a few longer
-assert f2 > 0 and f3 / f2 < 0.2, "f3_wait %d ns against f2_sleep %d" % (f3, f2)
+# without the minimum f3:f2 is about 1:2 (measured above); the 2 ms
+# waits go, the 4 ms sleeps stay (a loaded machine makes some waits
+# longer than 3 ms: they stay too)
+full = float(sys.argv[2])
+assert f2 > 0 and f3 / f2 < 0.6 * full, \
+    "f3_wait %d ns against f2_sleep %d (%.2f; %.2f without the minimum)" % (
+        f3, f2, f3 / f2, full)
 PY
 
 # ---- the whole system for 10 s ---------------------------------------------
