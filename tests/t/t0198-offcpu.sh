@@ -4,10 +4,11 @@
 # - rounds of 10 ms in the main thread: 4 ms burning in f1_burn, 4 ms in
 #   nanosleep under f2_sleep, ~2 ms waiting under f3_wait for a helper
 #   thread to answer through a pipe: off-CPU time of f2:f3 is 2:1 (within
-#   0.3), the main thread's off-CPU time is 55-65% of its lifetime, and
+#   0.3), the main thread's waits are 55-65% of its lifetime, and
 #   its on-CPU samples are led by f1_burn (>= 90%);
 # - two threads on one mutex: the waits are charged to the futex wait
-#   under take_lock, the function that takes the lock;
+#   under take_lock, the function that takes the lock; recorded with -p,
+#   only that process's threads are charged;
 # - three busy threads on two CPUs: their waits are preempted (runnable),
 #   not blocked;
 # - report --threads: the main thread's time on + off the CPU is its
@@ -155,6 +156,24 @@ s = json.load(open(sys.argv[1]))["off_cpu"]
 run, blocked = s["runnable_ns"], s["interruptible_ns"] + s["uninterruptible_ns"]
 assert run > 3 * 10**8, "only %d ns preempted" % run
 assert blocked < run / 10, "%d ns blocked against %d preempted" % (blocked, run)
+PY
+
+# ---- -p: a running process's threads only ----------------------------------
+"$W" mutex 3 &
+wpid=$!
+sleep 0.3
+F=$TMP/pid.data
+expect_exit 0 "$DCPROF" record --off-cpu -p "$wpid" --duration 1 -o "$F"
+wait "$wpid"
+expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
+python3 - "$TMP/out" "$wpid" <<'PY' || die "record --off-cpu -p charged other processes"
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+assert d["threads"] and all(t["pid"] == pid for t in d["threads"]), d["threads"]
+off = sum(t["interruptible_ms"] + t["runnable_ms"] for t in d["threads"])
+assert off > 200, "the contenders were off the CPU %.1f ms in 1 s" % off
+assert d["off_cpu"]["other_tasks"] > 0, "no other task's block counted"
 PY
 
 # ---- --off-cpu-min --------------------------------------------------------
