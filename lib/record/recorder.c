@@ -206,10 +206,6 @@ static int start_bpf(struct dcp_recorder *r,
 				 "the BPF backend cannot record --call-graph "
 				 "dwarf (it counts frame-pointer stacks in the "
 				 "kernel): use --backend perf");
-	if (r->off_cpu)
-		return dcp_error(EINVAL,
-				 "the BPF backend does not record --off-cpu: "
-				 "use --backend perf");
 	if (opts->sz >= offsetof(struct dcp_recorder_opts, uid) +
 				sizeof(opts->uid) &&
 	    (opts->nr_cpus || opts->sample_period || opts->filter_uid))
@@ -254,9 +250,8 @@ static int start_source(struct dcp_recorder *r,
 		return dcp_error(EINVAL,
 				 "unknown backend '%s' (bpf, perf or auto)",
 				 backend);
-	/* auto: a DWARF call graph and off-CPU time are the perf backend's */
-	if (!strcmp(backend, "auto") &&
-	    (r->call_graph == DCP_CALL_GRAPH_DWARF || r->off_cpu))
+	/* auto: a DWARF call graph is the perf backend's */
+	if (!strcmp(backend, "auto") && r->call_graph == DCP_CALL_GRAPH_DWARF)
 		backend = "perf";
 	if (strcmp(backend, "perf")) {
 		ret = start_bpf(r, opts, &set);

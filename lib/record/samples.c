@@ -510,7 +510,14 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 
 	r->stats.samples += c->count;
 	if (c->pid == 0)
-		return take_idle(r, c->count);
+		return c->off_cpu_ns ? 0 : take_idle(r, c->count);
+	if (c->off_cpu_ns && r->targeted) {
+		p = dcp_process_table_find(r->procs, (pid_t)c->pid);
+		if (!(p && p->target)) {
+			r->stats.off_cpu_other_tasks++;
+			return 0;
+		}
+	}
 	p = sample_process(r, (pid_t)c->pid, c->count, &ret);
 	if (!p)
 		return ret;
@@ -524,7 +531,7 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 			r->frames[n++] = (struct dcp_frame){ 0 };
 	}
 	return keep_stack(r, p, c->comm ? c->comm : p->comm, c->tid,
-			  c->thread_comm, n, c->count, NULL);
+			  c->thread_comm, n, c->count, c->off_cpu_ns);
 }
 
 int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,

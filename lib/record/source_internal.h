@@ -128,6 +128,9 @@ struct dcp_stack_count {
 	const struct dcp_frame *frames; /* used when ips is NULL */
 	uint32_t nr_frames;
 	uint64_t count; /* samples it stands for */
+	/* --off-cpu: ns off the CPU by enum dcp_off_cpu_state, in place of
+	 * samples (count 0); NULL: samples */
+	const uint64_t *off_cpu_ns;
 };
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,

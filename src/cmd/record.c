@@ -247,10 +247,6 @@ static int record_check_off_cpu(const struct record_args *a)
 		return cmd_usage_error("record", "--off-cpu-min needs --off-cpu");
 	if (!a->opts.off_cpu)
 		return 0;
-	if (!strcmp(a->opts.backend, "bpf"))
-		return cmd_usage_error(
-			"record",
-			"--backend bpf does not record --off-cpu: use --backend perf (or auto)");
 	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
 		return cmd_usage_error(
 			"record",

@@ -17,8 +17,9 @@
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
 # - the whole system (-a) for 10 s: the file and the recorder's CPU stay
 #   small, kernel threads' sleeps are charged, the states add up;
-# - bad input: --off-cpu-min negative or not a number, --off-cpu with the
-#   BPF backend, --call-graph dwarf or --only, and no sched_switch
+# - --backend bpf: the same rounds, their switches counted in the kernel;
+# - bad input: --off-cpu-min negative or not a number, --off-cpu with
+#   --call-graph dwarf, --only, -C or -u, and no sched_switch
 #   tracepoint: one error line, no profile written.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 protoc gzip unshare
@@ -158,6 +159,38 @@ assert run > 3 * 10**8, "only %d ns preempted" % run
 assert blocked < run / 10, "%d ns blocked against %d preempted" % (blocked, run)
 PY
 
+# ---- the BPF backend: switches counted in the kernel --------------------------
+"$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/probe.data" \
+	>/dev/null 2>"$TMP/err"
+if [ $? -ne 0 ]; then
+	grep -q "was not built" "$TMP/err" && [ -n "${CI:-}" ] &&
+		die "the BPF backend was not built under CI: $(cat "$TMP/err")"
+	skip_part "--backend bpf: $(cat "$TMP/err")"
+else
+	F=$TMP/bpf.data
+	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -o "$F" -- \
+		"$W" rounds 2 "$TMP/main"
+	expect_exit 0 "$DCPROF" report -i "$F" --format json
+	json_get "$TMP/out" 'd["meta"]["backend"]' | grep -qx bpf ||
+		die "--backend bpf --off-cpu did not record with bpf"
+	expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
+	python3 - "$TMP/out" "$TMP/main" <<'PY' || die "--backend bpf: the rounds are not charged as they ran"
+import sys
+tid, life_ns = map(int, open(sys.argv[2]).read().split())
+f2 = f3 = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    f2 += int(n) if ";f2_sleep;" in stack else 0
+    f3 += int(n) if ";f3_wait;" in stack else 0
+assert f2 and f3, "bpf: no off-CPU time under f2_sleep (%d) or f3_wait (%d)" % (f2, f3)
+assert abs(f2 / f3 - 2) <= 0.3, "bpf: f2:f3 off-CPU is %.2f, expected 2" % (f2 / f3)
+# the main thread's sleeps and waits: 60% of its life (the helper's apart)
+share = (f2 + f3) / life_ns
+assert 0.55 <= share <= 0.65, "bpf: f2 + f3 are %.1f%% of the main thread's life" % (100 * share)
+print("bpf: f2:f3 %.2f, f2 + f3 %.1f%% of the main thread's life" % (f2 / f3, 100 * share))
+PY
+fi
+
 # ---- -p: a running process's threads only ----------------------------------
 "$W" mutex 3 &
 wpid=$!
@@ -237,7 +270,7 @@ PY
 OUT=$TMP/bad.data
 for args in "--off-cpu --off-cpu-min -1" "--off-cpu --off-cpu-min abc" \
 	"--off-cpu --off-cpu-min 1.5" "--off-cpu --off-cpu-min ''" \
-	"--off-cpu-min 10" "--off-cpu --backend bpf" \
+	"--off-cpu-min 10" \
 	"--off-cpu --call-graph dwarf" "--off-cpu --only /bin/true" \
 	"--off-cpu -C 0" "--off-cpu -u root"; do
 	eval "set -- $args"
@@ -251,13 +284,6 @@ for args in "--off-cpu --off-cpu-min -1" "--off-cpu --off-cpu-min abc" \
 done
 expect_exit 2 "$DCPROF" record --off-cpu --off-cpu-min -1 -o "$OUT" -- true
 grep -q "invalid --off-cpu-min '-1'" "$TMP/err" || die "not said: $(cat "$TMP/err")"
-expect_exit 2 "$DCPROF" record --off-cpu --backend bpf -o "$OUT" -- true
-grep -q "does not record --off-cpu" "$TMP/err" || die "not said: $(cat "$TMP/err")"
-# --backend auto takes the perf ring for off-CPU time
-expect_exit 0 "$DCPROF" record --off-cpu --backend auto -o "$OUT" -- "$W" rounds 0.3 "$TMP/main"
-expect_exit 0 "$DCPROF" report -i "$OUT"
-grep -q '^# backend: perf' "$TMP/out" || die "--backend auto --off-cpu did not use perf"
-rm -f "$OUT"
 
 # no tracefs at all (a mount namespace hides /sys/kernel): one line, no file
 unshare -m sh -c 'mount -t tmpfs none /sys/kernel && exec "$@"' sh \

@@ -23,6 +23,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile int filter_marked = 0;
 /* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
 const volatile int user_build_ids = 0;
+/* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
+const volatile __u64 off_cpu_min_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -53,6 +55,31 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
 } user_ips SEC(".maps");
+
+/* --off-cpu: the threads switched out now, by tid */
+struct off_start {
+	__u64 time;
+	__u32 pid;
+	__s32 user_stack;
+	__s32 kernel_stack;
+	__u32 state;
+	char comm[DCP_BPF_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct off_start);
+} off_starts SEC(".maps");
+
+/* --off-cpu: ns off the CPU by (thread, stacks, state), drained */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_off_key);
+	__type(value, __u64);
+} off_counts SEC(".maps");
 
 /* --only: the marked files' build ids */
 struct {
@@ -210,5 +237,86 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 {
 	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
+	return 0;
+}
+
+/* task __state bits (include/linux/sched.h) */
+#define DCP_TASK_UNINTERRUPTIBLE 0x2
+#define DCP_TASK_DEAD 0x80
+#define DCP_TASK_NOLOAD 0x400
+
+/*
+ * --off-cpu (loaded only then): prev leaves the CPU with its stacks and
+ * state; next comes back, and the time since its own switch-out is added
+ * to its stacks' count. The stacks are the current task's: prev's.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns(), *v;
+	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+	struct off_start *st;
+
+	if (prev_tid && !(prev_state & DCP_TASK_DEAD)) {
+		struct off_start s = {};
+
+		count_stat(DCP_BPF_STAT_OFF_SWITCHES);
+		s.time = now;
+		s.pid = BPF_CORE_READ(prev, tgid);
+		/* idle kernel workers (TASK_IDLE) sleep, they do not block */
+		s.state = preempt || !(prev_state & 0xff) ?
+				  0 :
+			  (prev_state & DCP_TASK_UNINTERRUPTIBLE) &&
+					  !(prev_state & DCP_TASK_NOLOAD) ?
+				  2 :
+				  1;
+		if (user_build_ids)
+			s.user_stack = bpf_get_stackid(ctx, &user_stacks,
+						       BPF_F_USER_STACK);
+		else
+			s.user_stack = bpf_get_stackid(ctx, &user_ips,
+						       BPF_F_USER_STACK);
+		s.kernel_stack = bpf_get_stackid(ctx, &kernel_stacks, 0);
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
+		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
+			count_stat(DCP_BPF_STAT_OFF_LOST);
+	}
+	if (!next_tid)
+		return 0;
+	st = bpf_map_lookup_elem(&off_starts, &next_tid);
+	if (!st)
+		return 0; /* switched out before recording began */
+	if (now - st->time < off_cpu_min_ns || now <= st->time) {
+		count_stat(DCP_BPF_STAT_OFF_SHORT);
+	} else {
+		struct dcp_bpf_off_key key = {};
+		__u64 ns = now - st->time;
+
+		key.pid = st->pid;
+		key.tid = next_tid;
+		key.user_stack = st->user_stack;
+		key.kernel_stack = st->kernel_stack;
+		key.state = st->state;
+		__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+		long err;
+
+		v = bpf_map_lookup_elem(&off_counts, &key);
+		if (v) {
+			__sync_fetch_and_add(v, ns);
+		} else {
+			err = bpf_map_update_elem(&off_counts, &key, &ns,
+						  BPF_NOEXIST);
+			v = err == -EEXIST ?
+				    bpf_map_lookup_elem(&off_counts, &key) :
+				    NULL;
+			if (v)
+				__sync_fetch_and_add(v, ns);
+			else if (err)
+				count_stat(DCP_BPF_STAT_OFF_LOST);
+		}
+	}
+	bpf_map_delete_elem(&off_starts, &next_tid);
 	return 0;
 }

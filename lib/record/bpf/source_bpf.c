@@ -231,11 +231,14 @@ static uint32_t kernel_frames(struct bpf_source *bs, int id)
 	return n;
 }
 
+/* A count of samples, or (off_ns) of time off the CPU, of k's stacks. */
 static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
-		      uint64_t count)
+		      uint64_t count, const uint64_t *off_ns)
 {
 	struct dcp_recorder *r = bs->r;
-	struct dcp_stack_count c = { .pid = k->pid, .count = count };
+	struct dcp_stack_count c = { .pid = k->pid,
+				     .count = count,
+				     .off_cpu_ns = off_ns };
 	char comm[DCP_BPF_COMM_LEN + 1];
 	struct dcp_process *p;
 	uint32_t n;
@@ -300,7 +303,48 @@ static int drain_counts(struct bpf_source *bs)
 			(uint64_t)n * (sizeof(*bs->keys) + sizeof(*bs->vals));
 		for (uint32_t i = 0; i < n && !ret; i++) {
 			bs->samples_seen += bs->vals[i];
-			ret = take_count(bs, &bs->keys[i], bs->vals[i]);
+			ret = take_count(bs, &bs->keys[i], bs->vals[i], NULL);
+		}
+		in = &out;
+	} while (!err && !ret);
+	return ret;
+}
+
+/* --off-cpu: the ns counted in the kernel, by stacks and state. */
+static int drain_off_counts(struct bpf_source *bs)
+{
+	int fd = bpf_map__fd(bs->skel->maps.off_counts);
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t out, *in = NULL;
+	int ret = 0, err;
+
+	if (!bs->off_cpu)
+		return 0;
+	do {
+		uint32_t n = bs->count_entries;
+
+		err = bpf_map_lookup_and_delete_batch(fd, in, &out, bs->off_keys,
+						      bs->vals, &n, &o);
+		if (err && errno != ENOENT)
+			return dcp_error(errno,
+					 "cannot read the BPF off-CPU map: %s",
+					 strerror(errno));
+		bs->bytes_read += (uint64_t)n * (sizeof(*bs->off_keys) +
+						 sizeof(*bs->vals));
+		for (uint32_t i = 0; i < n && !ret; i++) {
+			const struct dcp_bpf_off_key *ok = &bs->off_keys[i];
+			struct dcp_bpf_key k = { .pid = ok->pid,
+						 .tid = ok->tid,
+						 .user_stack = ok->user_stack,
+						 .kernel_stack =
+							 ok->kernel_stack };
+			uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
+
+			memcpy(k.comm, ok->comm, sizeof(k.comm));
+			if (ok->state >= DCP_OFF_CPU_NR_STATES)
+				continue;
+			ns[ok->state] = bs->vals[i];
+			ret = take_count(bs, &k, 0, ns);
 		}
 		in = &out;
 	} while (!err && !ret);
@@ -331,8 +375,11 @@ static void read_stats(struct bpf_source *bs)
 			    bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
-	bs->base.counts.lost_records =
-		now[DCP_BPF_STAT_LOST_STACK] + now[DCP_BPF_STAT_LOST_EVENTS];
+	bs->base.counts.lost_records = now[DCP_BPF_STAT_LOST_STACK] +
+				       now[DCP_BPF_STAT_LOST_EVENTS] +
+				       now[DCP_BPF_STAT_OFF_LOST];
+	bs->base.counts.off_cpu_switches = now[DCP_BPF_STAT_OFF_SWITCHES];
+	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 }
 
 static int drain_all(struct bpf_source *bs)
@@ -343,6 +390,8 @@ static int drain_all(struct bpf_source *bs)
 		return dcp_error(EIO, "cannot read the BPF event ring");
 	bs->drain_gen++;
 	ret = drain_counts(bs);
+	if (!ret)
+		ret = drain_off_counts(bs);
 	if (!ret)
 		ret = dcp_bpf_apply_exits(bs);
 	read_stats(bs);
@@ -417,8 +466,12 @@ static int size_maps(struct bpf_source *bs,
 		bs->ucache[i].id = bs->kcache[i].id = bs->icache[i].id = -1;
 	bs->keys = calloc(bs->count_entries, sizeof(*bs->keys));
 	bs->vals = calloc(bs->count_entries, sizeof(*bs->vals));
-	if (!bs->keys || !bs->vals)
+	bs->off_keys = calloc(bs->count_entries, sizeof(*bs->off_keys));
+	if (!bs->keys || !bs->vals || !bs->off_keys)
 		return dcp_error(ENOMEM, "out of memory");
+	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
+				     bs->off_cpu ? bs->count_entries : 1))
+		return dcp_error(EINVAL, "cannot size the BPF maps");
 	return 0;
 }
 
@@ -448,6 +501,10 @@ static int bpf_start(struct dcp_source *s,
 		return load_error(errno, "open");
 	bs->skel->rodata->filter_marked = bs->filter;
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
+	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
+	bs->off_cpu = set->off_cpu;
+	/* without --off-cpu, switches cost nothing: no program on them */
+	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
@@ -585,6 +642,7 @@ static void bpf_free(struct dcp_source *s)
 	free(bs->links);
 	free(bs->event_fds);
 	free(bs->keys);
+	free(bs->off_keys);
 	free(bs->vals);
 	free(bs->ustack);
 	free(bs->kstack);
