@@ -1,13 +1,15 @@
 #!/bin/bash
-# Off-CPU bench: dcprof record -a --off-cpu and perf record -e
-# sched:sched_switch -g -a side by side, in one run, one recorder at a time,
+# Off-CPU bench: dcprof record -a --off-cpu (the perf ring, and --backend
+# bpf) and perf record -e sched:sched_switch -g -a side by side, in one
+# run, one recorder at a time,
 # on two workloads (tests/workloads/off_cpu.c):
 #   pingpong: two threads passing a byte back and forth through two pipes
 #             as fast as they can (tens of thousands of switches a second);
 #   rounds:   t0198's program (10 ms rounds: burn 4 ms, sleep 4 ms, wait
 #             ~2 ms for a helper thread through a pipe).
 # For each (workload, recorder): the recorder's own CPU time (user+sys of
-# the recorder alone: the workload runs apart, started by this script),
+# the recorder alone: the workload runs apart, started by this script;
+# for bpf plus the run time of its programs, kernel.bpf_stats_enabled=1),
 # the output size, and for pingpong the round trips per second against a
 # run without a recorder (the slowdown). Prints a markdown table on stdout,
 # progress on stderr. About 1 minute with the defaults.
@@ -25,6 +27,9 @@ need_dcprof
 need "$PERF" "perf is needed (the reference recorder)"
 [ "$(id -u)" = 0 ] || die "run as root: both recorders trace every CPU"
 bench_init
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"; bench_cleanup' EXIT
 
 compile off_cpu -O1 -g -fno-omit-frame-pointer \
 	"$TOP/tests/workloads/off_cpu.c" -lpthread
@@ -49,6 +54,16 @@ record() {
 			-o "$out" >/dev/null 2>"$TMP/$who.err" ||
 			die "dcprof failed: $(tail -3 "$TMP/$who.err")"
 		;;
+	dcprof-bpf)
+		recorder "$DCPROF" record -v --backend bpf -a --off-cpu \
+			--duration "$DURATION" -o "$out" >/dev/null \
+			2>"$TMP/$who.err" ||
+			die "dcprof --backend bpf failed: $(tail -3 "$TMP/$who.err")"
+		# the BPF programs' run time counts as the recorder's
+		bpf_ns=$(sed -n 's/.*program ran [0-9]* times for \([0-9]*\) ns.*/\1/p' \
+			"$TMP/$who.err" | awk '{ s += $1 } END { printf "%.0f", s }')
+		CPU_MS=$((CPU_MS + bpf_ns / 1000000))
+		;;
 	perf)
 		recorder "$PERF" record -q -e sched:sched_switch -g -a \
 			-o "$out" -- sleep "$DURATION" >/dev/null \
@@ -70,7 +85,7 @@ echo "| workload | recorder | recorder CPU (ms) | output (bytes) | round trips/s
 echo "| --- | --- | ---: | ---: | ---: | ---: |"
 for name in pingpong rounds; do
 	declare -A cpu=() size=()
-	for who in dcprof perf; do
+	for who in dcprof dcprof-bpf perf; do
 		say "$who on $name, $DURATION s"
 		record "$who" "$name"
 		cpu[$who]=$CPU_MS
@@ -84,10 +99,13 @@ for name in pingpong rounds; do
 		fi
 		echo "| $name | $who | ${cpu[$who]} | ${size[$who]} | $rate | $slow |"
 	done
-	awk -v n="$name" -v ds="${size[dcprof]}" -v ps="${size[perf]}" \
-		-v dc="${cpu[dcprof]}" -v pc="${cpu[perf]}" 'BEGIN {
-		printf "| %s | perf / dcprof | %.1fx | %.0fx | | |\n", n,
-			dc ? pc / dc : 0, ds ? ps / ds : 0 }'
+	for who in dcprof dcprof-bpf; do
+		awk -v n="$name" -v w="$who" -v ds="${size[$who]}" \
+			-v ps="${size[perf]}" -v dc="${cpu[$who]}" \
+			-v pc="${cpu[perf]}" 'BEGIN {
+			printf "| %s | perf / %s | %.1fx | %.0fx | | |\n", n, w,
+				dc ? pc / dc : 0, ds ? ps / ds : 0 }'
+	done
 done
 echo
 echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each, $NCPU CPUs"

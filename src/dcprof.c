@@ -61,7 +61,7 @@ static const struct cmd commands[] = {
 	  "      --off-cpu          also charge the time threads spend switched out\n"
 	  "                         (blocked, sleeping or preempted) to the stack they\n"
 	  "                         left the CPU with (sched:sched_switch; implies -g;\n"
-	  "                         perf backend; not with --only, -C or -u)\n"
+	  "                         not with --only, -C or -u)\n"
 	  "      --off-cpu-min USEC drop (and count) off-CPU blocks shorter than USEC\n"
 	  "                         microseconds (default 0: keep all)\n"
 	  "      --ready-fd N       write \"recording\" and a newline to descriptor N,\n"

@@ -629,6 +629,15 @@ static int bpf_stop(struct dcp_source *s)
 			0.0,
 		(unsigned long long)info.run_cnt,
 		(unsigned long long)info.run_time_ns);
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bs->off_cpu &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_switch),
+				    &info, &len))
+		dcp_log(DCP_LOG_INFO,
+			"bpf: the switch program ran %llu times for %llu ns",
+			(unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
 	return ret;
 }
 
