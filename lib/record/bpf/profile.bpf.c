@@ -294,6 +294,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		struct dcp_bpf_off_key key = {};
 		__u64 ns = now - st->time;
 
+		count_stat(DCP_BPF_STAT_OFF_BLOCKS);
 		key.pid = st->pid;
 		key.tid = next_tid;
 		key.user_stack = st->user_stack;

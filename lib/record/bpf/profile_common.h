@@ -48,6 +48,7 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_OFF_SWITCHES, /* --off-cpu: a thread switched out */
 	DCP_BPF_STAT_OFF_SHORT, /* a block under the minimum: dropped */
 	DCP_BPF_STAT_OFF_LOST, /* no room in the off-CPU maps */
+	DCP_BPF_STAT_OFF_BLOCKS, /* blocks added to the off-CPU counts */
 	DCP_BPF_STAT_NR,
 };
 

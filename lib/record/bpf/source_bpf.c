@@ -340,11 +340,16 @@ static int drain_off_counts(struct bpf_source *bs)
 							 ok->kernel_stack };
 			uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
 
+			uint64_t blocks = bs->r->stats.off_cpu_blocks;
+
 			memcpy(k.comm, ok->comm, sizeof(k.comm));
 			if (ok->state >= DCP_OFF_CPU_NR_STATES)
 				continue;
 			ns[ok->state] = bs->vals[i];
 			ret = take_count(bs, &k, 0, ns);
+			/* the kernel counts the blocks (read_stats): this
+			 * key stands for many */
+			bs->r->stats.off_cpu_blocks = blocks;
 		}
 		in = &out;
 	} while (!err && !ret);
@@ -373,6 +378,8 @@ static void read_stats(struct bpf_source *bs)
 				     bs->kernel_counts[DCP_BPF_STAT_FILTERED];
 	r->stats.samples += now[DCP_BPF_STAT_LOST_FULL] -
 			    bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
+	r->stats.off_cpu_blocks += now[DCP_BPF_STAT_OFF_BLOCKS] -
+				   bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
 	bs->base.counts.lost_records = now[DCP_BPF_STAT_LOST_STACK] +
@@ -614,6 +621,16 @@ static int bpf_stop(struct dcp_source *s)
 
 	detach(bs);
 	ret = drain_all(bs);
+	if (bs->off_cpu) {
+		/* the threads still switched out: not charged */
+		int fd = bpf_map__fd(bs->skel->maps.off_starts);
+		uint32_t tid, *prev = NULL;
+
+		while (!bpf_map_get_next_key(fd, prev, &tid)) {
+			bs->base.counts.off_cpu_unfinished++;
+			prev = &tid;
+		}
+	}
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
