@@ -15,14 +15,15 @@ _dcprof_options()
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
-			-v --verbose
+			--off-cpu --off-cpu-min -v --verbose
 		;;
 	report)
 		echo -i --input -s --sort --format --limit -n \
 			--show-nr-samples --stdio -g --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --file \
 			--symbol --no-demangle --no-inline --no-process \
-			--full-path --resymbolize --debuginfo-dir --write
+			--full-path --resymbolize --debuginfo-dir --write --value \
+			--threads
 		;;
 	diff)
 		echo --format --limit
@@ -39,10 +40,10 @@ _dcprof_options()
 		echo --kind --backend -p --pid --buffer --format
 		;;
 	export)
-		echo --format -i --input -o --output --no-comm
+		echo --format -i --input -o --output --no-comm --value
 		;;
 	flamegraph)
-		echo -i --input -o --output --format --group --diff
+		echo -i --input -o --output --format --group --diff --value
 		;;
 	annotate)
 		echo -i --input --format --no-demangle --debuginfo-dir
@@ -149,6 +150,10 @@ _dcprof()
 		_dcprof_words "process thread" "$cur"
 		return 0
 		;;
+	--value)
+		_dcprof_words "cpu off-cpu wall" "$cur"
+		return 0
+		;;
 	--backend)
 		_dcprof_words "bpf perf auto" "$cur"
 		return 0
@@ -158,6 +163,7 @@ _dcprof()
 		return 0
 		;;
 	-F | --freq | --duration | --flush-interval | --mmap-pages | --ready-fd | --limit | \
+		--off-cpu-min | \
 		--percent-limit | --max-stack | --buffer | --comm | --file | \
 		--symbol)
 		return 0

@@ -19,7 +19,8 @@ static const struct cmd commands[] = {
 	  "              [-F HZ | -c PERIOD] [-e EVENT[:u|:k]]\n"
 	  "              [-g | --call-graph MODE] [-o FILE] [--duration SECONDS [--kill-at-end]]\n"
 	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N]\n"
-	  "              [--backend bpf|perf|auto] [--ready-fd N] [-v]\n"
+	  "              [--backend bpf|perf|auto] [--off-cpu [--off-cpu-min USEC]]\n"
+	  "              [--ready-fd N] [-v]\n"
 	  "              [-- COMMAND [ARGS...]]\n"
 	  "\n"
 	  "  -a, --all-cpus         record the whole system (default without -p or COMMAND)\n"
@@ -57,6 +58,12 @@ static const struct cmd commands[] = {
 	  "                         (root, or CAP_BPF and CAP_PERFMON; cpu-clock; not\n"
 	  "                         with --call-graph dwarf); perf (default): the\n"
 	  "                         perf ring; auto: bpf when it can load, else perf\n"
+	  "      --off-cpu          also charge the time threads spend switched out\n"
+	  "                         (blocked, sleeping or preempted) to the stack they\n"
+	  "                         left the CPU with (sched:sched_switch; implies -g;\n"
+	  "                         not with --only, -C or -u)\n"
+	  "      --off-cpu-min USEC drop (and count) off-CPU blocks shorter than USEC\n"
+	  "                         microseconds (default 0: keep all)\n"
 	  "      --ready-fd N       write \"recording\" and a newline to descriptor N,\n"
 	  "                         then close it, once the events are on and the\n"
 	  "                         processes already running are described\n"
@@ -68,6 +75,7 @@ static const struct cmd commands[] = {
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
 	  "              [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
+	  "              [--value cpu|off-cpu|wall] [--threads]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
@@ -106,7 +114,12 @@ static const struct cmd commands[] = {
 	  "      --debuginfo-dir DIR\n"
 	  "                         look for debug files in DIR too (DIR/.build-id/..);\n"
 	  "                         repeatable\n"
-	  "      --write            store the new names in the profile\n" },
+	  "      --write            store the new names in the profile\n"
+	  "      --value V          what the views count: cpu (samples, the default),\n"
+	  "                         off-cpu (ms off the CPU, record --off-cpu) or wall\n"
+	  "                         (ms: samples times the period, plus off-CPU)\n"
+	  "      --threads          each thread's time on the CPU and off it (record\n"
+	  "                         --off-cpu), against the recording's length\n" },
 	{ "diff", cmd_diff, 0,
 	  "compare two recordings function by function",
 	  "[--format text|json] [--limit N] OLD NEW\n"
@@ -124,20 +137,27 @@ static const struct cmd commands[] = {
 	{ "export", cmd_export, 0,
 	  "write a recording as pprof or folded stacks",
 	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
+	  "               [--value cpu|off-cpu|wall]\n"
 	  "\n"
 	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
 	  READ_HELP_INPUT
 	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
-	  "      --no-comm          folded: no process name as the root frame\n" },
+	  "      --no-comm          folded: no process name as the root frame\n"
+	  "      --value V          folded: samples (cpu, the default), or ns off the CPU\n"
+	  "                         (off-cpu) or of wall-clock time (wall); pprof has\n"
+	  "                         them all as sample types\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
 	  "[-i FILE] [-o OUT] [--format html|svg] [--group process|thread]\n"
-	  "               [--diff BEFORE AFTER]\n"
+	  "               [--value cpu|off-cpu|wall] [--diff BEFORE AFTER]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
 	  "      --group WHAT       under each process: nothing (process, the default) or\n"
 	  "                         its threads by name (thread)\n"
+	  "      --value V          frames as wide as their samples (cpu, the default),\n"
+	  "                         their time off the CPU (off-cpu) or wall-clock time\n"
+	  "                         (wall)\n"
 	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
 	  "      --diff BEFORE AFTER\n"
 	  "                         colour each frame of AFTER by how much its share changed\n" },

@@ -150,6 +150,19 @@ struct dcp_frame {
  */
 #define DCP_FRAME_TRUNCATED (1u << 1)
 
+/*
+ * Why a thread was off the CPU (record --off-cpu): switched out while
+ * runnable (preempted: waiting for a CPU), asleep interruptibly (S: a
+ * lock, a pipe, a sleep, idle kernel workers too), or uninterruptibly
+ * (D: mostly I/O).
+ */
+enum dcp_off_cpu_state {
+	DCP_OFF_CPU_RUNNABLE = 0,
+	DCP_OFF_CPU_INTERRUPTIBLE = 1,
+	DCP_OFF_CPU_UNINTERRUPTIBLE = 2,
+	DCP_OFF_CPU_NR_STATES = 3,
+};
+
 /* One aggregated row: how many samples hit this stack in this process. */
 struct dcp_sample_row {
 	size_t sz; /* sizeof(struct dcp_sample_row), set by the caller */
@@ -162,6 +175,9 @@ struct dcp_sample_row {
 	 * process's name; a summary's rows: tid 0). */
 	uint32_t tid;
 	const char *thread_comm;
+	/* record --off-cpu: ns the thread spent switched out with this
+	 * stack, by enum dcp_off_cpu_state (a row may have no samples) */
+	uint64_t off_cpu_ns[DCP_OFF_CPU_NR_STATES];
 };
 
 /* What a sampled (cookie, offset) resolved to when recording ended. */
@@ -197,6 +213,7 @@ struct dcp_profile_meta {
 	/* perf_event_paranoid allowed user frames only (exclude_kernel) */
 	bool kernel_excluded;
 	const char *backend; /* "bpf", "perf"; NULL when not recorded */
+	bool off_cpu; /* recorded with --off-cpu: rows carry off-CPU time */
 };
 
 struct dcp_profile_stats {
@@ -232,6 +249,17 @@ struct dcp_profile_stats {
 	uint64_t fp_broken_stacks;
 	uint64_t fp_broken_cookie[3];
 	uint64_t fp_broken_in[3];
+	/* --off-cpu: switches out of a thread (idle excluded), blocks
+	 * charged to a stack, blocks shorter than --off-cpu-min (dropped),
+	 * blocks outside the recorded tasks, switch-outs with no switch-in
+	 * before the end (threads still waiting, or exited), and the ns
+	 * charged in all */
+	uint64_t off_cpu_switches;
+	uint64_t off_cpu_blocks;
+	uint64_t off_cpu_short;
+	uint64_t off_cpu_other_tasks;
+	uint64_t off_cpu_unfinished;
+	uint64_t off_cpu_ns;
 };
 
 /*
@@ -436,6 +464,11 @@ struct dcp_recorder_opts {
 	 * effective uid, as /proc shows it), those started later too */
 	bool filter_uid;
 	uint32_t uid;
+	/* --off-cpu: charge the time threads spend switched out to the
+	 * stack they left the CPU with (needs call chains); blocks shorter
+	 * than off_cpu_min_ns are dropped and counted */
+	bool off_cpu;
+	uint64_t off_cpu_min_ns;
 };
 
 enum dcp_call_graph {

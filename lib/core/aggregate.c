@@ -45,8 +45,15 @@ struct thread_entry {
 struct row_entry {
 	struct dcp_row_key key;
 	uint32_t hash;
+	uint32_t off_cpu; /* 0: none; else index + 1 in off_cpu */
 	uint64_t count;
 	uint64_t flushed; /* count at the last dcp_aggregate_mark_flushed */
+};
+
+/* Off-CPU time of a row: few rows have it, so it lives apart. */
+struct off_cpu_entry {
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+	uint64_t flushed[DCP_OFF_CPU_NR_STATES];
 };
 
 /* Frames are carved from blocks that are never reallocated, so that the
@@ -76,6 +83,9 @@ struct dcp_aggregate {
 	struct row_entry *rows;
 	size_t nr_rows, cap_rows;
 	struct index row_index;
+
+	struct off_cpu_entry *off_cpu;
+	size_t nr_off_cpu, cap_off_cpu;
 };
 
 /* Ids are handed out as uint32_t and stored in the index as id + 1. */
@@ -230,6 +240,7 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 	free(a->thread_index.slots);
 	free(a->rows);
 	free(a->row_index.slots);
+	free(a->off_cpu);
 	free(a);
 }
 
@@ -386,8 +397,9 @@ bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
 	return true;
 }
 
-int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
-		      uint64_t count)
+/* The row of key, created with nothing counted; NULL with a message. */
+static struct row_entry *row_of(struct dcp_aggregate *a,
+				const struct dcp_row_key *key)
 {
 	uint32_t h = hash_row(key), slot;
 	struct row_entry *r;
@@ -399,25 +411,82 @@ int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 		r = &a->rows[slot - 1];
 		if (r->hash == h && r->key.stack_id == key->stack_id &&
 		    r->key.pid == key->pid && r->key.comm_id == key->comm_id &&
-		    r->key.thread_id == key->thread_id) {
-			r->count += count;
-			return 0;
-		}
+		    r->key.thread_id == key->thread_id)
+			return r;
 	}
 	ret = grow_array((void **)&a->rows, &a->cap_rows, a->nr_rows,
 			 sizeof(*a->rows));
 	if (ret == 0)
 		ret = index_reserve(&a->row_index, a->nr_rows, row_hash_of, a);
-	if (ret < 0)
-		return dcp_error(ret, "cannot add a row: %s", strerror(-ret));
+	if (ret < 0) {
+		dcp_error(ret, "cannot add a row: %s", strerror(-ret));
+		return NULL;
+	}
 	r = &a->rows[a->nr_rows];
+	memset(r, 0, sizeof(*r));
 	r->key = *key;
 	r->hash = h;
-	r->count = count;
-	r->flushed = 0;
 	index_put(&a->row_index, h, (uint32_t)a->nr_rows);
 	a->nr_rows++;
+	return r;
+}
+
+int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
+		      uint64_t count)
+{
+	struct row_entry *r = row_of(a, key);
+
+	if (!r)
+		return -ENOMEM;
+	r->count += count;
 	return 0;
+}
+
+int dcp_aggregate_add_off_cpu(struct dcp_aggregate *a,
+			      const struct dcp_row_key *key,
+			      const uint64_t ns[DCP_OFF_CPU_NR_STATES])
+{
+	struct row_entry *r = row_of(a, key);
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	if (!r->off_cpu) {
+		ret = grow_array((void **)&a->off_cpu, &a->cap_off_cpu,
+				 a->nr_off_cpu, sizeof(*a->off_cpu));
+		if (ret < 0)
+			return dcp_error(ret, "cannot add a row: %s",
+					 strerror(-ret));
+		memset(&a->off_cpu[a->nr_off_cpu], 0, sizeof(*a->off_cpu));
+		r->off_cpu = (uint32_t)++a->nr_off_cpu;
+	}
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		a->off_cpu[r->off_cpu - 1].ns[s] += ns[s];
+	return 0;
+}
+
+bool dcp_aggregate_has_off_cpu(const struct dcp_aggregate *a)
+{
+	return a->nr_off_cpu > 0;
+}
+
+bool dcp_aggregate_row_off_cpu(const struct dcp_aggregate *a, size_t i,
+			       bool unflushed,
+			       uint64_t ns[DCP_OFF_CPU_NR_STATES])
+{
+	const struct off_cpu_entry *e;
+	bool any = false;
+
+	if (!a->rows[i].off_cpu) {
+		memset(ns, 0, DCP_OFF_CPU_NR_STATES * sizeof(*ns));
+		return false;
+	}
+	e = &a->off_cpu[a->rows[i].off_cpu - 1];
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++) {
+		ns[s] = e->ns[s] - (unflushed ? e->flushed[s] : 0);
+		any |= ns[s] != 0;
+	}
+	return any;
 }
 
 size_t dcp_aggregate_nr_strings(const struct dcp_aggregate *a)
@@ -471,4 +540,7 @@ void dcp_aggregate_mark_flushed(struct dcp_aggregate *a)
 
 	for (i = 0; i < a->nr_rows; i++)
 		a->rows[i].flushed = a->rows[i].count;
+	for (i = 0; i < a->nr_off_cpu; i++)
+		memcpy(a->off_cpu[i].flushed, a->off_cpu[i].ns,
+		       sizeof(a->off_cpu[i].ns));
 }

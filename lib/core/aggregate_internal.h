@@ -41,6 +41,23 @@ int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
 int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 		      uint64_t count);
 
+/*
+ * Add off-CPU time (ns by DCP_OFF_CPU_* state) to a row, created with no
+ * samples if new. 0 or -ENOMEM.
+ */
+int dcp_aggregate_add_off_cpu(struct dcp_aggregate *a,
+			      const struct dcp_row_key *key,
+			      const uint64_t ns[DCP_OFF_CPU_NR_STATES]);
+/* Whether any row has off-CPU time. */
+bool dcp_aggregate_has_off_cpu(const struct dcp_aggregate *a);
+/*
+ * Row i's off-CPU time by state (unflushed: gained since the last
+ * dcp_aggregate_mark_flushed()); false when it is all zero.
+ */
+bool dcp_aggregate_row_off_cpu(const struct dcp_aggregate *a, size_t i,
+			       bool unflushed,
+			       uint64_t ns[DCP_OFF_CPU_NR_STATES]);
+
 size_t dcp_aggregate_nr_strings(const struct dcp_aggregate *a);
 const char *dcp_aggregate_string(const struct dcp_aggregate *a, uint32_t id);
 size_t dcp_aggregate_nr_stacks(const struct dcp_aggregate *a);
@@ -57,7 +74,8 @@ void dcp_aggregate_row(const struct dcp_aggregate *a, size_t i,
 
 /*
  * Incremental flushing: the count each row gained since the last call to
- * dcp_aggregate_mark_flushed(). Rows with no gain are skipped by writers.
+ * dcp_aggregate_mark_flushed() (which marks off-CPU time too). Rows with
+ * no gain are skipped by writers.
  */
 uint64_t dcp_aggregate_row_unflushed(const struct dcp_aggregate *a, size_t i);
 void dcp_aggregate_mark_flushed(struct dcp_aggregate *a);

@@ -68,6 +68,10 @@ enum dcp_fmt_chunk_type {
 	/* Threads the rows refer to; the summary's threads. */
 	DCP_FMT_CHUNK_THREADS = 14,
 	DCP_FMT_CHUNK_SUMMARY_THREADS = 15,
+	/* record --off-cpu: ns off the CPU per row key, by state; the
+	 * summary's */
+	DCP_FMT_CHUNK_OFF_CPU_ROWS = 16,
+	DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS = 17,
 };
 
 /* Chunk header flags. */
@@ -117,6 +121,8 @@ struct dcp_fmt_meta {
 #define DCP_FMT_META_CALLCHAIN (1u << 0)
 /* kernel frames were not allowed (perf_event_paranoid): user frames only */
 #define DCP_FMT_META_KERNEL_EXCLUDED (1u << 1)
+/* recorded with --off-cpu: OFF_CPU_ROWS may follow */
+#define DCP_FMT_META_OFF_CPU (1u << 2)
 #define DCP_FMT_META_FIXED_SIZE 36u
 
 _Static_assert(offsetof(struct dcp_fmt_meta, start_realtime_ns) == 0, "m0");
@@ -186,6 +192,18 @@ _Static_assert(offsetof(struct dcp_fmt_row, pid) == 4, "r1");
 _Static_assert(offsetof(struct dcp_fmt_row, stack_id) == 8, "r2");
 _Static_assert(offsetof(struct dcp_fmt_row, count) == 16, "r3");
 
+/* OFF_CPU_ROWS record: a ROWS key and its ns by enum dcp_off_cpu_state. */
+struct dcp_fmt_off_cpu_row {
+	uint32_t comm_id;
+	uint32_t pid;
+	uint32_t stack_id;
+	uint32_t thread_id;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+};
+
+_Static_assert(sizeof(struct dcp_fmt_off_cpu_row) == 40, "off-CPU row size");
+_Static_assert(offsetof(struct dcp_fmt_off_cpu_row, ns) == 16, "o1");
+
 /* THREADS record: ids dense from 1 (0 is no thread of its own). */
 struct dcp_fmt_thread {
 	uint32_t id;
@@ -236,7 +254,10 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * stored). Adding a field at the end of that struct is compatible both
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 30u
+#define DCP_FMT_NR_STATS 36u
+/* The fields before the off-CPU counters: a profile without off-CPU
+ * time is written with these only, as before they were added. */
+#define DCP_FMT_NR_STATS_CPU 30u
 #define DCP_FMT_STATS_FIRST(s) (&(s)->samples)
 
 _Static_assert(sizeof(struct dcp_profile_stats) -

@@ -77,6 +77,7 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 	row->frames =
 		dcp_aggregate_stack(p->agg, key.stack_id, &row->nr_frames);
 	row->count = count;
+	dcp_aggregate_row_off_cpu(p->agg, i, false, row->off_cpu_ns);
 	row->tid = key.pid;
 	row->thread_comm = row->comm;
 	if (dcp_aggregate_thread(p->agg, key.thread_id, &tid, &tcomm)) {

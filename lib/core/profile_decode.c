@@ -96,6 +96,7 @@ static int read_meta(struct reader *r, struct cursor *c)
 	flags = get_u32(c);
 	m->callchain = flags & DCP_FMT_META_CALLCHAIN;
 	m->kernel_excluded = flags & DCP_FMT_META_KERNEL_EXCLUDED;
+	m->off_cpu = flags & DCP_FMT_META_OFF_CPU;
 	for (i = 0; i < 5; i++) {
 		const uint8_t *s;
 		bool null;
@@ -324,22 +325,30 @@ static int read_threads(struct reader *r, struct cursor *c)
 }
 
 /* Rows may only name strings and stacks of earlier chunks: the writer
- * puts those first, so even a torn file keeps to this. */
-static int read_rows(struct reader *r, struct cursor *c)
+ * puts those first, so even a torn file keeps to this. ROWS and
+ * OFF_CPU_ROWS share their key. */
+static int read_rows(struct reader *r, struct cursor *c, bool off_cpu)
 {
 	uint32_t count = get_u32(c), i;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
 	struct dcp_row_key key;
-	uint64_t n;
+	uint64_t n = 0;
 	int ret;
 
-	if (!room_for(c, count, sizeof(struct dcp_fmt_row)))
+	if (!room_for(c, count,
+		      off_cpu ? sizeof(struct dcp_fmt_off_cpu_row) :
+				sizeof(struct dcp_fmt_row)))
 		return dcp_reader_malformed(r);
 	for (i = 0; i < count; i++) {
 		key.comm_id = get_u32(c);
 		key.pid = get_u32(c);
 		key.stack_id = get_u32(c);
 		key.thread_id = get_u32(c);
-		n = get_u64(c);
+		if (off_cpu)
+			for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+				ns[s] = get_u64(c);
+		else
+			n = get_u64(c);
 		if (c->bad)
 			return dcp_reader_malformed(r);
 		if (key.thread_id > r->threads.n)
@@ -362,7 +371,8 @@ static int read_rows(struct reader *r, struct cursor *c)
 				r->chunk_off);
 		key.comm_id = r->strings.id[key.comm_id];
 		key.stack_id = r->stacks.id[key.stack_id];
-		ret = dcp_aggregate_add(r->p->agg, &key, n);
+		ret = off_cpu ? dcp_aggregate_add_off_cpu(r->p->agg, &key, ns) :
+				dcp_aggregate_add(r->p->agg, &key, n);
 		if (ret < 0)
 			return ret;
 	}
@@ -417,6 +427,10 @@ const char *dcp_fmt_chunk_name(uint32_t type)
 		return "THREADS";
 	case DCP_FMT_CHUNK_SUMMARY_THREADS:
 		return "SUMMARY_THREADS";
+	case DCP_FMT_CHUNK_OFF_CPU_ROWS:
+		return "OFF_CPU_ROWS";
+	case DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS:
+		return "SUMMARY_OFF_CPU_ROWS";
 	}
 	return "unknown";
 }
@@ -440,7 +454,10 @@ int dcp_reader_decode_chunk(struct reader *r, uint32_t type, const uint8_t *p,
 		ret = read_stacks(r, &c);
 		break;
 	case DCP_FMT_CHUNK_ROWS:
-		ret = read_rows(r, &c);
+		ret = read_rows(r, &c, false);
+		break;
+	case DCP_FMT_CHUNK_OFF_CPU_ROWS:
+		ret = read_rows(r, &c, true);
 		break;
 	case DCP_FMT_CHUNK_THREADS:
 		ret = read_threads(r, &c);

@@ -185,6 +185,8 @@ void dcp_emit_meta(struct dcp_emitter *em, const struct dcp_profile_meta *m)
 	flags = m->callchain ? DCP_FMT_META_CALLCHAIN : 0;
 	if (m->kernel_excluded)
 		flags |= DCP_FMT_META_KERNEL_EXCLUDED;
+	if (m->off_cpu)
+		flags |= DCP_FMT_META_OFF_CPU;
 	put_u32(&em->raw, flags);
 	put_str(&em->raw, m->event);
 	put_str(&em->raw, m->cmdline);
@@ -332,6 +334,32 @@ void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 	chunk_end(em);
 }
 
+/* Off-CPU time: the deltas since the last flush, or (compact) the totals. */
+void dcp_emit_off_cpu_rows(struct dcp_emitter *em, uint32_t type,
+			   const struct dcp_aggregate *agg, bool deltas)
+{
+	size_t n = dcp_aggregate_nr_rows(agg), i;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+	struct dcp_row_key key;
+
+	if (!dcp_aggregate_has_off_cpu(agg))
+		return;
+	chunk_begin(em, type, true);
+	for (i = 0; i < n; i++) {
+		if (!dcp_aggregate_row_off_cpu(agg, i, deltas, ns))
+			continue;
+		dcp_aggregate_row(agg, i, &key, NULL);
+		put_u32(&em->raw, key.comm_id);
+		put_u32(&em->raw, key.pid);
+		put_u32(&em->raw, key.stack_id);
+		put_u32(&em->raw, key.thread_id);
+		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+			put_u64(&em->raw, ns[s]);
+		record_done(em);
+	}
+	chunk_end(em);
+}
+
 void dcp_emit_symbols(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_symtab *s)
 {
@@ -432,6 +460,8 @@ void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 	dcp_emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0);
 	dcp_emit_threads(em, DCP_FMT_CHUNK_SUMMARY_THREADS, sum.agg, 0);
 	dcp_emit_rows(em, DCP_FMT_CHUNK_SUMMARY_ROWS, sum.agg, false);
+	dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS, sum.agg,
+			      false);
 	dcp_emit_symbols(em, DCP_FMT_CHUNK_SUMMARY_SYMBOLS, sum.symbols);
 	dcp_emit_symbol_details(em, DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,
 				sum.symbols);
@@ -441,12 +471,16 @@ void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 void dcp_emit_stats(struct dcp_emitter *em, const struct dcp_profile_stats *s)
 {
 	uint64_t v[DCP_FMT_NR_STATS];
+	uint32_t n = DCP_FMT_NR_STATS_CPU;
 	size_t i;
 
 	memcpy(v, DCP_FMT_STATS_FIRST(s), sizeof(v));
+	for (i = DCP_FMT_NR_STATS_CPU; i < DCP_FMT_NR_STATS; i++)
+		if (v[i])
+			n = DCP_FMT_NR_STATS;
 	chunk_begin(em, DCP_FMT_CHUNK_STATS, false);
-	put_u32(&em->raw, DCP_FMT_NR_STATS);
-	for (i = 0; i < DCP_FMT_NR_STATS; i++)
+	put_u32(&em->raw, n);
+	for (i = 0; i < n; i++)
 		put_u64(&em->raw, v[i]);
 	chunk_end(em);
 }

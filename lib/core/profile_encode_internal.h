@@ -75,6 +75,8 @@ void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
 void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_aggregate *agg, size_t from);
 /* Rows: the deltas since the last flush, or (compact) the totals. */
+void dcp_emit_off_cpu_rows(struct dcp_emitter *em, uint32_t type,
+			   const struct dcp_aggregate *agg, bool deltas);
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 		   const struct dcp_aggregate *agg, bool deltas);
 void dcp_emit_symbols(struct dcp_emitter *em, uint32_t type,

@@ -120,7 +120,7 @@ static uint32_t chunk_type_read(const struct reader *r, uint32_t type)
 	static const uint32_t full[] = {
 		DCP_FMT_CHUNK_STACKS,  DCP_FMT_CHUNK_ROWS,
 		DCP_FMT_CHUNK_SYMBOLS, DCP_FMT_CHUNK_SYMBOL_DETAILS,
-		DCP_FMT_CHUNK_THREADS,
+		DCP_FMT_CHUNK_THREADS, DCP_FMT_CHUNK_OFF_CPU_ROWS,
 	};
 	static const uint32_t summary[] = {
 		DCP_FMT_CHUNK_SUMMARY_STACKS,
@@ -128,6 +128,7 @@ static uint32_t chunk_type_read(const struct reader *r, uint32_t type)
 		DCP_FMT_CHUNK_SUMMARY_SYMBOLS,
 		DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,
 		DCP_FMT_CHUNK_SUMMARY_THREADS,
+		DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS,
 	};
 
 	for (size_t i = 0; i < sizeof(full) / sizeof(full[0]); i++) {

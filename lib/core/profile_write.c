@@ -167,6 +167,8 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		dcp_emit_threads(em, DCP_FMT_CHUNK_THREADS, agg,
 				 w->threads_written);
 		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true);
+		dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
+				      true);
 	}
 	if (stats)
 		dcp_emit_stats(em, stats);
@@ -235,6 +237,8 @@ int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0);
 		dcp_emit_threads(&em, DCP_FMT_CHUNK_THREADS, agg, 0);
 		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false);
+		dcp_emit_off_cpu_rows(&em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
+				      false);
 	}
 	if (symbols) {
 		dcp_emit_symbols(&em, DCP_FMT_CHUNK_SYMBOLS, symbols);

@@ -195,9 +195,9 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 			stack_of[i] = (uint32_t)id;
 	}
 	for (i = 0; i < dcp_aggregate_nr_rows(agg) && !ret; i++) {
+		uint64_t ns[DCP_OFF_CPU_NR_STATES];
 		struct dcp_row_key key;
 		uint64_t count;
-
 		uint32_t tid, tcomm;
 
 		dcp_aggregate_row(agg, i, &key, &count);
@@ -217,6 +217,8 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 			key.thread_id = (uint32_t)t;
 		}
 		ret = dcp_aggregate_add(s->out->agg, &key, count);
+		if (!ret && dcp_aggregate_row_off_cpu(agg, i, false, ns))
+			ret = dcp_aggregate_add_off_cpu(s->out->agg, &key, ns);
 	}
 	free(frames);
 	free(stack_of);

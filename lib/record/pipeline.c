@@ -31,6 +31,18 @@ int dcp_recorder_take_record(struct dcp_recorder *r, uint64_t time,
 	return dcp_samples_take(r, h, false);
 }
 
+int dcp_recorder_take_off_cpu(struct dcp_recorder *r, uint64_t time,
+			      const struct dcp_off_cpu_block *b)
+{
+	int ret = advance(r, time);
+
+	if (ret)
+		return ret;
+	if (r->hold_until && dcp_walk_hold_off_cpu(r, time, b))
+		return 0;
+	return dcp_samples_take_off_cpu(r, b);
+}
+
 int dcp_recorder_take_munmap(struct dcp_recorder *r, uint64_t time,
 			     uint32_t pid, uint64_t addr, uint64_t len)
 {

@@ -32,6 +32,9 @@ static void take_source_counts(struct dcp_recorder *r)
 	r->stats.throttle_events = c->throttle_events;
 	r->stats.context_switches = c->context_switches;
 	r->stats.reorder_late = c->reorder_late;
+	r->stats.off_cpu_switches = c->off_cpu_switches;
+	r->stats.off_cpu_short = c->off_cpu_short;
+	r->stats.off_cpu_unfinished = c->off_cpu_unfinished;
 }
 
 void dcp_recorder_fill_meta(struct dcp_recorder *r)
@@ -49,6 +52,7 @@ void dcp_recorder_fill_meta(struct dcp_recorder *r)
 	r->meta.hostname = r->hostname;
 	r->meta.kernel_release = r->kernel_release;
 	r->meta.backend = r->backend;
+	r->meta.off_cpu = r->off_cpu;
 	take_source_counts(r);
 }
 
@@ -115,6 +119,15 @@ static int setup_call_graph(struct dcp_recorder *r,
 		r->call_graph = opts->call_graph;
 	if (r->call_graph == DCP_CALL_GRAPH_NONE && opts->callchain)
 		r->call_graph = DCP_CALL_GRAPH_FP;
+	/* off-CPU time is charged to the stack a thread blocked on: a
+	 * leaf alone would be the scheduler's */
+	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_NONE)
+		r->call_graph = DCP_CALL_GRAPH_FP;
+	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_DWARF)
+		return dcp_error(EINVAL,
+				 "--off-cpu takes the kernel's frame-pointer "
+				 "stacks of each switch: use -g, not "
+				 "--call-graph dwarf");
 	if (r->call_graph > DCP_CALL_GRAPH_DWARF)
 		return dcp_error(EINVAL, "unknown call graph mode %u",
 				 (unsigned)r->call_graph);
@@ -146,6 +159,28 @@ static int setup_call_graph(struct dcp_recorder *r,
 	r->unwinder = dcp_unwinder_new(&uo);
 	if (!r->unwinder)
 		return dcp_error(ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * --off-cpu pairs a thread's switch-out with its switch-in on any CPU, of
+ * any task, and charges a stack whose leaf is the scheduler's: what would
+ * filter either cannot be combined with it.
+ */
+static int check_off_cpu(const struct dcp_recorder *r,
+			 const struct dcp_recorder_opts *opts)
+{
+	if (!r->off_cpu)
+		return 0;
+	if (opts->nr_only)
+		return dcp_error(EINVAL, "--off-cpu cannot be combined with "
+					 "--only");
+	if (opts->nr_cpus)
+		return dcp_error(EINVAL, "--off-cpu cannot be combined with -C "
+					 "(a thread may wake on another CPU)");
+	if (opts->filter_uid)
+		return dcp_error(EINVAL, "--off-cpu cannot be combined with -u: "
+					 "use -p or a command");
 	return 0;
 }
 
@@ -204,6 +239,8 @@ static int start_source(struct dcp_recorder *r,
 		.layout = &r->layout,
 		.stack_user = r->stack_user,
 		.buffer_pages = opts->mmap_pages,
+		.off_cpu = r->off_cpu,
+		.off_cpu_min_ns = r->off_cpu_min_ns,
 	};
 	const char *backend = opts_backend(opts);
 	int ret;
@@ -252,6 +289,11 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	if (opts->sz >= offsetof(struct dcp_recorder_opts, sample_period) +
 				sizeof(opts->sample_period))
 		r->sample_period = opts->sample_period;
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, off_cpu_min_ns) +
+				sizeof(opts->off_cpu_min_ns)) {
+		r->off_cpu = opts->off_cpu;
+		r->off_cpu_min_ns = opts->off_cpu_min_ns;
+	}
 	if (!r->output || !r->event_name || !r->cmdline) {
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto fail;
@@ -277,6 +319,8 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		goto fail;
 	}
 	ret = intern_specials(r);
+	if (!ret)
+		ret = check_off_cpu(r, opts);
 	if (!ret)
 		ret = setup_call_graph(r, opts);
 	if (ret)

@@ -37,6 +37,8 @@ struct dcp_recorder {
 	enum dcp_call_graph call_graph;
 	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
 	uint32_t flush_interval_ms;
+	bool off_cpu; /* --off-cpu: switches are recorded too */
+	uint64_t off_cpu_min_ns;
 
 	struct dcp_source *source;
 	const char *backend; /* the source's name, for the meta: "bpf", "perf" */
@@ -152,6 +154,9 @@ struct dcp_process *dcp_replay_process(struct dcp_recorder *r, pid_t pid);
  */
 int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 		     bool before_exec);
+/* One off-CPU block (--off-cpu) into frames and the aggregate. */
+int dcp_samples_take_off_cpu(struct dcp_recorder *r,
+			     const struct dcp_off_cpu_block *b);
 /* The unwinder's files (dcp_unwind_open_fn), pinned as they are opened. */
 /*
  * The JIT cookie of process p: its perf-map file (owned by the process's
@@ -173,6 +178,9 @@ int dcp_walk_inject(struct dcp_recorder *r);
 /* Keep a sample until the walk is replayed; false: take it now. */
 bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
 		   size_t size);
+/* The same for an off-CPU block (its stack is copied). */
+bool dcp_walk_hold_off_cpu(struct dcp_recorder *r, uint64_t time,
+			   const struct dcp_off_cpu_block *b);
 /* The walk is replayed: take every held sample, and hold no more. */
 int dcp_walk_release(struct dcp_recorder *r);
 

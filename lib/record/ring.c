@@ -110,6 +110,45 @@ int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
 		tracefs_dirs[0]);
 }
 
+int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
+		      size_t size)
+{
+	char path[256];
+	int ret = -ENOENT;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/events/%s/id",
+				 tracefs_dirs[i], event);
+			ret = read_small_file(path, format, size);
+			if (ret < 0)
+				continue;
+			*id = strtoull(format, NULL, 10);
+			snprintf(path, sizeof(path), "%s/events/%s/format",
+				 tracefs_dirs[i], event);
+			ret = read_small_file(path, format, size);
+			return ret < 0 ? dcp_error(-ret,
+						   "cannot read the format of "
+						   "%s: %s",
+						   event, strerror(-ret)) :
+					 0;
+		}
+		if (attempt == 0 &&
+		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
+			break;
+	}
+	return dcp_error(-ret,
+			 "the %s tracepoint cannot be read (tracefs at %s: "
+			 "%s)",
+			 event, tracefs_dirs[0], strerror(-ret));
+}
+
+int dcp_tracefs_field_offset(const char *format, const char *field,
+			     uint32_t *offset)
+{
+	return find_field_offset(format, field, offset);
+}
+
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			   int group_fd, unsigned long flags)
 {

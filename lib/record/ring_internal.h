@@ -66,6 +66,17 @@ struct dcp_munmap_tracepoint {
  */
 int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp);
 
+/*
+ * A tracefs event ("sched/sched_switch"): its id, and its format file in
+ * format (size bytes at most), mounting tracefs when needed. 0, or a
+ * negative errno with a message saying why it cannot be read.
+ */
+int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
+		      size_t size);
+/* The offset of field in the raw record of a format file: 0 or -ENOENT. */
+int dcp_tracefs_field_offset(const char *format, const char *field,
+			     uint32_t *offset);
+
 struct dcp_ring_opts {
 	const struct dcp_event_spec *event;
 	uint32_t sample_freq;

@@ -343,11 +343,12 @@ static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
 
 /*
  * r->frames[0..n) of process p (NULL: idle), named comm, count times, in
- * thread tid named thread_comm (NULL: as the process).
+ * thread tid named thread_comm (NULL: as the process); or, with off_ns,
+ * that much off-CPU time instead.
  */
 static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		     int64_t comm, uint32_t tid, const char *thread_comm,
-		     uint32_t n, uint64_t count)
+		     uint32_t n, uint64_t count, const uint64_t *off_ns)
 {
 	struct dcp_row_key key = { 0 };
 	uint32_t pid = p ? (uint32_t)p->pid : 0;
@@ -372,6 +373,12 @@ static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 	key.pid = pid;
 	key.stack_id = (uint32_t)stack;
 	key.thread_id = (uint32_t)thread;
+	if (off_ns) {
+		r->stats.off_cpu_blocks++;
+		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+			r->stats.off_cpu_ns += off_ns[s];
+		return dcp_aggregate_add_off_cpu(r->agg, &key, off_ns);
+	}
 	dcp_cookie_table_add_samples(r->cookies, r->frames[0].cookie, count);
 	r->stats.samples_kept += count;
 	return dcp_aggregate_add(r->agg, &key, count);
@@ -392,7 +399,7 @@ static int take_idle(struct dcp_recorder *r, uint64_t count)
 	r->frames[0] = (struct dcp_frame){ .cookie = r->cookie_idle };
 	r->stats.samples_idle += count;
 	return add_stack(r, NULL, dcp_aggregate_intern_string(r->agg, "[idle]"),
-			 0, NULL, 1, count);
+			 0, NULL, 1, count, NULL);
 }
 
 /*
@@ -418,16 +425,17 @@ static struct dcp_process *sample_process(struct dcp_recorder *r, pid_t pid,
 }
 
 /* r->frames[0..n) of process p, thread tid, unless --only drops its leaf.
- * thread_comm NULL: the thread's name from COMM records, else comm. */
+ * thread_comm NULL: the thread's name from COMM records, else comm.
+ * off_ns: off-CPU time instead of samples (--only is not taken then). */
 static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		      const char *comm, uint32_t tid, const char *thread_comm,
-		      uint32_t n, uint64_t count)
+		      uint32_t n, uint64_t count, const uint64_t *off_ns)
 {
 	char name[32];
 
 	if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
 		r->stats.samples_unattributed += count;
-	if (dcp_cookie_table_has_marks(r->cookies) &&
+	if (!off_ns && dcp_cookie_table_has_marks(r->cookies) &&
 	    !dcp_cookie_table_is_marked(r->cookies, r->frames[0].cookie)) {
 		r->stats.samples_filtered += count;
 		return 0;
@@ -443,7 +451,7 @@ static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
 	if (thread_comm && !thread_comm[0])
 		thread_comm = NULL;
 	return add_stack(r, p, dcp_aggregate_intern_string(r->agg, comm), tid,
-			 thread_comm, n, count);
+			 thread_comm, n, count, off_ns);
 }
 
 int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
@@ -470,7 +478,27 @@ int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 	else
 		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0, 1);
 	return keep_stack(r, p, before_exec ? "" : p->comm, s.tid,
-			  before_exec ? "" : NULL, n, 1);
+			  before_exec ? "" : NULL, n, 1, NULL);
+}
+
+int dcp_samples_take_off_cpu(struct dcp_recorder *r,
+			     const struct dcp_off_cpu_block *b)
+{
+	struct dcp_process *p = dcp_process_table_find(r->procs, b->pid);
+	uint32_t n;
+
+	if (r->targeted && !(p && p->target)) {
+		r->stats.off_cpu_other_tasks++;
+		return 0;
+	}
+	if (!p) {
+		p = dcp_replay_process(r, (pid_t)b->pid);
+		if (!p)
+			return dcp_error(ENOMEM, "out of memory");
+	}
+	/* count 0: the stack's frames are checked, no sample is counted */
+	n = build_stack(r, p, b->nr_ips ? b->ips[0] : 0, b->ips, b->nr_ips, 0);
+	return keep_stack(r, p, p->comm, b->tid, NULL, n, 0, b->ns);
 }
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,
@@ -482,7 +510,14 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 
 	r->stats.samples += c->count;
 	if (c->pid == 0)
-		return take_idle(r, c->count);
+		return c->off_cpu_ns ? 0 : take_idle(r, c->count);
+	if (c->off_cpu_ns && r->targeted) {
+		p = dcp_process_table_find(r->procs, (pid_t)c->pid);
+		if (!(p && p->target)) {
+			r->stats.off_cpu_other_tasks++;
+			return 0;
+		}
+	}
 	p = sample_process(r, (pid_t)c->pid, c->count, &ret);
 	if (!p)
 		return ret;
@@ -496,7 +531,7 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 			r->frames[n++] = (struct dcp_frame){ 0 };
 	}
 	return keep_stack(r, p, c->comm ? c->comm : p->comm, c->tid,
-			  c->thread_comm, n, c->count);
+			  c->thread_comm, n, c->count, c->off_cpu_ns);
 }
 
 int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,

@@ -27,6 +27,8 @@ struct dcp_source_settings {
 	const struct dcp_sample_layout *layout;
 	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
 	uint32_t buffer_pages; /* per CPU; 0: the source's own choice */
+	bool off_cpu; /* --off-cpu: switches too */
+	uint64_t off_cpu_min_ns; /* shorter blocks are dropped, counted */
 };
 
 /* What a source counts rather than delivers: the profile's stats. */
@@ -36,6 +38,11 @@ struct dcp_source_counts {
 	uint64_t throttle_events;
 	uint64_t context_switches;
 	uint64_t reorder_late; /* delivered after a newer record */
+	/* --off-cpu: switch-outs of threads, blocks under the minimum,
+	 * threads still switched out at the end */
+	uint64_t off_cpu_switches;
+	uint64_t off_cpu_short;
+	uint64_t off_cpu_unfinished;
 };
 
 struct dcp_source_ops {
@@ -121,10 +128,29 @@ struct dcp_stack_count {
 	const struct dcp_frame *frames; /* used when ips is NULL */
 	uint32_t nr_frames;
 	uint64_t count; /* samples it stands for */
+	/* --off-cpu: ns off the CPU by enum dcp_off_cpu_state, in place of
+	 * samples (count 0); NULL: samples */
+	const uint64_t *off_cpu_ns;
 };
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,
 			    const struct dcp_stack_count *c);
+
+/*
+ * Time a thread spent off the CPU (--off-cpu), delivered when it is
+ * switched back in: charged to the stack it was switched out with, as
+ * instruction pointers of a perf callchain (leaf first, PERF_CONTEXT_*
+ * markers), looked up in the process's maps as they are now.
+ */
+struct dcp_off_cpu_block {
+	uint32_t pid, tid;
+	const uint64_t *ips;
+	uint32_t nr_ips;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+};
+
+int dcp_recorder_take_off_cpu(struct dcp_recorder *r, uint64_t time,
+			      const struct dcp_off_cpu_block *b);
 
 /* The cookie of a file the source names by identity (> 0), or -errno. */
 int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,

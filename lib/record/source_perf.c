@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log_internal.h"
+#include "off_cpu_internal.h"
 #include "reorder_internal.h"
 #include "ring_internal.h"
 #include "source_internal.h"
@@ -59,6 +60,7 @@ struct perf_source {
 	/* -c of a software event: samples come without PERIOD, which is
 	 * put back in here (dcp_event_period_omitted) */
 	unsigned char *with_period;
+	struct dcp_off_cpu_tracker *off_cpu; /* --off-cpu: the switches */
 };
 
 static struct perf_source *perf_source(struct dcp_source *s)
@@ -135,14 +137,26 @@ static bool is_munmap_id(const struct perf_source *ps, uint64_t id)
 	return false;
 }
 
+/* A sample of a tracepoint (munmap, sched_switch), not of the sampling
+ * event: no IP, no PERIOD. */
+static bool is_tracepoint_sample(const struct perf_source *ps,
+				 const struct perf_event_header *h)
+{
+	const uint64_t *u = (const uint64_t *)(h + 1);
+
+	return h->type == PERF_RECORD_SAMPLE &&
+	       (is_munmap_id(ps, u[0]) ||
+		dcp_off_cpu_is_switch(ps->off_cpu, u[0]));
+}
+
 static uint64_t record_time(const struct perf_source *ps,
 			    const struct perf_event_header *h)
 {
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const uint64_t *u = (const uint64_t *)(h + 1);
 
-		/* the munmap tracepoint has no IP before TID and TIME */
-		return is_munmap_id(ps, u[0]) ? u[2] : u[3];
+		/* tracepoints have no IP before TID and TIME */
+		return is_tracepoint_sample(ps, h) ? u[2] : u[3];
 	}
 	return dcp_record_sample_id(h) ? dcp_record_sample_id(h)->time : 0;
 }
@@ -209,6 +223,14 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		c->throttle_events++;
 		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* --off-cpu: a switch-in from the idle task (next_prev_pid
+		 * 0) ends a thread's block, in time order with the switch
+		 * samples, which miss some of those; the others are in the
+		 * samples already, and the window is spared them */
+		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+		    h->size >= sizeof(*h) + 8 && !((const uint32_t *)(h + 1))[0])
+			break;
+		/* fall through */
 	case PERF_RECORD_SWITCH: /* per-task events */
 		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			c->context_switches++;
@@ -225,7 +247,7 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	if (h->size < sizeof(*h) + sizeof(struct dcp_sample_id))
 		return 0;
 	if (ps->with_period && h->type == PERF_RECORD_SAMPLE &&
-	    !is_munmap_id(ps, ((const uint64_t *)(h + 1))[0])) {
+	    !is_tracepoint_sample(ps, h)) {
 		/* IDENTIFIER, IP, TID, TIME, CPU, then PERIOD goes */
 		size_t head = sizeof(*h) + 5 * sizeof(uint64_t);
 
@@ -248,7 +270,8 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		     (h->misc & PERF_RECORD_MISC_COMM_EXEC)))
 			owner_forget(ps, (pid_t)w[0]);
 		/* IDENTIFIER, IP, then PID and TID */
-		if (h->type == PERF_RECORD_SAMPLE && !is_munmap_id(ps, u[0]) &&
+		if (h->type == PERF_RECORD_SAMPLE &&
+		    !is_tracepoint_sample(ps, h) &&
 		    !owned_by_user(ps, (pid_t)(uint32_t)u[2]))
 			return 0; /* another user's, as -p drops others */
 	}
@@ -256,7 +279,7 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	if (time > ps->this_round_max)
 		ps->this_round_max = time;
 	if (ps->compact && h->type == PERF_RECORD_SAMPLE &&
-	    !is_munmap_id(ps, ((const uint64_t *)(h + 1))[0])) {
+	    !is_tracepoint_sample(ps, h)) {
 		/* the window holds the stack bytes the kernel filled only */
 		size_t size = dcp_sample_compact(h, &ps->layout, ps->compact);
 
@@ -294,12 +317,20 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 		ps->base.counts.reorder_late++;
 	else
 		ps->last_delivered_time = time;
+	if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		const struct dcp_sample_id *id = dcp_record_sample_id(h);
+
+		return id ? dcp_off_cpu_switch_in(ps->off_cpu, time, id->tid) :
+			    0;
+	}
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const uint64_t *u = (const uint64_t *)(h + 1);
 
 		if (is_munmap_id(ps, u[0]))
 			return deliver_munmap(
 				ps, time, u, (const unsigned char *)rec + size);
+		if (dcp_off_cpu_is_switch(ps->off_cpu, u[0]))
+			return dcp_off_cpu_take(ps->off_cpu, time, h, size);
 	}
 	return dcp_recorder_take_record(ps->base.sink, time, h, size);
 }
@@ -366,6 +397,10 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.stack_user = set->stack_user;
 	ring_opts.mmap_pages =
 		set->buffer_pages ? set->buffer_pages : default_ring_pages(set);
+	/* a switch with its stack is ~300 bytes, and busy CPUs switch tens
+	 * of thousands of times a second */
+	if (set->off_cpu && !set->buffer_pages && ring_opts.mmap_pages < 1024)
+		ring_opts.mmap_pages = 1024;
 	ring_opts.munmap = &ps->munmap;
 	ring_opts.pids = ps->pids;
 	ring_opts.nr_pids = ps->nr_pids;
@@ -373,6 +408,12 @@ static int perf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	s->nr_cpus = (uint32_t)ps->nr_rings;
+	if (set->off_cpu) {
+		ps->off_cpu = dcp_off_cpu_open(ps->rings, ps->nr_rings,
+					       set->off_cpu_min_ns, s);
+		if (!ps->off_cpu)
+			return -errno;
+	}
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =
 		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;
@@ -432,9 +473,13 @@ static int perf_poll(struct dcp_source *s, int timeout_ms)
 static int perf_stop(struct dcp_source *s)
 {
 	struct perf_source *ps = perf_source(s);
+	int ret;
 
 	dcp_rings_disable(ps->rings, ps->nr_rings);
-	return drain_round(ps, true);
+	dcp_off_cpu_disable(ps->off_cpu);
+	ret = drain_round(ps, true);
+	dcp_off_cpu_finish(ps->off_cpu);
+	return ret;
 }
 
 static void perf_free(struct dcp_source *s)
@@ -443,6 +488,7 @@ static void perf_free(struct dcp_source *s)
 
 	if (!ps)
 		return;
+	dcp_off_cpu_close(ps->off_cpu);
 	dcp_rings_close(ps->rings, ps->nr_rings);
 	free(ps->pollfds);
 	dcp_reorder_free(ps->queue);

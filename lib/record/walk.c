@@ -152,19 +152,27 @@ struct held_sample {
 	uint32_t pid;
 };
 
-bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
-		   size_t size)
+/* held_sample.size of an off-CPU block (a struct held_off_cpu) */
+#define HELD_OFF_CPU (1u << 31)
+
+struct held_off_cpu {
+	uint32_t pid, tid, nr_ips, reserved;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+	/* then nr_ips instruction pointers */
+};
+
+/* Keep [a, a + a_size) then [b, b + b_size) of process pid, held. */
+static bool hold(struct dcp_recorder *r, uint64_t time, uint32_t pid,
+		 uint32_t flag, const void *a, size_t a_size, const void *b,
+		 size_t b_size)
 {
-	struct held_sample hs = { .time = time, .size = (uint32_t)size };
-	size_t need = sizeof(hs) + ((size + 7) & ~(size_t)7);
-	const struct dcp_process *p;
-	struct dcp_sample s;
+	struct held_sample hs = { .time = time,
+				  .size = (uint32_t)(a_size + b_size) | flag,
+				  .pid = pid };
+	size_t need = sizeof(hs) + ((a_size + b_size + 7) & ~(size_t)7);
+	const struct dcp_process *p = dcp_process_table_find(r->procs, pid);
 	unsigned char *held;
 
-	if (dcp_sample_parse(rec, &r->layout, &s) || (s.pid == 0 && s.tid == 0))
-		return false;
-	hs.pid = s.pid;
-	p = dcp_process_table_find(r->procs, (pid_t)s.pid);
 	/* with -p or a command, only the targets are worth holding */
 	if ((p && p->born_live) || (r->targeted && !(p && p->target)) ||
 	    r->held_len + need > HELD_MAX_BYTES)
@@ -174,10 +182,49 @@ bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
 		return false;
 	r->held = held;
 	memcpy(held + r->held_len, &hs, sizeof(hs));
-	memcpy(held + r->held_len + sizeof(hs), rec, size);
+	memcpy(held + r->held_len + sizeof(hs), a, a_size);
+	if (b_size)
+		memcpy(held + r->held_len + sizeof(hs) + a_size, b, b_size);
 	r->held_len += need;
 	r->samples_held++;
 	return true;
+}
+
+bool dcp_walk_hold(struct dcp_recorder *r, uint64_t time, const void *rec,
+		   size_t size)
+{
+	struct dcp_sample s;
+
+	if (dcp_sample_parse(rec, &r->layout, &s) || (s.pid == 0 && s.tid == 0))
+		return false;
+	return hold(r, time, s.pid, 0, rec, size, NULL, 0);
+}
+
+bool dcp_walk_hold_off_cpu(struct dcp_recorder *r, uint64_t time,
+			   const struct dcp_off_cpu_block *b)
+{
+	struct held_off_cpu ho = { .pid = b->pid,
+				   .tid = b->tid,
+				   .nr_ips = b->nr_ips };
+
+	memcpy(ho.ns, b->ns, sizeof(ho.ns));
+	return hold(r, time, b->pid, HELD_OFF_CPU, &ho, sizeof(ho), b->ips,
+		    b->nr_ips * sizeof(*b->ips));
+}
+
+/* A held off-CPU block, taken now that its process is described. */
+static int take_held_off_cpu(struct dcp_recorder *r, const void *rec)
+{
+	struct held_off_cpu ho;
+	struct dcp_off_cpu_block b;
+
+	memcpy(&ho, rec, sizeof(ho));
+	b.pid = ho.pid;
+	b.tid = ho.tid;
+	b.nr_ips = ho.nr_ips;
+	b.ips = (const uint64_t *)((const unsigned char *)rec + sizeof(ho));
+	memcpy(b.ns, ho.ns, sizeof(b.ns));
+	return dcp_samples_take_off_cpu(r, &b);
 }
 
 int dcp_walk_release(struct dcp_recorder *r)
@@ -192,7 +239,12 @@ int dcp_walk_release(struct dcp_recorder *r)
 
 		memcpy(&hs, r->held + off, sizeof(hs));
 		h = (const void *)(r->held + off + sizeof(hs));
-		off += sizeof(hs) + ((hs.size + 7) & ~(size_t)7);
+		off += sizeof(hs) +
+		       (((hs.size & ~HELD_OFF_CPU) + 7) & ~(size_t)7);
+		if (hs.size & HELD_OFF_CPU) {
+			ret = take_held_off_cpu(r, h);
+			continue;
+		}
 		p = dcp_process_table_find(r->procs, (pid_t)hs.pid);
 		ret = dcp_samples_take(r, h, p && p->exec_time > hs.time);
 	}

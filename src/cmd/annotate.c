@@ -184,7 +184,9 @@ static int find_targets(const struct profile_view *v, const char *name,
 		struct target *t = NULL;
 		const char *label;
 
-		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames)
+		/* rows of off-CPU time alone (no samples) are not here */
+		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames ||
+		    !row.count)
 			continue;
 		f = &row.frames[0];
 		if (dcp_profile_symbol(v->profile, f->cookie, f->offset,

@@ -76,7 +76,9 @@ static int diff_add(struct diff *d, const char *path, int side)
 		uint32_t at;
 		bool kernel;
 
-		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames)
+		/* rows of off-CPU time alone (no samples) are not here */
+		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames ||
+		    !row.count)
 			continue;
 		leaf = &row.frames[0];
 		kernel = leaf->flags & DCP_FRAME_KERNEL;

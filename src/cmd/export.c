@@ -17,7 +17,7 @@ static const char *const formats[] = { "pprof", "folded", NULL };
 
 /* The export into out: 0, else the exit status of the error printed. */
 static int run_export(const struct profile_view *v, int fmt, FILE *out,
-		      bool with_comm)
+		      bool with_comm, enum view_value value)
 {
 	struct export_error err;
 	int ret;
@@ -25,7 +25,7 @@ static int run_export(const struct profile_view *v, int fmt, FILE *out,
 	if (fmt == FORMAT_PPROF)
 		ret = export_pprof(v, out, &err);
 	else
-		ret = export_folded(v, out, with_comm, &err);
+		ret = export_folded(v, out, with_comm, value, &err);
 	return ret < 0 ? cmd_error("%s", err.msg) : 0;
 }
 
@@ -35,11 +35,14 @@ int cmd_export(int argc, char **argv)
 		READ_OPTS_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-comm", no_argument, NULL, 'n' },
+		{ "value", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct read_opts ro = READ_OPTS_INIT("export", formats);
 	const char *output = NULL;
+	enum view_value value = VIEW_VALUE_CPU;
+	bool value_given = false;
 	bool no_comm = false;
 	struct profile_view v;
 	struct cmd_output o;
@@ -59,6 +62,14 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'n':
 			no_comm = true;
+			break;
+		case 'V':
+			if (view_value_parse(optarg, &value))
+				return cmd_usage_error(
+					"export",
+					"unknown value '%s' (cpu, off-cpu, wall)",
+					optarg);
+			value_given = true;
 			break;
 		case 'h':
 			cmd_usage(cmd_find("export"), stdout);
@@ -81,6 +92,10 @@ int cmd_export(int argc, char **argv)
 	if (ro.format < 0)
 		return cmd_usage_error("export",
 				       "--format is needed (pprof, folded)");
+	if (value_given && ro.format != FORMAT_FOLDED)
+		return cmd_usage_error(
+			"export",
+			"--value applies to --format folded only (pprof has every value as a sample type)");
 	if (no_comm && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export", "--no-comm applies to --format folded only");
@@ -94,7 +109,7 @@ int cmd_export(int argc, char **argv)
 	ret = cmd_output_open(&o, output);
 	if (!ret)
 		ret = cmd_output_close(
-			&o, run_export(&v, ro.format, o.f, !no_comm));
+			&o, run_export(&v, ro.format, o.f, !no_comm, value));
 	profile_view_close(&v);
 	return ret;
 }

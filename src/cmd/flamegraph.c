@@ -17,8 +17,10 @@ static const char *const formats[] = { "html", "svg", NULL };
 
 #define NOTE_MAX 512
 
+/* samples: the value of every row, samples or (value not cpu) ns */
 static void note_profile(char *buf, const char *label,
-			 const struct profile_view *v, uint64_t samples)
+			 const struct profile_view *v, uint64_t samples,
+			 enum view_value value)
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	char when[32] = "?";
@@ -27,6 +29,19 @@ static void note_profile(char *buf, const char *label,
 
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (value != VIEW_VALUE_CPU) {
+		snprintf(buf, NOTE_MAX,
+			 "%s%s: %.1f ms of %s time (frame widths in ns), %s "
+			 "on %s, %.1f s%s",
+			 label, v->path, (double)samples / 1e6,
+			 value == VIEW_VALUE_WALL ? "wall-clock" : "off-CPU",
+			 when, m->hostname ? m->hostname : "?",
+			 (double)m->duration_ns / 1e9,
+			 m->complete ? "" :
+				       " (incomplete: the recorder did not "
+				       "finish)");
+		return;
+	}
 	snprintf(buf, NOTE_MAX,
 		 "%s%s: %" PRIu64 " samples, %s on %s, %.1f s, %s at %u Hz%s",
 		 label, v->path, samples, when, m->hostname ? m->hostname : "?",
@@ -36,7 +51,8 @@ static void note_profile(char *buf, const char *label,
 			       " (incomplete: the recorder did not finish)");
 }
 
-static uint64_t profile_samples(const struct profile_view *v)
+static uint64_t profile_samples(const struct profile_view *v,
+				enum view_value value)
 {
 	uint64_t n = 0;
 
@@ -44,7 +60,7 @@ static uint64_t profile_samples(const struct profile_view *v)
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (!dcp_profile_row(v->profile, i, &row) && row.nr_frames)
-			n += row.count;
+			n += profile_view_row_value(v, &row, value);
 	}
 	return n;
 }
@@ -56,6 +72,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "value", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -69,6 +86,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_tree *tree = NULL;
 	struct export_error err;
 	struct cmd_output out;
+	enum view_value value = VIEW_VALUE_CPU;
 	bool threads = false;
 	int c, ret = 0;
 
@@ -94,6 +112,13 @@ int cmd_flamegraph(int argc, char **argv)
 				return cmd_usage_error(
 					"flamegraph",
 					"unknown --group '%s' (process or thread)",
+					optarg);
+			break;
+		case 'V':
+			if (view_value_parse(optarg, &value))
+				return cmd_usage_error(
+					"flamegraph",
+					"unknown value '%s' (cpu, off-cpu, wall)",
 					optarg);
 			break;
 		case 'd':
@@ -147,6 +172,8 @@ int cmd_flamegraph(int argc, char **argv)
 			ret = cmd_error("out of memory");
 		else
 			fg_tree_group_threads(tree, threads);
+		if (tree)
+			fg_tree_set_value(tree, value);
 	}
 	if (!ret && before &&
 	    fg_tree_add_profile(tree, &views[0], FG_BEFORE, &err) < 0)
@@ -157,17 +184,21 @@ int cmd_flamegraph(int argc, char **argv)
 	if (!ret) {
 		if (before) {
 			note_profile(notes[0], "before ", &views[0],
-				     profile_samples(&views[0]));
+				     profile_samples(&views[0], value), value);
 			note_profile(notes[1], "after ", &views[1],
-				     profile_samples(&views[1]));
+				     profile_samples(&views[1], value), value);
 			fo.nr_notes = 2;
 			fo.title = "dcprof differential flame graph";
 			fo.diff = true;
 		} else {
 			note_profile(notes[0], "", &views[0],
-				     profile_samples(&views[0]));
+				     profile_samples(&views[0], value), value);
 			fo.nr_notes = 1;
-			fo.title = "dcprof flame graph";
+			fo.title = value == VIEW_VALUE_OFF_CPU ?
+					   "dcprof off-CPU flame graph" :
+				   value == VIEW_VALUE_WALL ?
+					   "dcprof wall-clock flame graph" :
+					   "dcprof flame graph";
 		}
 		fo.notes = note_ptrs;
 		ret = cmd_output_open(&out, output);

@@ -40,6 +40,7 @@ struct record_args {
 	size_t nr_cpus;
 	int verbose;
 	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
+	bool off_cpu_min_given;
 	char **command;
 };
 
@@ -239,6 +240,24 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 	return 0;
 }
 
+/* What --off-cpu cannot be combined with, said before anything starts. */
+static int record_check_off_cpu(const struct record_args *a)
+{
+	if (a->off_cpu_min_given && !a->opts.off_cpu)
+		return cmd_usage_error("record", "--off-cpu-min needs --off-cpu");
+	if (!a->opts.off_cpu)
+		return 0;
+	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
+		return cmd_usage_error(
+			"record",
+			"--off-cpu takes the kernel's frame-pointer stacks of each switch: use -g, not --call-graph dwarf");
+	if (a->nr_only || a->nr_cpus || a->opts.filter_uid)
+		return cmd_usage_error(
+			"record", "--off-cpu cannot be combined with %s",
+			a->nr_only ? "--only" : a->nr_cpus ? "-C" : "-u");
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
@@ -258,6 +277,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "flush-interval", required_argument, NULL, 'f' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "backend", required_argument, NULL, 'B' },
+		{ "off-cpu", no_argument, NULL, 'W' },
+		{ "off-cpu-min", required_argument, NULL, 'M' },
 		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -363,6 +384,16 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					optarg);
 			a->opts.backend = optarg;
 			break;
+		case 'W':
+			a->opts.off_cpu = true;
+			break;
+		case 'M':
+			ret = record_parse_off_cpu_min(optarg,
+						       &a->opts.off_cpu_min_ns);
+			if (ret)
+				return ret;
+			a->off_cpu_min_given = true;
+			break;
 		case 'R': /* not inherited by the command: it tells of us */
 			ret = parse_uint("ready fd", optarg, INT_MAX, &v);
 			if (ret)
@@ -422,6 +453,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cmd_usage_error(
 			"record",
 			"--backend bpf records neither -C, -c nor -u: use --backend perf");
+	ret = record_check_off_cpu(a);
+	if (ret)
+		return ret;
 	if (a->freq_given)
 		return record_check_frequency(a->opts.sample_freq);
 	return 0;

@@ -99,6 +99,23 @@ int record_check_frequency(unsigned long hz)
 	return 0;
 }
 
+int record_parse_off_cpu_min(const char *arg, uint64_t *ns)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] < '0' || arg[0] > '9' ||
+	    v > UINT64_MAX / 1000)
+		return cmd_usage_error(
+			"record",
+			"invalid --off-cpu-min '%s': expected microseconds, 0 or more",
+			arg);
+	*ns = (uint64_t)v * 1000;
+	return 0;
+}
+
 /*
  * --only takes an existing file or a whole build id: 40 hex digits (SHA-1,
  * the linkers' default), 32 (md5, uuid) or 16 (lld's fast); anything else

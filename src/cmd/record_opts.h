@@ -14,5 +14,7 @@ int record_parse_user(const char *arg, uint32_t *uid);
 int record_check_frequency(unsigned long hz);
 /* --only: an existing file or a whole build id */
 int record_check_only(const char *arg);
+/* --off-cpu-min: microseconds (0 or more) into *ns, a usage error */
+int record_parse_off_cpu_min(const char *arg, uint64_t *ns);
 
 #endif

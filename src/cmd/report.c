@@ -199,6 +199,8 @@ enum {
 	OPT_NO_CHILDREN,
 	OPT_NO_PROCESS,
 	OPT_FULL_PATH,
+	OPT_VALUE,
+	OPT_THREADS,
 };
 
 static int report_run(struct report_args *a, bool no_demangle)
@@ -206,6 +208,7 @@ static int report_run(struct report_args *a, bool no_demangle)
 	struct dcp_resymbolize_stats rst = { .sz = sizeof(rst) };
 	struct report_flat *flat = NULL;
 	struct report_tree *tree = NULL;
+	struct report_threads *threads = NULL;
 	struct profile_view v;
 	uint64_t total = 0, unfiltered = 0;
 	int ret;
@@ -216,7 +219,7 @@ static int report_run(struct report_args *a, bool no_demangle)
 	ret = cmd_open_profile(&v, a->input,
 			       !a->pids.n && !report_has_key(a, KEY_PID) &&
 				       !report_has_key(a, KEY_TID) &&
-				       !a->resymbolize);
+				       !a->threads && !a->resymbolize);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
@@ -237,23 +240,43 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
-	if (a->tree)
+	if (a->threads)
+		threads = report_threads_new(a);
+	else if (a->tree)
 		tree = report_tree_new(a);
 	else
 		flat = report_flat_new(a);
-	if (!tree && !flat) {
+	if (!tree && !flat && !threads) {
 		ret = cmd_error("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < dcp_profile_nr_rows(v.profile); i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
+		uint64_t samples;
 
 		if (dcp_profile_row(v.profile, i, &row) || !row.nr_frames)
 			continue;
+		samples = row.count;
+		/* --value: what each view adds up; rows of other values
+		 * (off-CPU time alone, no samples) are not shown */
+		row.count = profile_view_row_value(&v, &row, a->value);
 		unfiltered += row.count;
 		if (!row_selected(a, &v, &row))
 			continue;
+		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+			a->off_cpu_state_ns[s] += row.off_cpu_ns[s];
 		total += row.count;
+		if (threads) {
+			/* every row: its samples and its off-CPU time */
+			row.count = samples;
+			if (report_threads_add_row(threads, &row)) {
+				ret = cmd_error("out of memory");
+				goto out;
+			}
+			continue;
+		}
+		if (!row.count)
+			continue;
 		if (tree)
 			ret = report_tree_add_row(tree, &v, &row);
 		else
@@ -271,7 +294,9 @@ static int report_run(struct report_args *a, bool no_demangle)
 	report_print_header(&v, a, total, unfiltered);
 	if (a->resymbolize)
 		report_print_resymbolize(a, &rst);
-	if (tree)
+	if (threads)
+		report_threads_print(threads, &v);
+	else if (tree)
 		report_tree_print(tree, &v);
 	else
 		report_flat_print(flat, &v, total);
@@ -279,6 +304,7 @@ static int report_run(struct report_args *a, bool no_demangle)
 out:
 	report_flat_free(flat);
 	report_tree_free(tree);
+	report_threads_free(threads);
 	profile_view_close(&v);
 	return ret;
 }
@@ -307,6 +333,8 @@ int cmd_report(int argc, char **argv)
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "no-process", no_argument, NULL, OPT_NO_PROCESS },
 		{ "full-path", no_argument, NULL, OPT_FULL_PATH },
+		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -360,6 +388,16 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'n':
 			a.show_counts = true;
+			break;
+		case OPT_THREADS:
+			a.threads = true;
+			break;
+		case OPT_VALUE:
+			if (view_value_parse(optarg, &a.value))
+				ret = cmd_usage_error(
+					"report",
+					"unknown value '%s' (cpu, off-cpu, wall)",
+					optarg);
 			break;
 		case 'g':
 			/* perf report -g: the call graph, callers first */
@@ -430,6 +468,10 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_usage_error(
 			"report", "--children and --tree are different views: "
 				  "choose one");
+	else if (a.threads && (a.children || a.tree))
+		ret = cmd_usage_error("report",
+				      "--threads is a view of its own: not "
+				      "with --children or --tree");
 	else if ((a.debuginfo_dirs.n || a.write) && !a.resymbolize)
 		ret = cmd_usage_error("report",
 				      "--debuginfo-dir and --write go with "

@@ -52,7 +52,25 @@ struct report_args {
 	bool resymbolize;
 	bool write;
 	struct str_list debuginfo_dirs;
+	enum view_value value; /* --value: samples, or ns shown as ms */
+	bool threads; /* --threads: each thread's time on and off the CPU */
+	/* the shown rows' off-CPU ns by enum dcp_off_cpu_state (header) */
+	uint64_t off_cpu_state_ns[DCP_OFF_CPU_NR_STATES];
 };
+
+/* The values are ns (off-CPU or wall time), printed in ms. */
+static inline bool report_in_ms(const struct report_args *a)
+{
+	return a->value != VIEW_VALUE_CPU;
+}
+
+/* The text column of the value. */
+static inline const char *report_value_column(const struct report_args *a)
+{
+	return a->value == VIEW_VALUE_OFF_CPU ? "Off-CPU ms" :
+	       a->value == VIEW_VALUE_WALL    ? "Wall ms" :
+						"Samples";
+}
 
 static inline bool report_has_key(const struct report_args *a, enum sort_key k)
 {
@@ -106,6 +124,16 @@ int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
 void report_tree_print(const struct report_tree *t,
 		       const struct profile_view *v);
 void report_tree_free(struct report_tree *t);
+
+/* report_threads.c: --threads, one line per (pid, tid). */
+struct report_threads;
+struct report_threads *report_threads_new(const struct report_args *a);
+/* A row (its count in samples): 0 or -ENOMEM. */
+int report_threads_add_row(struct report_threads *t,
+			   const struct dcp_sample_row *row);
+void report_threads_print(struct report_threads *t,
+			  const struct profile_view *v);
+void report_threads_free(struct report_threads *t);
 
 /*
  * What opens the report: the recording's meta data and statistics and,

@@ -25,6 +25,8 @@ struct report_line {
 	bool kernel;
 	uint64_t count; /* self: the frame was the leaf */
 	uint64_t children; /* inclusive: the frame was anywhere */
+	/* self off-CPU ns by enum dcp_off_cpu_state (JSON, --value off-cpu) */
+	uint64_t off_cpu_state[DCP_OFF_CPU_NR_STATES];
 	size_t last_row; /* row number + 1 that last added to children */
 };
 
@@ -215,8 +217,11 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 		line = report_line_of(r, &l);
 		if (!line)
 			return -ENOMEM;
-		if (i == 0)
+		if (i == 0) {
 			line->count += row->count;
+			for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+				line->off_cpu_state[s] += row->off_cpu_ns[s];
+		}
 		if (line->last_row != row_nr + 1) {
 			line->children += row->count;
 			line->last_row = row_nr + 1;
@@ -345,6 +350,10 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 	if (!a->json)
 		column_widths(r, v, total, w);
 	if (a->json) {
+		if (report_in_ms(a))
+			printf(",\"value\":\"%s\",\"total_ms\":%.3f",
+			       a->value == VIEW_VALUE_WALL ? "wall" : "off-cpu",
+			       (double)total / 1e6);
 		printf(",\"total\":%" PRIu64 ",\"sort\":[", total);
 		for (size_t i = 0; i < a->nr_keys; i++)
 			printf("%s\"%s\"", i ? "," : "",
@@ -353,9 +362,11 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		       a->children ? "true" : "false");
 	} else {
 		if (a->children)
-			printf("%10s %8s %7s", "Children", "Self", "Samples");
+			printf(report_in_ms(a) ? "%10s %8s %10s" :
+						 "%10s %8s %7s",
+			       "Children", "Self", report_value_column(a));
 		else
-			printf("%10s %7s", "Samples", "Percent");
+			printf("%10s %7s", report_value_column(a), "Percent");
 		/* each name over its column: numbers to the right */
 		for (size_t i = 0; i < a->nr_keys; i++) {
 			enum sort_key k = a->keys[i];
@@ -397,13 +408,29 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 			hidden++;
 			continue;
 		}
-		if (a->json) {
+		if (a->json && report_in_ms(a)) {
+			printf("%s{\"ms\":%.3f,\"percent\":%.4f",
+			       shown ? "," : "", (double)l->count / 1e6, pct);
+			if (a->children)
+				printf(",\"children_ms\":%.3f"
+				       ",\"children_percent\":%.4f",
+				       (double)l->children / 1e6, cpct);
+			if (a->value == VIEW_VALUE_OFF_CPU)
+				printf(",\"runnable_ms\":%.3f"
+				       ",\"interruptible_ms\":%.3f"
+				       ",\"uninterruptible_ms\":%.3f",
+				       (double)l->off_cpu_state[0] / 1e6,
+				       (double)l->off_cpu_state[1] / 1e6,
+				       (double)l->off_cpu_state[2] / 1e6);
+		} else if (a->json) {
 			printf("%s{\"samples\":%" PRIu64 ",\"percent\":%.4f",
 			       shown ? "," : "", l->count, pct);
 			if (a->children)
 				printf(",\"children\":%" PRIu64
 				       ",\"children_percent\":%.4f",
 				       l->children, cpct);
+		}
+		if (a->json) {
 			if (report_has_key(a, KEY_COMM)) {
 				printf(",\"comm\":");
 				json_print_string(stdout, comm);
@@ -432,9 +459,14 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 		}
 		shown++;
 		file_text = file_cell(a, file, buf, sizeof(buf));
-		if (a->children)
+		if (a->children && report_in_ms(a))
+			printf("%9.2f%% %7.2f%% %10.1f", cpct, pct,
+			       (double)l->children / 1e6);
+		else if (a->children)
 			printf("%9.2f%% %7.2f%% %7" PRIu64, cpct, pct,
 			       l->children);
+		else if (report_in_ms(a))
+			printf("%10.1f %6.2f%%", (double)l->count / 1e6, pct);
 		else
 			printf("%10" PRIu64 " %6.2f%%", l->count, pct);
 		for (size_t k = 0; k < a->nr_keys; k++) {

@@ -63,6 +63,28 @@ static void print_header_text(const struct profile_view *v,
 		       " samples kept match; percentages are of the %" PRIu64
 		       "\n",
 		       report_filter_names(a), total, unfiltered, total);
+	if (m->off_cpu)
+		printf("# off-CPU: %" PRIu64 " switches, %" PRIu64
+		       " blocks charged (%.1f ms), %" PRIu64
+		       " shorter than --off-cpu-min, %" PRIu64
+		       " of other tasks, %" PRIu64
+		       " threads still switched out at the end\n",
+		       s->off_cpu_switches, s->off_cpu_blocks,
+		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
+		       s->off_cpu_other_tasks, s->off_cpu_unfinished);
+	if (m->off_cpu)
+		printf("# off-CPU by state: %.1f ms preempted (runnable), "
+		       "%.1f ms sleeping (S), %.1f ms blocked (D)\n",
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE] / 1e6,
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE] /
+			       1e6,
+		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE] /
+			       1e6);
+	if (report_in_ms(a))
+		printf("# value: %s time in ms\n",
+		       a->value == VIEW_VALUE_WALL ?
+			       "wall-clock (samples times the period, plus off-CPU)" :
+			       "off-CPU");
 	if (m->kernel_excluded)
 		printf("# user frames only: kernel frames were not allowed (kernel.perf_event_paranoid, recorded without root)\n");
 	if (!m->complete)
@@ -120,6 +142,19 @@ static void print_header_json(const struct profile_view *v,
 	       s->tasks_injected, s->tasks_vanished,
 	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
 	       s->unwind_truncated_other);
+	if (m->off_cpu)
+		printf(",\"off_cpu\":{\"switches\":%" PRIu64
+		       ",\"blocks\":%" PRIu64 ",\"ns\":%" PRIu64
+		       ",\"short\":%" PRIu64 ",\"other_tasks\":%" PRIu64
+		       ",\"unfinished\":%" PRIu64 ",\"runnable_ns\":%" PRIu64
+		       ",\"interruptible_ns\":%" PRIu64
+		       ",\"uninterruptible_ns\":%" PRIu64 "}",
+		       s->off_cpu_switches, s->off_cpu_blocks, s->off_cpu_ns,
+		       s->off_cpu_short, s->off_cpu_other_tasks,
+		       s->off_cpu_unfinished,
+		       a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE],
+		       a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE],
+		       a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE]);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

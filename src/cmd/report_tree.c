@@ -337,7 +337,17 @@ static void print_tree_node(const struct report_tree *t,
 	uint32_t *kids;
 	size_t nr;
 
-	if (a->json) {
+	if (a->json && report_in_ms(a)) {
+		printf("{\"name\":");
+		json_print_string(stdout, string_table_get(&t->names, n->name));
+		printf(",\"file\":");
+		json_print_string(stdout, profile_view_file_name(v, n->cookie));
+		printf(",\"inline\":%s,\"kernel\":%s,\"ms\":%.3f"
+		       ",\"self_ms\":%.3f,\"percent\":%.4f,\"children\":[",
+		       n->is_inline ? "true" : "false",
+		       n->kernel ? "true" : "false", (double)n->total / 1e6,
+		       (double)n->self / 1e6, report_percent(n->total, total));
+	} else if (a->json) {
 		printf("{\"name\":");
 		json_print_string(stdout, string_table_get(&t->names, n->name));
 		printf(",\"file\":");
@@ -350,7 +360,9 @@ static void print_tree_node(const struct report_tree *t,
 	} else {
 		printf("%9.2f%% %7.2f%%", report_percent(n->total, total),
 		       report_percent(n->self, total));
-		if (a->show_counts)
+		if (a->show_counts && report_in_ms(a))
+			printf(" %10.1f", (double)n->total / 1e6);
+		else if (a->show_counts)
 			printf(" %9" PRIu64, n->total);
 		printf("  %*s%s", (int)(2 * depth), "",
 		       n->kernel ? "[k] " : "");
@@ -388,9 +400,25 @@ void report_tree_print(const struct report_tree *t,
 	}
 
 	if (a->json) {
+		if (report_in_ms(a))
+			printf(",\"value\":\"%s\",\"total_ms\":%.3f",
+			       a->value == VIEW_VALUE_WALL ? "wall" : "off-cpu",
+			       (double)t->samples / 1e6);
 		printf(",\"total\":%" PRIu64 ",\"tree\":{\"order\":\"%s\","
 		       "\"roots\":[",
 		       t->samples, order);
+	} else if (report_in_ms(a)) {
+		printf("# call tree, %s first: percent of all %.1f ms of %s "
+		       "time with the function on the stack (Total), and as "
+		       "the leaf (Self)\n",
+		       a->tree == TREE_CALLER ? "callers" : "callees",
+		       (double)t->samples / 1e6,
+		       a->value == VIEW_VALUE_WALL ? "wall-clock" : "off-CPU");
+		if (a->show_counts)
+			printf("%10s %8s %10s  %s\n", "Total", "Self",
+			       report_value_column(a), "Function");
+		else
+			printf("%10s %8s  %s\n", "Total", "Self", "Function");
 	} else {
 		if (a->tree == TREE_CALLER)
 			printf("# call tree, callers first (top-down): percent "
@@ -405,7 +433,9 @@ void report_tree_print(const struct report_tree *t,
 			       "(Total), and as the leaf (Self)\n",
 			       t->samples);
 		if (a->show_counts)
-			printf("%10s %8s %9s  %s\n", "Total", "Self", "Samples",
+			printf(report_in_ms(a) ? "%10s %8s %10s  %s\n" :
+						 "%10s %8s %9s  %s\n",
+			       "Total", "Self", report_value_column(a),
 			       "Function");
 		else
 			printf("%10s %8s  %s\n", "Total", "Self", "Function");

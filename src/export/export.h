@@ -31,10 +31,10 @@ int export_pprof(const struct profile_view *v, FILE *out,
 /*
  * Folded stacks, one "comm;root;...;leaf count" line per distinct stack
  * (rows that differ only in pid are merged); with_comm false drops the
- * comm frame.
+ * comm frame. value: what each line counts, samples or ns (--value).
  */
 int export_folded(const struct profile_view *v, FILE *out, bool with_comm,
-		  struct export_error *err);
+		  enum view_value value, struct export_error *err);
 
 /*
  * Length of the valid UTF-8 sequence at p, n bytes left (0: none starts

@@ -29,6 +29,7 @@ struct fg_node {
 
 struct fg_tree {
 	bool threads; /* a level of thread names under the processes */
+	enum view_value value; /* what a frame's width counts */
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct key_map node_index; /* (parent, name, file, type) -> node */
@@ -161,6 +162,9 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 
 		if (dcp_profile_row(v->profile, r, &row) || !row.nr_frames)
 			continue;
+		row.count = profile_view_row_value(v, &row, t->value);
+		if (!row.count)
+			continue;
 		t->nodes[0].value[side] += row.count;
 		s = intern(t, row.comm ? row.comm : "");
 		node = s < 0 ? s : child(t, 0, (uint32_t)s, 0, FG_TYPE_COMM);
@@ -235,6 +239,11 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 	}
 	free(classes);
 	return ret;
+}
+
+void fg_tree_set_value(struct fg_tree *t, enum view_value value)
+{
+	t->value = value;
 }
 
 void fg_tree_group_threads(struct fg_tree *t, bool threads)

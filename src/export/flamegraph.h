@@ -44,6 +44,8 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 			enum fg_side side, struct export_error *err);
 /* Before adding: a level of threads (their names) under each process. */
 void fg_tree_group_threads(struct fg_tree *t, bool threads);
+/* Before adding: what frames are as wide as (default: samples). */
+void fg_tree_set_value(struct fg_tree *t, enum view_value value);
 
 struct fg_output_opts {
 	const char *title;

@@ -124,7 +124,7 @@ static int compare_lines(const void *a, const void *b, void *arena)
 }
 
 int export_folded(const struct profile_view *v, FILE *out, bool with_comm,
-		  struct export_error *err)
+		  enum view_value value, struct export_error *err)
 {
 	size_t nr_rows = dcp_profile_nr_rows(v->profile), n = 0, groups = 0;
 	struct folded_line *lines = calloc(nr_rows + 1, sizeof(*lines));
@@ -138,8 +138,10 @@ int export_folded(const struct profile_view *v, FILE *out, bool with_comm,
 		struct folded_line *l = &lines[n];
 
 		/* rows without frames are not in the report's total either */
-		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames ||
-		    !row.count)
+		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames)
+			continue;
+		row.count = profile_view_row_value(v, &row, value);
+		if (!row.count)
 			continue;
 		l->off = arena.len;
 		if (with_comm) {

@@ -324,8 +324,8 @@ static void pprof_free(struct pprof *pp)
 
 /* Everything pprof_build allocates for the message, freed at once. */
 struct pb_arrays {
-	pb_value_type types[3];
-	pb_value_type *type_ptrs[2];
+	pb_value_type types[4];
+	pb_value_type *type_ptrs[3];
 	pb_sample *samples;
 	pb_sample **sample_ptrs;
 	pb_label *labels;
@@ -407,7 +407,9 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	size_t nr_rows = dcp_profile_nr_rows(pp->v->profile), nr_frames = 0,
 	       ns = 0;
 	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, s_thread, s_tid;
-	int64_t period;
+	int64_t s_off_cpu = 0, period;
+	/* record --off-cpu: a third value, off_cpu/nanoseconds */
+	size_t nr_values = meta->off_cpu ? 3 : 2;
 	int ret;
 
 	if (intern(pp, "") != 0)
@@ -423,8 +425,11 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	s_pid = intern(pp, "pid");
 	s_thread = intern(pp, "thread");
 	s_tid = intern(pp, "tid");
+	if (meta->off_cpu)
+		s_off_cpu = intern(pp, "off_cpu");
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 ||
-	    s_comm < 0 || s_pid < 0 || s_thread < 0 || s_tid < 0)
+	    s_comm < 0 || s_pid < 0 || s_thread < 0 || s_tid < 0 ||
+	    s_off_cpu < 0)
 		return -ENOMEM;
 	period = period_ns(meta);
 
@@ -438,7 +443,7 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	a->sample_ptrs = calloc(nr_rows + 1, sizeof(*a->sample_ptrs));
 	a->labels = calloc(4 * nr_rows + 1, sizeof(*a->labels));
 	a->label_ptrs = calloc(4 * nr_rows + 1, sizeof(*a->label_ptrs));
-	a->values = calloc(2 * nr_rows + 1, sizeof(*a->values));
+	a->values = calloc(nr_values * nr_rows + 1, sizeof(*a->values));
 	a->location_ids = calloc(nr_frames + 1, sizeof(*a->location_ids));
 	if (!a->samples || !a->sample_ptrs || !a->labels || !a->label_ptrs ||
 	    !a->values || !a->location_ids)
@@ -452,8 +457,13 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		int64_t comm, thread;
 
 		/* rows without frames are not in the report's total either */
-		if (dcp_profile_row(pp->v->profile, i, &row) ||
-		    !row.nr_frames || !row.count)
+		uint64_t off_cpu = 0;
+
+		if (dcp_profile_row(pp->v->profile, i, &row) || !row.nr_frames)
+			continue;
+		for (int k = 0; k < DCP_OFF_CPU_NR_STATES; k++)
+			off_cpu += row.off_cpu_ns[k];
+		if (!row.count && !off_cpu)
 			continue;
 		perftools__profiles__sample__init(s);
 		s->location_id = &a->location_ids[nr_frames];
@@ -466,10 +476,12 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		}
 		s->n_location_id = row.nr_frames;
 		nr_frames += row.nr_frames;
-		s->value = &a->values[2 * ns];
-		s->n_value = 2;
+		s->value = &a->values[nr_values * ns];
+		s->n_value = nr_values;
 		s->value[0] = (int64_t)row.count;
 		s->value[1] = (int64_t)row.count * period;
+		if (meta->off_cpu)
+			s->value[2] = (int64_t)off_cpu;
 		comm = intern(pp, row.comm ? row.comm : "");
 		if (comm < 0)
 			return (int)comm;
@@ -536,8 +548,11 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	a->types[1].type = s_cpu;
 	a->types[1].unit = s_ns;
 	a->types[2] = a->types[1];
+	a->types[3] = a->types[1];
+	a->types[3].type = s_off_cpu;
 	a->type_ptrs[0] = &a->types[0];
 	a->type_ptrs[1] = &a->types[1];
+	a->type_ptrs[2] = &a->types[3];
 
 	prof->comment = a->comments;
 	if ((ret = add_comment(pp, a, prof, "event", meta->event)) ||
@@ -547,7 +562,7 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		return ret;
 
 	prof->sample_type = a->type_ptrs;
-	prof->n_sample_type = 2;
+	prof->n_sample_type = nr_values;
 	prof->sample = a->sample_ptrs;
 	prof->n_sample = ns;
 	prof->mapping = a->mapping_ptrs;

@@ -300,3 +300,40 @@ int profile_view_expand(const struct profile_view *v, const struct dcp_frame *f,
 	}
 	return n;
 }
+
+int view_value_parse(const char *name, enum view_value *out)
+{
+	if (!strcmp(name, "cpu"))
+		*out = VIEW_VALUE_CPU;
+	else if (!strcmp(name, "off-cpu"))
+		*out = VIEW_VALUE_OFF_CPU;
+	else if (!strcmp(name, "wall"))
+		*out = VIEW_VALUE_WALL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+uint64_t profile_view_sample_ns(const struct profile_view *v)
+{
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
+
+	if (m->sample_freq)
+		return 1000000000ull / m->sample_freq;
+	return m->sample_period;
+}
+
+uint64_t profile_view_row_value(const struct profile_view *v,
+				const struct dcp_sample_row *row,
+				enum view_value value)
+{
+	uint64_t off = 0;
+
+	if (value == VIEW_VALUE_CPU)
+		return row->count;
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		off += row->off_cpu_ns[s];
+	if (value == VIEW_VALUE_OFF_CPU)
+		return off;
+	return off + row->count * profile_view_sample_ns(v);
+}

@@ -66,4 +66,20 @@ const char *profile_view_label(const struct profile_view *v,
 int profile_view_expand(const struct profile_view *v, const struct dcp_frame *f,
 			struct dcp_expanded_frame *out, size_t max);
 
+/*
+ * What the views count (--value): samples on the CPU; ns off the CPU
+ * (record --off-cpu); or wall-clock ns, the samples times the sampling
+ * period plus the time off the CPU.
+ */
+enum view_value { VIEW_VALUE_CPU, VIEW_VALUE_OFF_CPU, VIEW_VALUE_WALL };
+
+/* "cpu", "off-cpu" or "wall": 0, or -EINVAL. */
+int view_value_parse(const char *name, enum view_value *out);
+/* The ns one sample stands for: the period, or 1 s / the frequency. */
+uint64_t profile_view_sample_ns(const struct profile_view *v);
+/* A row's value: samples (VIEW_VALUE_CPU) or ns. */
+uint64_t profile_view_row_value(const struct profile_view *v,
+				const struct dcp_sample_row *row,
+				enum view_value value);
+
 #endif

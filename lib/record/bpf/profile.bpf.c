@@ -27,6 +27,8 @@ volatile __u32 stack_gen = 0;
 const volatile int filter_marked = 0;
 /* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
 const volatile int user_build_ids = 0;
+/* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
+const volatile __u64 off_cpu_min_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -80,6 +82,22 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
 } user_ips_1 SEC(".maps");
+
+/* --off-cpu: the threads switched out now, by tid */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct dcp_bpf_off_start);
+} off_starts SEC(".maps");
+
+/* --off-cpu: ns off the CPU by (thread, stacks, state), drained */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_off_key);
+	__type(value, __u64);
+} off_counts SEC(".maps");
 
 /* --only: the marked files' build ids */
 struct {
@@ -135,32 +153,31 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 	return bpf_map_lookup_elem(&marked, leaf->build_id) != NULL;
 }
 
-/* The sample's stacks into the maps of the current generation. */
-static __always_inline void take_stacks(struct bpf_perf_event_data *ctx,
-					struct dcp_bpf_key *key)
+/*
+ * The current task's stacks into the maps of the current generation, their
+ * ids tagged with it (ctx: the program's context, as bpf_get_stackid()
+ * takes it).
+ */
+static __always_inline void take_stacks(void *ctx, int *user, int *kernel)
 {
 	__u32 gen = stack_gen & 1;
 
 	if (user_build_ids && gen)
-		key->user_stack =
-			bpf_get_stackid(ctx, &user_stacks_1, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_stacks_1, BPF_F_USER_STACK);
 	else if (user_build_ids)
-		key->user_stack =
-			bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
 	else if (gen)
-		key->user_stack =
-			bpf_get_stackid(ctx, &user_ips_1, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_ips_1, BPF_F_USER_STACK);
 	else
-		key->user_stack =
-			bpf_get_stackid(ctx, &user_ips, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_ips, BPF_F_USER_STACK);
 	if (gen)
-		key->kernel_stack = bpf_get_stackid(ctx, &kernel_stacks_1, 0);
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1, 0);
 	else
-		key->kernel_stack = bpf_get_stackid(ctx, &kernel_stacks, 0);
-	if (gen && key->user_stack >= 0)
-		key->user_stack |= DCP_BPF_STACK_GEN_BIT;
-	if (gen && key->kernel_stack >= 0)
-		key->kernel_stack |= DCP_BPF_STACK_GEN_BIT;
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks, 0);
+	if (gen && *user >= 0)
+		*user |= DCP_BPF_STACK_GEN_BIT;
+	if (gen && *kernel >= 0)
+		*kernel |= DCP_BPF_STACK_GEN_BIT;
 }
 
 SEC("perf_event")
@@ -182,7 +199,7 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
-		take_stacks(ctx, &key);
+		take_stacks(ctx, &key.user_stack, &key.kernel_stack);
 		if (key.user_stack < 0 && key.kernel_stack < 0) {
 			__u64 ip = ctx->regs.ip;
 
@@ -257,5 +274,80 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 {
 	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
+	return 0;
+}
+
+/* task __state bits (include/linux/sched.h) */
+#define DCP_TASK_UNINTERRUPTIBLE 0x2
+#define DCP_TASK_DEAD 0x80
+#define DCP_TASK_NOLOAD 0x400
+
+/*
+ * --off-cpu (loaded only then): prev leaves the CPU with its stacks and
+ * state; next comes back, and the time since its own switch-out is added
+ * to its stacks' count. The stacks are the current task's: prev's.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns(), *v;
+	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+	struct dcp_bpf_off_start *st;
+
+	if (prev_tid && !(prev_state & DCP_TASK_DEAD)) {
+		struct dcp_bpf_off_start s = {};
+
+		count_stat(DCP_BPF_STAT_OFF_SWITCHES);
+		s.time = now;
+		s.pid = BPF_CORE_READ(prev, tgid);
+		/* idle kernel workers (TASK_IDLE) sleep, they do not block */
+		s.state = preempt || !(prev_state & 0xff) ? 0 :
+			  (prev_state & DCP_TASK_UNINTERRUPTIBLE) &&
+					  !(prev_state & DCP_TASK_NOLOAD) ?
+							    2 :
+							    1;
+		take_stacks(ctx, &s.user_stack, &s.kernel_stack);
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
+		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
+			count_stat(DCP_BPF_STAT_OFF_LOST);
+	}
+	if (!next_tid)
+		return 0;
+	st = bpf_map_lookup_elem(&off_starts, &next_tid);
+	if (!st)
+		return 0; /* switched out before recording began */
+	if (now - st->time < off_cpu_min_ns || now <= st->time) {
+		count_stat(DCP_BPF_STAT_OFF_SHORT);
+	} else {
+		struct dcp_bpf_off_key key = {};
+		__u64 ns = now - st->time;
+
+		count_stat(DCP_BPF_STAT_OFF_BLOCKS);
+		key.pid = st->pid;
+		key.tid = next_tid;
+		key.user_stack = st->user_stack;
+		key.kernel_stack = st->kernel_stack;
+		key.state = st->state;
+		__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+		long err;
+
+		v = bpf_map_lookup_elem(&off_counts, &key);
+		if (v) {
+			__sync_fetch_and_add(v, ns);
+		} else {
+			err = bpf_map_update_elem(&off_counts, &key, &ns,
+						  BPF_NOEXIST);
+			v = err == -EEXIST ?
+				    bpf_map_lookup_elem(&off_counts, &key) :
+				    NULL;
+			if (v)
+				__sync_fetch_and_add(v, ns);
+			else if (err)
+				count_stat(DCP_BPF_STAT_OFF_LOST);
+		}
+	}
+	bpf_map_delete_elem(&off_starts, &next_tid);
 	return 0;
 }

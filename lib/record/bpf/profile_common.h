@@ -32,6 +32,34 @@ struct dcp_bpf_key {
 	unsigned long long ip;
 };
 
+/*
+ * Time off the CPU (--off-cpu): a thread's stacks when it was switched out
+ * and why (enum dcp_off_cpu_state); the value is the ns it stayed out.
+ */
+/*
+ * --off-cpu: a thread switched out now (the map off_starts, by tid). Its
+ * stack ids stay valid across drains: user space keeps the stacks they
+ * name when it empties their generation's maps.
+ */
+struct dcp_bpf_off_start {
+	unsigned long long time;
+	unsigned int pid;
+	int user_stack;
+	int kernel_stack;
+	unsigned int state;
+	char comm[DCP_BPF_COMM_LEN];
+};
+
+struct dcp_bpf_off_key {
+	unsigned int pid; /* tgid */
+	unsigned int tid;
+	int user_stack;
+	int kernel_stack;
+	char comm[DCP_BPF_COMM_LEN];
+	unsigned int state;
+	unsigned int pad;
+};
+
 /* The per-CPU statistics array's slots. */
 enum dcp_bpf_stat {
 	DCP_BPF_STAT_SAMPLES, /* the program ran */
@@ -39,6 +67,10 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_LOST_FULL, /* the count map was full */
 	DCP_BPF_STAT_LOST_STACK, /* a stack map had no room for a stack */
 	DCP_BPF_STAT_LOST_EVENTS, /* the task event ring was full */
+	DCP_BPF_STAT_OFF_SWITCHES, /* --off-cpu: a thread switched out */
+	DCP_BPF_STAT_OFF_SHORT, /* a block under the minimum: dropped */
+	DCP_BPF_STAT_OFF_LOST, /* no room in the off-CPU maps */
+	DCP_BPF_STAT_OFF_BLOCKS, /* blocks added to the off-CPU counts */
 	DCP_BPF_STAT_NR,
 };
 

@@ -46,6 +46,8 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #include <bpf/libbpf.h>
 
 #include "buildid_internal.h"
+#include "grow.h"
+#include "sort.h"
 #include "profile.skel.h"
 #include "source_bpf_internal.h"
 
@@ -252,11 +254,14 @@ static uint32_t kernel_frames(struct bpf_source *bs, int id)
 	return n;
 }
 
+/* A count of samples, or (off_ns) of time off the CPU, of k's stacks. */
 static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
-		      uint64_t count)
+		      uint64_t count, const uint64_t *off_ns)
 {
 	struct dcp_recorder *r = bs->r;
-	struct dcp_stack_count c = { .pid = k->pid, .count = count };
+	struct dcp_stack_count c = { .pid = k->pid,
+				     .count = count,
+				     .off_cpu_ns = off_ns };
 	char comm[DCP_BPF_COMM_LEN + 1];
 	struct dcp_process *p;
 	uint32_t n;
@@ -321,7 +326,53 @@ static int drain_counts(struct bpf_source *bs)
 			(uint64_t)n * (sizeof(*bs->keys) + sizeof(*bs->vals));
 		for (uint32_t i = 0; i < n && !ret; i++) {
 			bs->samples_seen += bs->vals[i];
-			ret = take_count(bs, &bs->keys[i], bs->vals[i]);
+			ret = take_count(bs, &bs->keys[i], bs->vals[i], NULL);
+		}
+		in = &out;
+	} while (!err && !ret);
+	return ret;
+}
+
+/* --off-cpu: the ns counted in the kernel, by stacks and state. */
+static int drain_off_counts(struct bpf_source *bs)
+{
+	int fd = bpf_map__fd(bs->skel->maps.off_counts);
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t out, *in = NULL;
+	int ret = 0, err;
+
+	if (!bs->off_cpu)
+		return 0;
+	do {
+		uint32_t n = bs->count_entries;
+
+		err = bpf_map_lookup_and_delete_batch(
+			fd, in, &out, bs->off_keys, bs->vals, &n, &o);
+		if (err && errno != ENOENT)
+			return dcp_error(errno,
+					 "cannot read the BPF off-CPU map: %s",
+					 strerror(errno));
+		bs->bytes_read += (uint64_t)n *
+				  (sizeof(*bs->off_keys) + sizeof(*bs->vals));
+		for (uint32_t i = 0; i < n && !ret; i++) {
+			const struct dcp_bpf_off_key *ok = &bs->off_keys[i];
+			struct dcp_bpf_key k = { .pid = ok->pid,
+						 .tid = ok->tid,
+						 .user_stack = ok->user_stack,
+						 .kernel_stack =
+							 ok->kernel_stack };
+			uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
+
+			uint64_t blocks = bs->r->stats.off_cpu_blocks;
+
+			memcpy(k.comm, ok->comm, sizeof(k.comm));
+			if (ok->state >= DCP_OFF_CPU_NR_STATES)
+				continue;
+			ns[ok->state] = bs->vals[i];
+			ret = take_count(bs, &k, 0, ns);
+			/* the kernel counts the blocks (read_stats): this
+			 * key stands for many */
+			bs->r->stats.off_cpu_blocks = blocks;
 		}
 		in = &out;
 	} while (!err && !ret);
@@ -350,31 +401,79 @@ static void read_stats(struct bpf_source *bs)
 				     bs->kernel_counts[DCP_BPF_STAT_FILTERED];
 	r->stats.samples += now[DCP_BPF_STAT_LOST_FULL] -
 			    bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
+	r->stats.off_cpu_blocks += now[DCP_BPF_STAT_OFF_BLOCKS] -
+				   bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
-	bs->base.counts.lost_records =
-		now[DCP_BPF_STAT_LOST_STACK] + now[DCP_BPF_STAT_LOST_EVENTS];
+	bs->base.counts.lost_records = now[DCP_BPF_STAT_LOST_STACK] +
+				       now[DCP_BPF_STAT_LOST_EVENTS] +
+				       now[DCP_BPF_STAT_OFF_LOST];
+	bs->base.counts.off_cpu_switches = now[DCP_BPF_STAT_OFF_SWITCHES];
+	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 }
 
-/* Every entry of a stack map deleted. */
-static void clear_stack_map(struct bpf_map *map)
+/* Every entry of a stack map of generation gen deleted, but the ids kept. */
+static void clear_stack_map(struct bpf_map *map, uint32_t gen,
+			    const uint64_t *keep, size_t nr_keep)
 {
 	int fd = bpf_map__fd(map);
 	uint32_t key, next;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		bpf_map_delete_elem(fd, &next);
+		uint64_t id = next | (gen ? DCP_BPF_STACK_GEN_BIT : 0);
+
+		if (!bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64))
+			bpf_map_delete_elem(fd, &next);
 		key = next;
 		first = false;
 	}
 }
 
 /*
+ * --off-cpu: the stack ids of the threads switched out now, sorted: their
+ * blocks end at a later switch-in, maybe drains later, and are charged to
+ * these stacks then. *keep is malloc'd.
+ */
+static int open_block_stacks(struct bpf_source *bs, uint64_t **keep,
+			     size_t *nr_keep)
+{
+	int fd = bpf_map__fd(bs->skel->maps.off_starts);
+	struct dcp_bpf_off_start st;
+	uint32_t tid, *prev = NULL;
+	size_t cap = 0;
+
+	*keep = NULL;
+	*nr_keep = 0;
+	if (!bs->off_cpu)
+		return 0;
+	while (!bpf_map_get_next_key(fd, prev, &tid)) {
+		uint64_t *k;
+
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &st))
+			continue;
+		k = dcp_grow(*keep, &cap, *nr_keep + 2, sizeof(*k));
+		if (!k)
+			return dcp_error(ENOMEM, "out of memory");
+		*keep = k;
+		if (st.user_stack >= 0)
+			k[(*nr_keep)++] = (uint32_t)st.user_stack;
+		if (st.kernel_stack >= 0)
+			k[(*nr_keep)++] = (uint32_t)st.kernel_stack;
+	}
+	if (*nr_keep)
+		qsort(*keep, *nr_keep, sizeof(**keep), dcp_cmp_u64);
+	return 0;
+}
+
+/*
  * The stack maps come in two generations: samples take their stacks into
  * the maps of the generation in the program's stack_gen, and their ids say
  * which. A drain flips it, reads the counts, then empties the maps of the
- * generation it left and forgets the copies taken from them. The maps so
+ * generation it left (but for the stacks of threads still switched out,
+ * whose blocks --off-cpu charges later) and forgets the copies taken from
+ * them. The maps so
  * hold the distinct stacks of one drain interval, not of the whole
  * recording: kept for the recording, they filled up, and every stack that
  * hashed to a taken slot was lost (3.7% of the samples' stacks in 10 s on
@@ -390,14 +489,24 @@ static uint32_t flip_generation(struct bpf_source *bs)
 	return old;
 }
 
-static void clear_generation(struct bpf_source *bs, uint32_t gen)
+static int clear_generation(struct bpf_source *bs, uint32_t gen)
 {
+	uint64_t *keep;
+	size_t nr_keep;
+	int ret = open_block_stacks(bs, &keep, &nr_keep);
+
+	if (ret)
+		return ret;
 	clear_stack_map(gen ? bs->skel->maps.user_stacks_1 :
-			      bs->skel->maps.user_stacks);
+			      bs->skel->maps.user_stacks,
+			gen, keep, nr_keep);
 	clear_stack_map(gen ? bs->skel->maps.user_ips_1 :
-			      bs->skel->maps.user_ips);
+			      bs->skel->maps.user_ips,
+			gen, keep, nr_keep);
 	clear_stack_map(gen ? bs->skel->maps.kernel_stacks_1 :
-			      bs->skel->maps.kernel_stacks);
+			      bs->skel->maps.kernel_stacks,
+			gen, keep, nr_keep);
+	free(keep);
 	for (uint32_t i = 0; i < bs->ucache_size; i++) {
 		if (bs->ucache[i].id >= 0 &&
 		    stack_gen_of(bs->ucache[i].id) == gen)
@@ -409,6 +518,7 @@ static void clear_generation(struct bpf_source *bs, uint32_t gen)
 		    stack_gen_of(bs->icache[i].id) == gen)
 			bs->icache[i].id = -1;
 	}
+	return 0;
 }
 
 static int drain_all(struct bpf_source *bs)
@@ -422,7 +532,9 @@ static int drain_all(struct bpf_source *bs)
 	old_gen = flip_generation(bs);
 	ret = drain_counts(bs);
 	if (!ret)
-		clear_generation(bs, old_gen);
+		ret = drain_off_counts(bs);
+	if (!ret)
+		ret = clear_generation(bs, old_gen);
 	if (!ret)
 		ret = dcp_bpf_apply_exits(bs);
 	read_stats(bs);
@@ -505,8 +617,12 @@ static int size_maps(struct bpf_source *bs,
 		bs->ucache[i].id = bs->kcache[i].id = bs->icache[i].id = -1;
 	bs->keys = calloc(bs->count_entries, sizeof(*bs->keys));
 	bs->vals = calloc(bs->count_entries, sizeof(*bs->vals));
-	if (!bs->keys || !bs->vals)
+	bs->off_keys = calloc(bs->count_entries, sizeof(*bs->off_keys));
+	if (!bs->keys || !bs->vals || !bs->off_keys)
 		return dcp_error(ENOMEM, "out of memory");
+	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
+				     bs->off_cpu ? bs->count_entries : 1))
+		return dcp_error(EINVAL, "cannot size the BPF maps");
 	return 0;
 }
 
@@ -536,6 +652,10 @@ static int bpf_start(struct dcp_source *s,
 		return load_error(errno, "open");
 	bs->skel->rodata->filter_marked = bs->filter;
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
+	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
+	bs->off_cpu = set->off_cpu;
+	/* without --off-cpu, switches cost nothing: no program on them */
+	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
@@ -645,6 +765,16 @@ static int bpf_stop(struct dcp_source *s)
 
 	detach(bs);
 	ret = drain_all(bs);
+	if (bs->off_cpu) {
+		/* the threads still switched out: not charged */
+		int fd = bpf_map__fd(bs->skel->maps.off_starts);
+		uint32_t tid, *prev = NULL;
+
+		while (!bpf_map_get_next_key(fd, prev, &tid)) {
+			bs->base.counts.off_cpu_unfinished++;
+			prev = &tid;
+		}
+	}
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
@@ -660,6 +790,15 @@ static int bpf_stop(struct dcp_source *s)
 			0.0,
 		(unsigned long long)info.run_cnt,
 		(unsigned long long)info.run_time_ns);
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bs->off_cpu &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_switch),
+				    &info, &len))
+		dcp_log(DCP_LOG_INFO,
+			"bpf: the switch program ran %llu times for %llu ns",
+			(unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
 	return ret;
 }
 
@@ -673,6 +812,7 @@ static void bpf_free(struct dcp_source *s)
 	free(bs->links);
 	free(bs->event_fds);
 	free(bs->keys);
+	free(bs->off_keys);
 	free(bs->vals);
 	free(bs->ustack);
 	free(bs->kstack);

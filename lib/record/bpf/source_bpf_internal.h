@@ -40,6 +40,8 @@ struct bpf_source {
 
 	/* the drain's buffers */
 	struct dcp_bpf_key *keys;
+	struct dcp_bpf_off_key *off_keys; /* --off-cpu */
+	bool off_cpu;
 	uint64_t *vals;
 	struct bpf_stack_build_id *ustack;
 	uint64_t *kstack;

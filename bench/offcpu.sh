@@ -1,0 +1,111 @@
+#!/bin/bash
+# Off-CPU bench: dcprof record -a --off-cpu (the perf ring, and --backend
+# bpf) and perf record -e sched:sched_switch -g -a side by side, in one
+# run, one recorder at a time,
+# on two workloads (tests/workloads/off_cpu.c):
+#   pingpong: two threads passing a byte back and forth through two pipes
+#             as fast as they can (tens of thousands of switches a second);
+#   rounds:   t0198's program (10 ms rounds: burn 4 ms, sleep 4 ms, wait
+#             ~2 ms for a helper thread through a pipe).
+# For each (workload, recorder): the recorder's own CPU time (user+sys of
+# the recorder alone: the workload runs apart, started by this script;
+# for bpf plus the run time of its programs, kernel.bpf_stats_enabled=1),
+# the output size, and for pingpong the round trips per second against a
+# run without a recorder (the slowdown). Prints a markdown table on stdout,
+# progress on stderr. About 1 minute with the defaults.
+#
+# Environment:
+#   BENCH_DURATION=10   seconds of each recording (and workload run)
+#   BENCH_KEEP=1        keep the temporary directory
+#   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
+set -u
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DURATION=${BENCH_DURATION:-10}
+need_dcprof
+need "$PERF" "perf is needed (the reference recorder)"
+[ "$(id -u)" = 0 ] || die "run as root: both recorders trace every CPU"
+bench_init
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"; bench_cleanup' EXIT
+
+compile off_cpu -O1 -g -fno-omit-frame-pointer \
+	"$TOP/tests/workloads/off_cpu.c" -lpthread
+W=$TMP/off_cpu
+
+# run_workload NAME: the workload for DURATION seconds, in the background;
+# its output (pingpong: the round trips) goes to $TMP/NAME.out
+run_workload() {
+	"$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
+	WORKLOAD_PID=$!
+}
+
+# record RECORDER WORKLOAD: one recording of DURATION seconds while the
+# workload runs; sets CPU_MS, SIZE and TRIPS
+record() {
+	local who=$1 name=$2 out=$TMP/$1-$2.data
+	sleep 0.5
+	run_workload "$name"
+	case $who in
+	dcprof)
+		recorder "$DCPROF" record -a --off-cpu --duration "$DURATION" \
+			-o "$out" >/dev/null 2>"$TMP/$who.err" ||
+			die "dcprof failed: $(tail -3 "$TMP/$who.err")"
+		;;
+	dcprof-bpf)
+		recorder "$DCPROF" record -v --backend bpf -a --off-cpu \
+			--duration "$DURATION" -o "$out" >/dev/null \
+			2>"$TMP/$who.err" ||
+			die "dcprof --backend bpf failed: $(tail -3 "$TMP/$who.err")"
+		# the BPF programs' run time counts as the recorder's
+		bpf_ns=$(sed -n 's/.*program ran [0-9]* times for \([0-9]*\) ns.*/\1/p' \
+			"$TMP/$who.err" | awk '{ s += $1 } END { printf "%.0f", s }')
+		CPU_MS=$((CPU_MS + bpf_ns / 1000000))
+		;;
+	perf)
+		recorder "$PERF" record -q -e sched:sched_switch -g -a \
+			-o "$out" -- sleep "$DURATION" >/dev/null \
+			2>"$TMP/$who.err" ||
+			die "perf failed: $(tail -3 "$TMP/$who.err")"
+		;;
+	esac
+	wait "$WORKLOAD_PID"
+	SIZE=$(stat -c %s "$out")
+	TRIPS=$(cat "$TMP/$name.out")
+}
+
+say "baseline: pingpong alone for $DURATION s"
+run_workload pingpong
+wait "$WORKLOAD_PID"
+BASE_TRIPS=$(cat "$TMP/pingpong.out")
+
+echo "| workload | recorder | recorder CPU (ms) | output (bytes) | round trips/s | slowdown |"
+echo "| --- | --- | ---: | ---: | ---: | ---: |"
+for name in pingpong rounds; do
+	declare -A cpu=() size=()
+	for who in dcprof dcprof-bpf perf; do
+		say "$who on $name, $DURATION s"
+		record "$who" "$name"
+		cpu[$who]=$CPU_MS
+		size[$who]=$SIZE
+		if [ "$name" = pingpong ]; then
+			rate=$((TRIPS / DURATION))
+			slow=$(awk -v b="$BASE_TRIPS" -v t="$TRIPS" \
+				'BEGIN { printf "%.1f%%", 100 * (b - t) / b }')
+		else
+			rate=- slow=-
+		fi
+		echo "| $name | $who | ${cpu[$who]} | ${size[$who]} | $rate | $slow |"
+	done
+	for who in dcprof dcprof-bpf; do
+		awk -v n="$name" -v w="$who" -v ds="${size[$who]}" \
+			-v ps="${size[perf]}" -v dc="${cpu[$who]}" \
+			-v pc="${cpu[perf]}" 'BEGIN {
+			printf "| %s | perf / %s | %.1fx | %.0fx | | |\n", n, w,
+				dc ? pc / dc : 0, ds ? ps / ds : 0 }'
+	done
+done
+echo
+echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each, $NCPU CPUs"

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Off-CPU time from the perf ring (record --off-cpu): sched:sched_switch
+ * on every CPU, routed into that CPU's ring, and the tracker that pairs a
+ * thread's switch-out with its next switch-in. Only the threads switched
+ * out right now are kept (their time, why and stack); a finished block
+ * goes to the recorder, which adds it to the stack's row: nothing is kept
+ * per switch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "hash.h"
+#include "log_internal.h"
+#include "off_cpu_internal.h"
+#include "records_internal.h"
+
+/* Frames kept of a switched-out stack (perf_event_max_stack is 127). */
+#define SWITCH_MAX_IPS 256u
+
+/* prev_state as the tracepoint reports it: the low byte the task state
+ * (0: runnable), 0x100 preemption */
+#define STATE_INTERRUPTIBLE 0x01u
+#define STATE_UNINTERRUPTIBLE 0x02u
+#define STATE_DEAD 0x30u /* EXIT_DEAD, EXIT_ZOMBIE: never back */
+
+struct switched_out {
+	uint32_t tid;
+	uint32_t pid;
+	uint64_t time;
+	uint32_t state; /* enum dcp_off_cpu_state */
+	uint32_t nr_ips;
+	uint64_t ips[SWITCH_MAX_IPS];
+};
+
+struct dcp_off_cpu_tracker {
+	struct dcp_source *source;
+	uint64_t min_ns;
+	uint64_t tp_id;
+	uint32_t prev_pid_off, prev_state_off, next_pid_off;
+	int *fds;
+	uint64_t *ids;
+	size_t nr_fds;
+
+	/* the threads switched out now: open addressing by tid over slots
+	 * holding index + 1 into entries; freed entries form a list */
+	uint32_t *slots;
+	size_t mask;
+	struct switched_out *entries;
+	size_t nr_entries, cap_entries;
+	uint32_t *free_list;
+	size_t nr_free, cap_free;
+	size_t live;
+};
+
+static int open_on_cpu(struct dcp_off_cpu_tracker *t, struct dcp_ring *ring,
+		       size_t i)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = t->tp_id;
+	attr.sample_period = 1;
+	attr.sample_type =
+		DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	attr.sample_id_all = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, ring->cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return dcp_error(errno,
+				 "cannot open sched:sched_switch on cpu %d for "
+				 "--off-cpu: %s",
+				 ring->cpu, strerror(errno));
+	t->fds[i] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &t->ids[i]) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+		return dcp_error(errno,
+				 "cannot route sched:sched_switch into the ring "
+				 "of cpu %d: %s",
+				 ring->cpu, strerror(errno));
+	return 0;
+}
+
+struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
+					     size_t nr_rings, uint64_t min_ns,
+					     struct dcp_source *source)
+{
+	struct dcp_off_cpu_tracker *t = calloc(1, sizeof(*t));
+	char format[4096];
+	int ret;
+
+	if (!t)
+		return dcp_error_null(ENOMEM, "out of memory");
+	t->source = source;
+	t->min_ns = min_ns;
+	ret = dcp_tracefs_event("sched/sched_switch", &t->tp_id, format,
+				sizeof(format));
+	if (ret)
+		goto fail;
+	if (dcp_tracefs_field_offset(format, "prev_pid", &t->prev_pid_off) ||
+	    dcp_tracefs_field_offset(format, "prev_state",
+				     &t->prev_state_off) ||
+	    dcp_tracefs_field_offset(format, "next_pid", &t->next_pid_off)) {
+		ret = dcp_error(EINVAL,
+				"cannot parse the format of sched:sched_switch");
+		goto fail;
+	}
+	if (rings[0].per_task) {
+		ret = dcp_error(EPERM,
+				"--off-cpu needs per-CPU events of every task: "
+				"run as root or with CAP_PERFMON");
+		goto fail;
+	}
+	t->fds = calloc(nr_rings, sizeof(*t->fds));
+	t->ids = calloc(nr_rings, sizeof(*t->ids));
+	t->slots = calloc(1024, sizeof(*t->slots));
+	t->mask = 1023;
+	if (!t->fds || !t->ids || !t->slots) {
+		ret = dcp_error(ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < nr_rings; i++)
+		t->fds[i] = -1;
+	t->nr_fds = nr_rings;
+	for (size_t i = 0; i < nr_rings; i++) {
+		ret = open_on_cpu(t, &rings[i], i);
+		if (ret)
+			goto fail;
+	}
+	return t;
+fail:
+	dcp_off_cpu_close(t);
+	errno = -ret;
+	return NULL;
+}
+
+bool dcp_off_cpu_is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id)
+{
+	for (size_t i = 0; t && i < t->nr_fds; i++)
+		if (t->ids[i] == id && t->fds[i] >= 0)
+			return true;
+	return false;
+}
+
+static size_t slot_of(const struct dcp_off_cpu_tracker *t, uint32_t tid)
+{
+	return dcp_hash_fmix64(tid) & t->mask;
+}
+
+/* The slot holding tid, or the free slot where it would go. */
+static size_t find_slot(const struct dcp_off_cpu_tracker *t, uint32_t tid)
+{
+	size_t i = slot_of(t, tid);
+
+	while (t->slots[i] && t->entries[t->slots[i] - 1].tid != tid)
+		i = (i + 1) & t->mask;
+	return i;
+}
+
+/* Remove slot i, shifting back the entries probed past it. */
+static void remove_slot(struct dcp_off_cpu_tracker *t, size_t i)
+{
+	size_t j = i;
+
+	t->free_list[t->nr_free++] = t->slots[i] - 1;
+	t->live--;
+	for (;;) {
+		size_t home;
+
+		t->slots[i] = 0;
+		do {
+			j = (j + 1) & t->mask;
+			if (!t->slots[j])
+				return;
+			home = slot_of(t, t->entries[t->slots[j] - 1].tid);
+		} while (i <= j ? (i < home && home <= j) :
+				  (i < home || home <= j));
+		t->slots[i] = t->slots[j];
+		i = j;
+	}
+}
+
+static int grow_slots(struct dcp_off_cpu_tracker *t)
+{
+	size_t n = (t->mask + 1) * 2;
+	uint32_t *old = t->slots, *slots = calloc(n, sizeof(*slots));
+	size_t old_n = t->mask + 1;
+
+	if (!slots)
+		return -ENOMEM;
+	t->slots = slots;
+	t->mask = n - 1;
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i])
+			t->slots[find_slot(t, t->entries[old[i] - 1].tid)] =
+				old[i];
+	free(old);
+	return 0;
+}
+
+/* A free entry for a new thread switched out; NULL when out of memory. */
+static struct switched_out *new_entry(struct dcp_off_cpu_tracker *t,
+				      uint32_t *index)
+{
+	void *p;
+
+	if (t->nr_free) {
+		*index = t->free_list[--t->nr_free];
+		return &t->entries[*index];
+	}
+	p = dcp_grow(t->entries, &t->cap_entries, t->nr_entries + 1,
+		     sizeof(*t->entries));
+	if (!p)
+		return NULL;
+	t->entries = p;
+	p = dcp_grow(t->free_list, &t->cap_free, t->nr_entries + 1,
+		     sizeof(*t->free_list));
+	if (!p)
+		return NULL;
+	t->free_list = p;
+	*index = (uint32_t)t->nr_entries++;
+	return &t->entries[*index];
+}
+
+static uint32_t state_of(uint64_t prev_state)
+{
+	if (!(prev_state & 0xff))
+		return DCP_OFF_CPU_RUNNABLE;
+	if (prev_state & STATE_UNINTERRUPTIBLE)
+		return DCP_OFF_CPU_UNINTERRUPTIBLE;
+	return DCP_OFF_CPU_INTERRUPTIBLE;
+}
+
+static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
+		      uint32_t pid, uint32_t tid, uint64_t prev_state,
+		      const uint64_t *chain, uint64_t nr_chain)
+{
+	struct switched_out *e;
+	uint32_t index;
+	size_t i;
+
+	t->source->counts.off_cpu_switches++;
+	i = find_slot(t, tid);
+	if (prev_state & STATE_DEAD) {
+		if (t->slots[i])
+			remove_slot(t, i);
+		return 0;
+	}
+	if (t->slots[i]) {
+		e = &t->entries[t->slots[i] - 1];
+	} else {
+		if (2 * (t->live + 1) > t->mask + 1) {
+			if (grow_slots(t))
+				return dcp_error(ENOMEM, "out of memory");
+			i = find_slot(t, tid);
+		}
+		e = new_entry(t, &index);
+		if (!e)
+			return dcp_error(ENOMEM, "out of memory");
+		t->slots[i] = index + 1;
+		t->live++;
+	}
+	e->tid = tid;
+	e->pid = pid;
+	e->time = time;
+	e->state = state_of(prev_state);
+	e->nr_ips = nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain :
+						SWITCH_MAX_IPS;
+	memcpy(e->ips, chain, e->nr_ips * sizeof(*e->ips));
+	return 0;
+}
+
+int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t tid)
+{
+	size_t i = find_slot(t, tid);
+	struct dcp_off_cpu_block b = { 0 };
+	struct switched_out *e;
+	uint64_t ns;
+
+	if (!t->slots[i])
+		return 0; /* switched out before recording began, or taken */
+	e = &t->entries[t->slots[i] - 1];
+	ns = time > e->time ? time - e->time : 0;
+	remove_slot(t, i);
+	if (ns < t->min_ns || !ns) {
+		t->source->counts.off_cpu_short++;
+		return 0;
+	}
+	b.pid = e->pid;
+	b.tid = e->tid;
+	b.ips = e->ips;
+	b.nr_ips = e->nr_ips;
+	b.ns[e->state] = ns;
+	/* the entry stays intact until the next switch-out reuses it */
+	return dcp_recorder_take_off_cpu(t->source->sink, time, &b);
+}
+
+/*
+ * IDENTIFIER, TID (pid, tid), TIME, CPU, CALLCHAIN (nr, ips), RAW (u32
+ * size, the tracepoint's record).
+ */
+int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
+		     const struct perf_event_header *h, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)(h + 1);
+	const unsigned char *end = (const unsigned char *)h + size;
+	const unsigned char *raw;
+	uint64_t nr_chain, prev_state = 0;
+	uint32_t pid, tid, raw_size;
+	int32_t prev_pid, next_pid;
+	const uint64_t *chain;
+	int ret = 0;
+
+	if (end - p < 40)
+		return 0;
+	memcpy(&pid, p + 8, 4);
+	memcpy(&tid, p + 12, 4);
+	memcpy(&nr_chain, p + 32, 8);
+	chain = (const uint64_t *)(p + 40);
+	if (nr_chain > (uint64_t)(end - p - 40) / 8 ||
+	    nr_chain * 8 + 4 > (uint64_t)(end - p - 40))
+		return 0;
+	raw = p + 40 + nr_chain * 8;
+	memcpy(&raw_size, raw, 4);
+	raw += 4;
+	if (raw_size > (size_t)(end - raw) ||
+	    t->prev_state_off + 8 > raw_size ||
+	    t->prev_pid_off + 4 > raw_size || t->next_pid_off + 4 > raw_size)
+		return 0;
+	memcpy(&prev_pid, raw + t->prev_pid_off, 4);
+	memcpy(&prev_state, raw + t->prev_state_off, 8);
+	memcpy(&next_pid, raw + t->next_pid_off, 4);
+	/* idle is no thread's waiting */
+	if (prev_pid > 0 && (uint32_t)prev_pid == tid)
+		ret = switch_out(t, time, pid, tid, prev_state, chain,
+				 nr_chain);
+	if (!ret && next_pid > 0)
+		ret = dcp_off_cpu_switch_in(t, time, (uint32_t)next_pid);
+	return ret;
+}
+
+void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t)
+{
+	for (size_t i = 0; t && i < t->nr_fds; i++)
+		if (t->fds[i] >= 0)
+			ioctl(t->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t)
+{
+	if (t)
+		t->source->counts.off_cpu_unfinished += t->live;
+}
+
+void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; t->fds && i < t->nr_fds; i++)
+		if (t->fds[i] >= 0)
+			close(t->fds[i]);
+	free(t->fds);
+	free(t->ids);
+	free(t->slots);
+	free(t->entries);
+	free(t->free_list);
+	free(t);
+}

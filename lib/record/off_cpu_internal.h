@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Off-CPU time from the perf ring (record --off-cpu): the
+ * sched:sched_switch tracepoint of every CPU, routed into that CPU's ring,
+ * and the tracker that pairs each thread's switch-out (time, why, stack)
+ * with its next switch-in and hands the finished block to the recorder.
+ */
+#ifndef DCPROF_OFF_CPU_INTERNAL_H
+#define DCPROF_OFF_CPU_INTERNAL_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring_internal.h"
+#include "source_internal.h"
+
+struct dcp_off_cpu_tracker;
+
+/*
+ * Find sched:sched_switch (mounting tracefs when needed) and open it on
+ * the CPU of every ring, into that ring, with call chains. NULL with errno
+ * and a message saying why it cannot be used. min_ns: shorter blocks are
+ * dropped and counted.
+ */
+struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
+					     size_t nr_rings, uint64_t min_ns,
+					     struct dcp_source *source);
+/* Whether a ring's sample of this IDENTIFIER is a switch. */
+bool dcp_off_cpu_is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id);
+/*
+ * A switch sample, delivered in time order: remembers the thread switched
+ * out, and hands the block of the one switched in to the recorder
+ * (dcp_recorder_take_off_cpu). Malformed records are ignored.
+ */
+int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
+		     const struct perf_event_header *h, size_t size);
+/*
+ * Thread tid runs again (a PERF_RECORD_SWITCH_CPU_WIDE without the
+ * SWITCH_OUT flag): the kernel does not hand out every switch from the
+ * idle task as a sched_switch sample (about half of them went missing on
+ * an idle CPU, for perf as for us), but it writes the switch records of
+ * the sampling event. Whichever of the two comes first ends the block.
+ */
+int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t tid);
+void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t);
+/* Everything delivered: count the threads still switched out. */
+void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t);
+void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t);
+
+#endif

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcprof report --threads: where each thread's wall-clock time went, on
+ * the CPU (its samples times the sampling period) and off it (record
+ * --off-cpu, by state), against the recording's length. A thread that
+ * lived through the whole recording accounts for about all of it; the
+ * profile holds no thread lifetimes, so a shorter one shows less.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "grow.h"
+#include "intern.h"
+#include "report.h"
+
+struct thread_line {
+	uint32_t pid, tid;
+	uint32_t name; /* the thread's name, in names */
+	uint64_t samples;
+	uint64_t off_cpu[DCP_OFF_CPU_NR_STATES];
+};
+
+struct report_threads {
+	const struct report_args *a;
+	struct string_table names;
+	struct key_map index; /* (pid, tid) -> line */
+	struct thread_line *lines;
+	size_t nr_lines, cap_lines;
+};
+
+struct report_threads *report_threads_new(const struct report_args *a)
+{
+	struct report_threads *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->a = a;
+	return t;
+}
+
+void report_threads_free(struct report_threads *t)
+{
+	if (!t)
+		return;
+	string_table_free(&t->names);
+	key_map_free(&t->index);
+	free(t->lines);
+	free(t);
+}
+
+int report_threads_add_row(struct report_threads *t,
+			   const struct dcp_sample_row *row)
+{
+	struct thread_line *l;
+	uint32_t i;
+
+	if (key_map_find(&t->index, row->pid, row->tid, &i)) {
+		int64_t name = string_table_intern(
+			&t->names, row->thread_comm ? row->thread_comm : "");
+		void *p = dcp_grow(t->lines, &t->cap_lines, t->nr_lines + 1,
+				   sizeof(*t->lines));
+
+		if (name < 0 || !p)
+			return -ENOMEM;
+		t->lines = p;
+		i = (uint32_t)t->nr_lines;
+		if (key_map_add(&t->index, row->pid, row->tid, i))
+			return -ENOMEM;
+		l = &t->lines[t->nr_lines++];
+		*l = (struct thread_line){ .pid = row->pid,
+					   .tid = row->tid,
+					   .name = (uint32_t)name };
+	}
+	l = &t->lines[i];
+	l->samples += row->count;
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		l->off_cpu[s] += row->off_cpu_ns[s];
+	return 0;
+}
+
+static uint64_t off_cpu_total(const struct thread_line *l)
+{
+	uint64_t n = 0;
+
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		n += l->off_cpu[s];
+	return n;
+}
+
+/* By pid, then tid. */
+static int compare_threads(const void *a, const void *b)
+{
+	const struct thread_line *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void report_threads_print(struct report_threads *t,
+			  const struct profile_view *v)
+{
+	const struct report_args *a = t->a;
+	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
+	double period_ms = (double)profile_view_sample_ns(v) / 1e6;
+	double length_ms = (double)m->duration_ns / 1e6;
+	size_t shown = 0;
+
+	if (t->nr_lines)
+		qsort(t->lines, t->nr_lines, sizeof(*t->lines),
+		      compare_threads);
+	if (a->json)
+		printf(",\"length_ms\":%.3f,\"threads\":[", length_ms);
+	else
+		printf("# each thread's time on the CPU (samples x %.3f ms) and "
+		       "off it, against the recording's %.1f ms\n"
+		       "%8s %8s %10s %10s %10s %10s %10s %7s  %s\n",
+		       period_ms, length_ms, "pid", "tid", "on-CPU ms",
+		       "preempted", "sleeping", "blocked", "total ms",
+		       "of rec.", "thread");
+	for (size_t i = 0; i < t->nr_lines; i++) {
+		const struct thread_line *l = &t->lines[i];
+		double on = (double)l->samples * period_ms;
+		double total = on + (double)off_cpu_total(l) / 1e6;
+		double share = length_ms > 0 ? 100 * total / length_ms : 0;
+
+		if (a->limit >= 0 && shown >= (size_t)a->limit)
+			break;
+		if (a->json) {
+			printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":",
+			       shown ? "," : "", l->pid, l->tid);
+			json_print_string(stdout,
+					  string_table_get(&t->names, l->name));
+			printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
+			       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
+			       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
+			       ",\"percent_of_recording\":%.4f}",
+			       l->samples, on, (double)l->off_cpu[0] / 1e6,
+			       (double)l->off_cpu[1] / 1e6,
+			       (double)l->off_cpu[2] / 1e6, total, share);
+		} else {
+			printf("%8u %8u %10.1f %10.1f %10.1f %10.1f %10.1f "
+			       "%6.1f%%  ",
+			       l->pid, l->tid, on, (double)l->off_cpu[0] / 1e6,
+			       (double)l->off_cpu[1] / 1e6,
+			       (double)l->off_cpu[2] / 1e6, total, share);
+			text_print_safe(stdout,
+					string_table_get(&t->names, l->name),
+					0);
+			printf("\n");
+		}
+		shown++;
+	}
+	if (a->json)
+		printf("],\"left_out\":%zu}\n", t->nr_lines - shown);
+	else if (shown < t->nr_lines)
+		printf("# %zu more threads (--limit)\n", t->nr_lines - shown);
+}

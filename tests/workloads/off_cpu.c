@@ -1,0 +1,248 @@
+/*
+ * Off-CPU workloads: where threads wait.
+ *   off_cpu rounds SECONDS FILE: the main thread, in rounds of 10 ms,
+ *     burns 4 ms in f1_burn, sleeps 4 ms in f2_sleep (nanosleep) and
+ *     waits ~2 ms in f3_wait for a helper thread to answer through a
+ *     pipe; writes "tid lifetime_ns" of the main thread to FILE.
+ *   off_cpu mutex SECONDS: two threads take turns on one mutex, each
+ *     holding it 2 ms (in hold_lock), burning 0.5 ms outside it, and
+ *     waiting for it in take_lock.
+ *   off_cpu busy3 SECONDS: three threads spin in spin_forever on CPUs 0
+ *     and 1: they wait for a CPU, not for anything else.
+ *   off_cpu pingpong SECONDS: two threads pass a byte back and forth
+ *     through two pipes, as fast as they can; prints the round trips.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+static double seconds;
+static int request[2], answer[2];
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull +
+	       (unsigned long long)ts.tv_nsec;
+}
+
+/*
+ * libc's system call wrappers keep no frame pointer: the frame-pointer
+ * chain of a thread blocked in one skips the wrapper's caller. These
+ * wrappers of ours are that caller, so that the functions that call them
+ * are on the stack.
+ */
+__attribute__((noinline)) void sleep_ns(long ns)
+{
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+	nanosleep(&ts, NULL);
+	sink++;
+}
+
+__attribute__((noinline)) void read_byte(int fd, char *c)
+{
+	if (read(fd, c, 1) != 1)
+		exit(1);
+	sink++;
+}
+
+__attribute__((noinline)) void lock_mutex(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+	sink++;
+}
+
+__attribute__((noinline)) void f1_burn(long ns)
+{
+	unsigned long long end = now_ns() + (unsigned long long)ns;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long)i * 7;
+}
+
+__attribute__((noinline)) void f2_sleep(long ns)
+{
+	sleep_ns(ns);
+	sink++;
+}
+
+__attribute__((noinline)) void f3_wait(void)
+{
+	char c = 'q';
+
+	if (write(request[1], &c, 1) != 1)
+		exit(1);
+	read_byte(answer[0], &c);
+	sink++;
+}
+
+static void *helper(void *arg)
+{
+	char c;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "helper");
+	while (read(request[0], &c, 1) == 1) {
+		sleep_ns(2000000);
+		if (write(answer[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static int rounds(const char *out)
+{
+	unsigned long long start = now_ns(), end;
+	pthread_t t;
+	FILE *f;
+
+	if (pipe(request) || pipe(answer) ||
+	    pthread_create(&t, NULL, helper, NULL))
+		return 1;
+	end = start + (unsigned long long)(seconds * 1e9);
+	while (now_ns() < end) {
+		f1_burn(4000000);
+		f2_sleep(4000000);
+		f3_wait();
+	}
+	f = fopen(out, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%ld %llu\n", (long)syscall(SYS_gettid), now_ns() - start);
+	fclose(f);
+	return 0;
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) void hold_lock(void)
+{
+	f1_burn(2000000);
+}
+
+__attribute__((noinline)) void take_lock(void)
+{
+	lock_mutex(&lock);
+	hold_lock();
+	pthread_mutex_unlock(&lock);
+}
+
+static void *contender(void *arg)
+{
+	unsigned long long end = *(unsigned long long *)arg;
+
+	pthread_setname_np(pthread_self(), "contender");
+	while (now_ns() < end) {
+		take_lock();
+		f1_burn(500000); /* outside the lock: the other's turn */
+	}
+	return NULL;
+}
+
+static int mutex(void)
+{
+	unsigned long long end = now_ns() + (unsigned long long)(seconds * 1e9);
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, contender, &end))
+			return 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+__attribute__((noinline)) void spin_forever(unsigned long long end)
+{
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long)i;
+}
+
+static void *spinner(void *arg)
+{
+	pthread_setname_np(pthread_self(), "spinner");
+	spin_forever(*(unsigned long long *)arg);
+	return NULL;
+}
+
+static int busy3(void)
+{
+	unsigned long long end = now_ns() + (unsigned long long)(seconds * 1e9);
+	cpu_set_t set;
+	pthread_t t[3];
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, spinner, &end))
+			return 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+static volatile int stop;
+
+static void *ponger(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(request[0], &c, 1) == 1 && c)
+		if (write(answer[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static int pingpong(void)
+{
+	unsigned long long end = now_ns() + (unsigned long long)(seconds * 1e9);
+	unsigned long trips = 0;
+	pthread_t t;
+	char c = 1;
+
+	if (pipe(request) || pipe(answer) ||
+	    pthread_create(&t, NULL, ponger, NULL))
+		return 1;
+	while ((trips & 255) || now_ns() < end) {
+		if (write(request[1], &c, 1) != 1 || read(answer[0], &c, 1) != 1)
+			return 1;
+		trips++;
+	}
+	c = 0;
+	if (write(request[1], &c, 1) != 1)
+		return 1;
+	pthread_join(t, NULL);
+	printf("%lu\n", trips);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	seconds = atof(argv[2]);
+	if (!strcmp(argv[1], "rounds") && argc > 3)
+		return rounds(argv[3]);
+	if (!strcmp(argv[1], "mutex"))
+		return mutex();
+	if (!strcmp(argv[1], "busy3"))
+		return busy3();
+	if (!strcmp(argv[1], "pingpong"))
+		return pingpong();
+	return 2;
+}
