@@ -17,7 +17,9 @@
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
 # - the whole system (-a) for 10 s: the file and the recorder's CPU stay
 #   small, kernel threads' sleeps are charged, the states add up;
-# - --backend bpf: the same rounds, their switches counted in the kernel;
+# - --backend bpf: the same rounds, their switches counted in the kernel,
+#   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains,
+#   each emptying a generation of stack maps) keeps its stack;
 # - bad input: --off-cpu-min negative or not a number, --off-cpu with
 #   --call-graph dwarf, --only, -C or -u, and no sched_switch
 #   tracepoint: one error line, no profile written.
@@ -188,6 +190,23 @@ assert abs(f2 / f3 - 2) <= 0.3, "bpf: f2:f3 off-CPU is %.2f, expected 2" % (f2 /
 share = (f2 + f3) / life_ns
 assert 0.55 <= share <= 0.65, "bpf: f2 + f3 are %.1f%% of the main thread's life" % (100 * share)
 print("bpf: f2:f3 %.2f, f2 + f3 %.1f%% of the main thread's life" % (f2 / f3, 100 * share))
+# the kernel stacks start at __schedule, as the ring's: not in the program
+inner = {line.rsplit(" ", 1)[0].split(";")[-1] for line in open(sys.argv[1])
+         if ";f2_sleep;" in line}
+assert inner == {"__schedule_[k]"}, "bpf: innermost frames %s" % inner
+PY
+	# a block longer than many drains keeps its stack: the drains empty
+	# the stack maps of their generation, but for the stacks of threads
+	# still switched out
+	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -o "$F" -- \
+		sleep 1.5
+	expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
+	python3 - "$TMP/out" <<'PY' || die "--backend bpf: a long block lost its stack"
+import sys
+nap = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1])
+          if l.startswith("sleep;") and "do_nanosleep_[k]" in l)
+print("bpf: %.3f s of sleep's 1.5 s nap under do_nanosleep" % (nap / 1e9))
+assert nap >= 1.4e9, "only %d ns of the nap under its stack" % nap
 PY
 fi
 

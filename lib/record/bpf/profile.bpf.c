@@ -156,9 +156,10 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 /*
  * The current task's stacks into the maps of the current generation, their
  * ids tagged with it (ctx: the program's context, as bpf_get_stackid()
- * takes it).
+ * takes it; kernel_skip: innermost kernel frames left out).
  */
-static __always_inline void take_stacks(void *ctx, int *user, int *kernel)
+static __always_inline void take_stacks(void *ctx, int *user, int *kernel,
+					__u32 kernel_skip)
 {
 	__u32 gen = stack_gen & 1;
 
@@ -171,9 +172,11 @@ static __always_inline void take_stacks(void *ctx, int *user, int *kernel)
 	else
 		*user = bpf_get_stackid(ctx, &user_ips, BPF_F_USER_STACK);
 	if (gen)
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1, 0);
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1,
+					  kernel_skip & BPF_F_SKIP_FIELD_MASK);
 	else
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks, 0);
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks,
+					  kernel_skip & BPF_F_SKIP_FIELD_MASK);
 	if (gen && *user >= 0)
 		*user |= DCP_BPF_STACK_GEN_BIT;
 	if (gen && *kernel >= 0)
@@ -199,7 +202,7 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
-		take_stacks(ctx, &key.user_stack, &key.kernel_stack);
+		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0);
 		if (key.user_stack < 0 && key.kernel_stack < 0) {
 			__u64 ip = ctx->regs.ip;
 
@@ -308,7 +311,10 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 					  !(prev_state & DCP_TASK_NOLOAD) ?
 							    2 :
 							    1;
-		take_stacks(ctx, &s.user_stack, &s.kernel_stack);
+		/* the kernel stack starts inside the tracepoint's call of
+		 * this program (the program, bpf_trace_run4): from __schedule
+		 * on, as the ring backend's sched_switch call chains */
+		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
 			count_stat(DCP_BPF_STAT_OFF_LOST);
