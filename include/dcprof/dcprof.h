@@ -436,6 +436,10 @@ struct dcp_recorder_opts {
 	 * effective uid, as /proc shows it), those started later too */
 	bool filter_uid;
 	uint32_t uid;
+	/* Continuous recording in periods (dcp_recorder_cut()): a failed
+	 * write ends the current period's file, not the recording, and is
+	 * reported by the cut that ends the period. */
+	bool periods;
 };
 
 enum dcp_call_graph {
@@ -477,6 +481,23 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms);
 DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats);
 DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
+
+/*
+ * Continuous recording: end the current period and start the next one
+ * without stopping the events. The period's samples (everything the
+ * pipeline delivered since the previous cut or the start) are named from
+ * the pinned files and written as a compact profile in place of its
+ * working file; the next period then starts from an empty aggregate and
+ * zeroed counts, with its working file at next_output, and keeps the
+ * process table, cookies and pinned files: each sample lands in exactly
+ * one period. stats (may be NULL, sz set by the caller) receives the
+ * finished period's counts. Returns 0, or the negative errno of the write
+ * that failed: that period's file is removed (never left half written)
+ * and recording goes on; when next_output cannot be started either, the
+ * next cut says so again. dcp_recorder_finish() ends the last period.
+ */
+DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
+				struct dcp_profile_stats *stats);
 
 /* What naming a snapshot cost (dcp_recorder_snapshot()). */
 struct dcp_snapshot_info {

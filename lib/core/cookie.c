@@ -658,6 +658,19 @@ void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 		t->c[cookie].samples += n;
 }
 
+void dcp_cookie_table_new_period(struct dcp_cookie_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (!t->c[i].present)
+			continue;
+		t->c[i].samples = 0;
+		t->c[i].fp_breaks = 0;
+		/* a cookie that cannot be queued is left out of the working
+		 * file only: the compact file writes every cookie */
+		(void)dirty_push(t, (uint32_t)i);
+	}
+}
+
 uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,
 					uint32_t cookie, uint64_t n)
 {

@@ -72,6 +72,13 @@ bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
 void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 				  uint64_t n);
 
+/*
+ * A new period of a continuous recording (its own profile file): the
+ * per-cookie counts start again from 0 and every cookie is reported once
+ * more by dcp_cookie_table_take_dirty(), for the period's working file.
+ */
+void dcp_cookie_table_new_period(struct dcp_cookie_table *t);
+
 /* User stacks whose frame-pointer chain broke after a frame of cookie
  * (the recorder's count per file); returns the new count, 0: no cookie. */
 uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,

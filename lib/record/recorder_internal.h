@@ -67,6 +67,10 @@ struct dcp_recorder {
 	uint64_t next_flush_ns;
 	int write_error;
 	bool finished;
+	/* dcp_recorder_cut(): write errors end a period, not the recording;
+	 * the source's counts at the start of the current period */
+	bool periods;
+	struct dcp_source_counts counts_base;
 
 	struct dcp_frame frames[MAX_STACK];
 
@@ -95,6 +99,12 @@ static inline uint64_t dcp_now_ns(clockid_t clock)
 
 /* recorder.c: the meta and stats of now, as a flush writes them. */
 void dcp_recorder_fill_meta(struct dcp_recorder *r);
+
+/* recorder.c: flush the working file now (a period's first flush). */
+int dcp_recorder_flush(struct dcp_recorder *r);
+
+/* period.c: the current period's compact profile (removed on failure). */
+int dcp_recorder_write_period(struct dcp_recorder *r);
 
 /* snapshot.c: free the live view (dcp_recorder_free). */
 void dcp_snapshot_free(struct dcp_recorder *r);

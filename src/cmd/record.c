@@ -15,15 +15,23 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "continuous.h"
 #include "read_opts.h"
 #include "record_opts.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, cut_requested;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* --continuous: SIGHUP ends the current period, recording goes on */
+static void on_cut_signal(int sig)
+{
+	(void)sig;
+	cut_requested = 1;
 }
 
 struct record_args {
@@ -41,6 +49,8 @@ struct record_args {
 	int verbose;
 	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
 	char **command;
+	struct continuous_args cont; /* --continuous: cont.dir set */
+	bool period_given, keep_given;
 };
 
 static int parse_seconds(const char *name, const char *arg, double *out)
@@ -259,6 +269,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "continuous", required_argument, NULL, 'N' },
+		{ "period", required_argument, NULL, 'P' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "keep-size", required_argument, NULL, 'z' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -374,6 +388,29 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					v);
 			a->ready_fd = (int)v;
 			break;
+		case 'N':
+			a->cont.dir = optarg;
+			break;
+		case 'P':
+			ret = parse_seconds("period", optarg,
+					    &a->cont.period);
+			if (ret)
+				return ret;
+			a->period_given = true;
+			break;
+		case 'k':
+			ret = continuous_parse_age(optarg, &a->cont.keep_age);
+			if (ret)
+				return ret;
+			a->keep_given = true;
+			break;
+		case 'z':
+			ret = continuous_parse_size(optarg,
+						    &a->cont.keep_size);
+			if (ret)
+				return ret;
+			a->keep_given = true;
+			break;
 		case 'v':
 			a->verbose++;
 			break;
@@ -408,6 +445,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
+	if ((a->period_given || a->keep_given) && !a->cont.dir)
+		return cmd_usage_error(
+			"record", "--period, --keep and --keep-size need --continuous");
+	if (a->cont.dir && (a->command || a->opts.output))
+		return cmd_usage_error(
+			"record",
+			"--continuous records the system or -p processes into its directory: no -o, no command");
 	/* perf stays the default while the BPF backend costs more CPU per
 	 * sample (docs/PERFORMANCE.md "BPF backend") */
 	if (!a->opts.backend)
@@ -624,6 +668,26 @@ int cmd_record(int argc, char **argv)
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (a.cont.dir) {
+		sa.sa_handler = on_cut_signal;
+		sigaction(SIGHUP, &sa, NULL);
+		ret = continuous_check_dir(a.cont.dir);
+		if (ret)
+			goto out;
+		if (!a.cont.period)
+			a.cont.period = CONTINUOUS_DEFAULT_PERIOD;
+		if (!a.freq_given && !a.opts.sample_period)
+			a.opts.sample_freq = CONTINUOUS_DEFAULT_FREQ;
+		a.cont.duration = a.duration;
+		a.cont.pids = a.pids;
+		a.cont.nr_pids = a.nr_pids;
+		a.cont.targets_alive = any_alive;
+		a.opts.pids = a.pids;
+		a.opts.nr_pids = a.nr_pids;
+		ret = continuous_run(&a.opts, &a.cont, &stop_requested,
+				     &cut_requested);
+		goto out;
+	}
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.command) {
