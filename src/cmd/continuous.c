@@ -314,6 +314,13 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	fprintf(stderr,
 		"dcprof: recording continuously into '%s', a period every %g s\n",
 		c->dir, c->period);
+	if (c->ready_fd >= 0) {
+		if (write(c->ready_fd, "recording\n", 10) != 10)
+			fprintf(stderr,
+				"dcprof: cannot write to --ready-fd %d: %s\n",
+				c->ready_fd, strerror(errno));
+		close(c->ready_fd);
+	}
 	last_start = start;
 	boundary = next_boundary(start, c->period);
 	while (!*stop) {

@@ -31,6 +31,7 @@ struct continuous_args {
 	const pid_t *pids;
 	size_t nr_pids;
 	bool (*targets_alive)(const pid_t *pids, size_t n);
+	int ready_fd; /* --ready-fd, or -1 */
 };
 
 /* The checks made before recording starts: one error line, exit code. */

@@ -682,6 +682,8 @@ int cmd_record(int argc, char **argv)
 		a.cont.pids = a.pids;
 		a.cont.nr_pids = a.nr_pids;
 		a.cont.targets_alive = any_alive;
+		a.cont.ready_fd = a.ready_fd;
+		a.ready_fd = -1;
 		a.opts.pids = a.pids;
 		a.opts.nr_pids = a.nr_pids;
 		ret = continuous_run(&a.opts, &a.cont, &stop_requested,
