@@ -63,13 +63,15 @@ static const struct cmd commands[] = {
 	  "  -v, --verbose          say more about what the recorder does\n" },
 	{ "report", cmd_report, 0,
 	  "print the flat profile, inclusive time or call trees",
-	  "[-i FILE] [--sort KEYS] [--format text|json] [--limit N] [-n] [--stdio]\n"
+	  "[-i FILE|DIR [--since TIME] [--until TIME]] [--sort KEYS] [--format text|json]\n"
+	  "              [--limit N] [-n] [--stdio]\n"
 	  "              [--children | --no-children | -g | --tree caller|callee] [--percent-limit P]\n"
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
 	  "              [--resymbolize [--debuginfo-dir DIR]... [--write]]\n"
 	  "\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
 	  "                         pid, tid, process (its name), file, symbol,\n"
 	  "                         comma-separated (default comm,file,symbol; perf's\n"
@@ -123,18 +125,21 @@ static const struct cmd commands[] = {
 	  READ_HELP_FORMAT_TEXT_JSON },
 	{ "export", cmd_export, 0,
 	  "write a recording as pprof or folded stacks",
-	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
+	  "--format pprof|folded [-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT]\n"
+	  "              [--no-comm]\n"
 	  "\n"
 	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
 	  "      --no-comm          folded: no process name as the root frame\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
-	  "[-i FILE] [-o OUT] [--format html|svg] [--group process|thread]\n"
-	  "               [--diff BEFORE AFTER]\n"
+	  "[-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT] [--format html|svg]\n"
+	  "               [--group process|thread] [--diff BEFORE AFTER]\n"
 	  "\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
 	  "      --group WHAT       under each process: nothing (process, the default) or\n"
 	  "                         its threads by name (thread)\n"

@@ -274,6 +274,17 @@ struct dcp_profile_open_opts {
 DCPROF_API struct dcp_profile *
 dcp_profile_open_file(const char *path,
 		      const struct dcp_profile_open_opts *opts);
+/*
+ * Several profiles read as one (a time range of continuous recording's
+ * periods, docs/FORMAT.md): cookies matched by file identity, counts
+ * added, stats summed, meta from the earliest start to the latest end
+ * (complete when every file is). A summary profile when opts asks for
+ * one and every file has one. NULL with errno set and a message naming
+ * the file on error; n == 0 is -ENOENT.
+ */
+DCPROF_API struct dcp_profile *
+dcp_profile_open_files(const char *const *paths, size_t n,
+		       const struct dcp_profile_open_opts *opts);
 /* Whether p holds only the summary of its file. */
 DCPROF_API bool dcp_profile_is_summary(const struct dcp_profile *p);
 DCPROF_API void dcp_profile_close(struct dcp_profile *p);
