@@ -16,20 +16,46 @@
 #include "log_internal.h"
 #include "profile_internal.h"
 #include "recorder_internal.h"
-#include "resolve_internal.h"
 #include "symtab_internal.h"
 
-/* The closing symbolization's account of one object, as finish keeps it. */
-static int count_unresolved(void *ctx, const struct dcp_cookie_info *ci,
-			    const uint64_t *offsets, size_t n, int resolved)
+/*
+ * The names of every address of the period's stacks, copied from the
+ * names the recorder keeps (dcp_snapshot_name_new(): the files, the
+ * kernel's symbols and debug files are read once for the recorder's
+ * life, not once per period). Addresses left unnamed are counted.
+ */
+static int name_period(struct dcp_recorder *r, struct dcp_symtab *out)
 {
-	struct dcp_recorder *r = ctx;
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	size_t nr = dcp_aggregate_nr_stacks(r->agg);
+	int ret;
 
-	if (resolved < 0)
-		resolved = 0;
-	if (ci->kind != DCP_COOKIE_KIND_IDLE)
-		r->stats.symbols_unresolved += n - (size_t)resolved;
-	return 0;
+	r->snap_stacks_named = 0;
+	ret = dcp_snapshot_name_new(r, NULL);
+	for (size_t id = 0; !ret && id < nr; id++) {
+		uint32_t nf;
+		const struct dcp_frame *f =
+			dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
+
+		for (uint32_t i = 0; !ret && i < nf; i++) {
+			if (f[i].cookie == DCP_COOKIE_UNKNOWN ||
+			    f[i].cookie == r->cookie_idle ||
+			    dcp_symtab_lookup(out, f[i].cookie, f[i].offset,
+					      &sym) == 0)
+				continue;
+			ret = dcp_symtab_copy(out, r->snap_symbols,
+					      f[i].cookie, f[i].offset);
+			if (ret == -ENOENT) {
+				ret = 0;
+				continue;
+			}
+			if (!ret && (dcp_symtab_lookup(out, f[i].cookie,
+						       f[i].offset, &sym) ||
+				     !sym.name))
+				r->stats.symbols_unresolved++;
+		}
+	}
+	return ret;
 }
 
 /*
@@ -39,17 +65,13 @@ static int count_unresolved(void *ctx, const struct dcp_cookie_info *ci,
  */
 int dcp_recorder_write_period(struct dcp_recorder *r)
 {
-	struct dcp_resolve_opts ro = { .pinned = true,
-				       .kernel = &r->kernel,
-				       .done = count_unresolved,
-				       .ctx = r };
 	struct dcp_symtab *symtab = dcp_symtab_new();
 	int ret;
 
 	if (!symtab)
 		return dcp_error(ENOMEM, "out of memory");
 	dcp_recorder_fill_meta(r);
-	ret = dcp_resolve_sampled(r->cookies, r->agg, symtab, &ro);
+	ret = name_period(r, symtab);
 	if (!ret) {
 		r->meta.complete = true;
 		if (r->writer)
@@ -135,8 +157,7 @@ DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 
 	dcp_profile_writer_free(r->writer);
 	r->writer = NULL;
-	/* top's live view reads the aggregate being replaced */
-	dcp_snapshot_free(r);
+	/* the names stay (snap_symbols): the next period asks its stacks */
 	r->snap_stacks_named = 0;
 	dcp_aggregate_free(r->agg);
 	r->agg = agg;

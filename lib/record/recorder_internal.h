@@ -106,6 +106,14 @@ int dcp_recorder_flush(struct dcp_recorder *r);
 /* period.c: the current period's compact profile (removed on failure). */
 int dcp_recorder_write_period(struct dcp_recorder *r);
 
+/*
+ * snapshot.c: name the addresses of the aggregate's stacks from
+ * snap_stacks_named on that snap_symbols does not hold yet, with the kept
+ * symbolizer (each address is named once for the recorder's life: the
+ * live view and every period of a continuous recording share them).
+ */
+int dcp_snapshot_name_new(struct dcp_recorder *r,
+			  struct dcp_snapshot_info *info);
 /* snapshot.c: free the live view (dcp_recorder_free). */
 void dcp_snapshot_free(struct dcp_recorder *r);
 

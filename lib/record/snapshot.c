@@ -113,6 +113,22 @@ static int name_new(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 	return ret;
 }
 
+int dcp_snapshot_name_new(struct dcp_recorder *r,
+			  struct dcp_snapshot_info *info)
+{
+	if (!r->snap_symbols) {
+		r->snap_symbols = dcp_symtab_new();
+		if (!r->snap_symbols)
+			return dcp_error(ENOMEM, "out of memory");
+	}
+	if (!r->snap_symbolizer) {
+		r->snap_symbolizer = dcp_symbolizer_new(&r->kernel);
+		if (!r->snap_symbolizer)
+			return -errno;
+	}
+	return name_new(r, info);
+}
+
 DCPROF_API struct dcp_profile *
 dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 {
@@ -125,22 +141,12 @@ dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 		return dcp_error_null(EINVAL, "no recorder");
 	if (r->finished)
 		return dcp_error_null(EINVAL, "the recording is finished");
-	if (!r->snap_symbols) {
-		r->snap_symbols = dcp_symtab_new();
-		if (!r->snap_symbols)
-			return dcp_error_null(ENOMEM, "out of memory");
-	}
-	if (!r->snap_symbolizer) {
-		r->snap_symbolizer = dcp_symbolizer_new(&r->kernel);
-		if (!r->snap_symbolizer)
-			return NULL;
-	}
 	if (!r->snap) {
 		r->snap = calloc(1, sizeof(*r->snap));
 		if (!r->snap)
 			return dcp_error_null(ENOMEM, "out of memory");
 	}
-	ret = name_new(r, info);
+	ret = dcp_snapshot_name_new(r, info);
 	if (ret) {
 		errno = -ret;
 		return NULL;
