@@ -8,9 +8,11 @@ endif
 
 LIB_PKGS := libelf libdw zlib libzstd
 CMD_PKGS := libprotobuf-c capstone
+# --push: HTTP(S) to a profile store (src/push)
+PUSH_PKGS := libcurl
 # dcprof top's full-screen view: the wide-character ncurses when there
 CURSES_PKG := $(shell pkg-config --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
-PKGS := $(LIB_PKGS) $(CMD_PKGS)
+PKGS := $(LIB_PKGS) $(CMD_PKGS) $(PUSH_PKGS)
 TEST_PKGS := cmocka
 BUILD := build
 
@@ -48,6 +50,8 @@ endif
 #   view     src/view      naming frames and interning keys for reading
 #                          commands, through the public API only
 #   export   src/export    pprof, folded, flame graphs
+#   push     src/push      continuous recording's periods sent to a
+#                          Pyroscope-compatible endpoint: libcurl
 #   cmd      src/cmd       the subcommands
 CORE_PKGS := zlib libzstd
 SYMBOLS_PKGS := libelf libdw
@@ -119,11 +123,14 @@ $(foreach l,$(LAYERS),$(eval $$($(l)_OBJS): LAYER_CFLAGS = $$(LIB_INC_$(l)) $$(P
 
 VIEW_SRCS := $(wildcard src/view/*.c)
 EXPORT_SRCS := $(wildcard src/export/*.c)
+PUSH_SRCS := $(wildcard src/push/*.c)
 CMD_ONLY_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
 $(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
 $(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
 	$(shell pkg-config --cflags libprotobuf-c zlib)
-$(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/cmd \
+$(PUSH_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
+	$(shell pkg-config --cflags $(PUSH_PKGS))
+$(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push -Isrc/cmd \
 	$(shell pkg-config --cflags capstone $(CURSES_PKG))
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
@@ -134,7 +141,7 @@ LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread $(BPF_LIBS)
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
 LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))
-CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS)
+CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS) $(PUSH_SRCS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)

@@ -2,7 +2,7 @@
 # Install the Debian packages dcprof builds and tests with. The Makefile runs
 # this only when pkg-config cannot find one of the libraries.
 set -e
-PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev libncurses-dev tmux"
+PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev libncurses-dev tmux libcurl4-openssl-dev"
 # Every tool a test needs (`need` in tests/t fails under CI when one is
 # missing): compilers for the workloads, python3 for the JSON checks,
 # strace (t0770), readelf/objcopy/strip (binutils), protoc (above), gzip,

@@ -88,7 +88,7 @@ int continuous_parse_age(const char *arg, double *out)
 		arg);
 }
 
-int continuous_parse_size(const char *arg, uint64_t *out)
+int continuous_parse_size(const char *opt, const char *arg, uint64_t *out)
 {
 	static const char units[] = "KMGT";
 	char *end;
@@ -114,8 +114,41 @@ int continuous_parse_size(const char *arg, uint64_t *out)
 bad:
 	return cmd_usage_error(
 		"record",
-		"invalid --keep-size '%s': expected a positive size in bytes (K, M, G or T after it)",
-		arg);
+		"invalid %s '%s': expected a positive size in bytes (K, M, G or T after it)",
+		opt, arg);
+}
+
+int continuous_parse_push(struct continuous_args *c, int opt,
+			  const char *arg)
+{
+	const char **grown;
+
+	switch (opt) {
+	case 'W':
+		c->push.url = arg;
+		return 0;
+	case 'A':
+		c->push.app = arg;
+		return 0;
+	case 'T':
+		c->push.token_file = arg;
+		return 0;
+	case 'Q':
+		c->push.basic_auth_file = arg;
+		return 0;
+	case 'S':
+		return continuous_parse_size("--push-spool-size", arg,
+					     &c->push.spool_max);
+	default:
+		grown = realloc(c->labels,
+				(c->push.nr_labels + 1) * sizeof(*grown));
+		if (!grown)
+			return cmd_error("out of memory");
+		c->labels = grown;
+		c->labels[c->push.nr_labels++] = arg;
+		c->push.labels = c->labels;
+		return 0;
+	}
 }
 
 int64_t continuous_name_time(const char *name)
@@ -265,6 +298,67 @@ struct period_log {
 	uint64_t written, dropped;
 };
 
+static void push_log(const char *line)
+{
+	fprintf(stderr, "dcprof: %s\n", line);
+}
+
+/* --push: checked and started before recording; the spool is DIR/.spool */
+static int start_push(const struct continuous_args *c, struct push **out,
+		      char **spool)
+{
+	struct push_opts o = c->push;
+	struct push_error err;
+
+	*out = NULL;
+	if (!c->push.url)
+		return 0;
+	if (asprintf(spool, "%s/.spool", c->dir) < 0)
+		return cmd_error("out of memory");
+	o.spool_dir = *spool;
+	o.log = push_log;
+	*out = push_start(&o, &err);
+	return *out ? 0 : cmd_error("%s", err.msg);
+}
+
+/* The period at path, [from_ns, until_ns), into the push spool. */
+static void push_period(struct push *p, const char *path, uint64_t from_ns,
+			uint64_t until_ns, uint32_t hz)
+{
+	struct push_error err;
+
+	/* whole seconds, as the API takes them: aligned periods exactly, a
+	 * short first one at least a second */
+	uint64_t from = from_ns / 1000000000u;
+	uint64_t until = (until_ns + 500000000u) / 1000000000u;
+
+	if (until <= from)
+		until = from + 1;
+	if (p && push_enqueue(p, path, from, until, hz, &err))
+		fprintf(stderr, "dcprof: push: %s\n", err.msg);
+}
+
+static void stop_push(struct push *p, const char *spool)
+{
+	struct push_counts n;
+	struct push_item item;
+
+	if (!p)
+		return;
+	/* what the server has not taken within a few seconds waits in the
+	 * spool for the next run */
+	push_stop(p, 5, &n);
+	fprintf(stderr,
+		"dcprof: push: %llu periods sent, %llu failed tries, %llu dropped (spool full), %llu refused by the server%s\n",
+		(unsigned long long)n.sent,
+		(unsigned long long)n.attempts_failed,
+		(unsigned long long)n.dropped_full,
+		(unsigned long long)n.rejected,
+		push_spool_oldest(spool, &item) > 0 ?
+			"; the rest stays in the spool" :
+			"");
+}
+
 static void log_period(struct period_log *pl, const char *path, int ret,
 		       const struct dcp_profile_stats *s, const char *why)
 {
@@ -295,19 +389,31 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct period_log pl = { 0 };
 	struct dcp_recorder *r;
+	struct push *push = NULL;
 	char host[80], why[512];
-	char *path = NULL, *next = NULL;
+	char *path = NULL, *next = NULL, *spool = NULL;
+	uint32_t hz = opts->sample_freq ? opts->sample_freq : 99;
 	uint64_t start = realtime_ns(), last_start, boundary;
+	uint64_t last_period_start = start;
 	int ret = 0;
 
 	host_name(host, sizeof(host));
-	if (period_path(c->dir, host, start, &path))
+	if (start_push(c, &push, &spool)) {
+		free(spool);
 		return 1;
+	}
+	if (period_path(c->dir, host, start, &path)) {
+		stop_push(push, spool);
+		free(spool);
+		return 1;
+	}
 	opts->output = path;
 	opts->periods = true;
 	r = dcp_recorder_new(opts);
 	if (!r) {
 		ret = cmd_error("%s", dcp_last_error());
+		stop_push(push, spool);
+		free(spool);
 		free(path);
 		return ret;
 	}
@@ -345,6 +451,10 @@ int continuous_run(struct dcp_recorder_opts *opts,
 			ret = dcp_recorder_cut(r, next, &stats);
 			snprintf(why, sizeof(why), "%s", dcp_last_error());
 			log_period(&pl, path, ret, &stats, why);
+			if (!ret)
+				push_period(push, path, last_period_start, now,
+					    hz);
+			last_period_start = now;
 			free(path);
 			path = next;
 			next = NULL;
@@ -366,8 +476,11 @@ int continuous_run(struct dcp_recorder_opts *opts,
 		log_period(&pl, path, 1, &stats, why);
 	} else {
 		log_period(&pl, path, 0, &stats, NULL);
+		push_period(push, path, last_period_start, realtime_ns(), hz);
 		apply_retention(c, "");
 	}
+	stop_push(push, spool);
+	free(spool);
 	fprintf(stderr, "dcprof: %llu periods written, %llu dropped\n",
 		(unsigned long long)pl.written,
 		(unsigned long long)pl.dropped);

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "dcprof/dcprof.h"
+#include "push.h"
 
 #define CONTINUOUS_DEFAULT_FREQ 99
 #define CONTINUOUS_DEFAULT_PERIOD 60.0
@@ -32,6 +33,8 @@ struct continuous_args {
 	size_t nr_pids;
 	bool (*targets_alive)(const pid_t *pids, size_t n);
 	int ready_fd; /* --ready-fd, or -1 */
+	struct push_opts push; /* --push: push.url set */
+	const char **labels; /* --push-label, owned */
 };
 
 /* The checks made before recording starts: one error line, exit code. */
@@ -39,7 +42,11 @@ int continuous_check_dir(const char *dir);
 /* "90", "90s", "30m", "12h", "7d" into seconds */
 int continuous_parse_age(const char *arg, double *out);
 /* "1000000", "64K", "100M", "2G" into bytes */
-int continuous_parse_size(const char *arg, uint64_t *out);
+int continuous_parse_size(const char *opt, const char *arg, uint64_t *out);
+/* --push (W), --push-app (A), --push-label (L), --push-token-file (T),
+ * --push-basic-auth-file (Q), --push-spool-size (S) */
+int continuous_parse_push(struct continuous_args *c, int opt,
+			  const char *arg);
 
 /*
  * Record in periods until *stop (SIGTERM, SIGINT) or the duration; each

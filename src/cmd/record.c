@@ -83,108 +83,6 @@ static int parse_uint(const char *name, const char *arg, unsigned long max,
 	return 0;
 }
 
-/* What /proc/ID/status says of a task (a process or one of its threads). */
-struct task_info {
-	pid_t tgid; /* its process */
-	char state; /* R, S, Z, X, ... */
-	long threads;
-	char name[64];
-};
-
-/* 0, or a negative errno: -ENOENT when no such task exists. */
-static int task_info_read(pid_t id, struct task_info *ti)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	memset(ti, 0, sizeof(*ti));
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Name:\t", 6)) {
-			size_t n = strcspn(line + 6, "\n");
-
-			if (n >= sizeof(ti->name))
-				n = sizeof(ti->name) - 1;
-			for (size_t i = 0; i < n; i++) {
-				unsigned char c = (unsigned char)line[6 + i];
-
-				ti->name[i] =
-					c < 0x20 || c >= 0x7f ? '?' : (char)c;
-			}
-		} else if (!strncmp(line, "State:\t", 7)) {
-			ti->state = line[7];
-		} else if (!strncmp(line, "Tgid:\t", 6)) {
-			ti->tgid = (pid_t)atoi(line + 6);
-		} else if (!strncmp(line, "Threads:\t", 9)) {
-			ti->threads = atol(line + 9);
-		}
-	}
-	fclose(f);
-	return ti->tgid > 0 ? 0 : -ENOENT;
-}
-
-/*
- * Whether the process pid is gone for a recorder: no such task, or a
- * zombie (exited, not yet reaped: it runs nothing). A leader that is a
- * zombie while other threads run (it called pthread_exit) still lives.
- * When /proc hides it (hidepid), kill() decides.
- */
-static bool process_gone(pid_t pid)
-{
-	struct task_info ti;
-	int ret = task_info_read(pid, &ti);
-
-	if (ret == -ENOENT)
-		return true;
-	if (ret)
-		return kill(pid, 0) < 0 && errno == ESRCH;
-	return (ti.state == 'Z' || ti.state == 'X') && ti.threads <= 1;
-}
-
-/*
- * The process to record for -p ID: ID's own when it leads it, else the
- * process of the thread ID (said in one line, as a thread id copied from
- * top -H means that process). Refuses what is gone.
- */
-static int resolve_target(unsigned long id, pid_t *out)
-{
-	struct task_info ti;
-	int ret = task_info_read((pid_t)id, &ti);
-
-	if (ret == -ENOENT)
-		return cmd_error("no such process: %lu", id);
-	if (ret) {
-		/* /proc hides it: take it as a process, as kill() sees it */
-		if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
-			return cmd_error("no such process: %lu", id);
-		*out = (pid_t)id;
-		return 0;
-	}
-	if (process_gone(ti.tgid)) {
-		if ((unsigned long)ti.tgid == id)
-			return cmd_error(
-				"no such process: %lu has exited (a zombie its parent has not reaped)",
-				id);
-		return cmd_error(
-			"no such process: thread %lu's process %d has exited",
-			id, (int)ti.tgid);
-	}
-	if ((unsigned long)ti.tgid != id) {
-		struct task_info pi;
-
-		if (task_info_read(ti.tgid, &pi))
-			snprintf(pi.name, sizeof(pi.name), "?");
-		fprintf(stderr,
-			"dcprof: %lu is a thread of process %d (%s): recording the whole process\n",
-			id, (int)ti.tgid, pi.name);
-	}
-	*out = ti.tgid;
-	return 0;
-}
-
 static int parse_pids(struct record_args *a, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -201,7 +99,7 @@ static int parse_pids(struct record_args *a, const char *arg)
 		ret = parse_uint("pid", tok, INT_MAX, &id);
 		if (ret)
 			break;
-		ret = resolve_target(id, &pid);
+		ret = record_resolve_target(id, &pid);
 		if (ret)
 			break;
 		for (size_t i = 0; i < a->nr_pids; i++)
@@ -273,6 +171,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "period", required_argument, NULL, 'P' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "keep-size", required_argument, NULL, 'z' },
+		{ "push", required_argument, NULL, 'W' },
+		{ "push-app", required_argument, NULL, 'A' },
+		{ "push-label", required_argument, NULL, 'L' },
+		{ "push-token-file", required_argument, NULL, 'T' },
+		{ "push-basic-auth-file", required_argument, NULL, 'Q' },
+		{ "push-spool-size", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -405,11 +309,21 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->keep_given = true;
 			break;
 		case 'z':
-			ret = continuous_parse_size(optarg,
+			ret = continuous_parse_size("--keep-size", optarg,
 						    &a->cont.keep_size);
 			if (ret)
 				return ret;
 			a->keep_given = true;
+			break;
+		case 'W':
+		case 'A':
+		case 'L':
+		case 'T':
+		case 'Q':
+		case 'S':
+			ret = continuous_parse_push(&a->cont, c, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'v':
 			a->verbose++;
@@ -445,9 +359,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
-	if ((a->period_given || a->keep_given) && !a->cont.dir)
+	if ((a->period_given || a->keep_given || a->cont.push.url) &&
+	    !a->cont.dir)
 		return cmd_usage_error(
-			"record", "--period, --keep and --keep-size need --continuous");
+			"record",
+			"--period, --keep, --keep-size and --push need --continuous");
+	if (!a->cont.push.url &&
+	    (a->cont.push.app || a->cont.push.nr_labels ||
+	     a->cont.push.token_file || a->cont.push.basic_auth_file ||
+	     a->cont.push.spool_max))
+		return cmd_usage_error("record",
+				       "the --push-* options need --push");
 	if (a->cont.dir && (a->command || a->opts.output))
 		return cmd_usage_error(
 			"record",
@@ -566,7 +488,7 @@ static int workload_start(struct workload *w, const char *name)
 static bool any_alive(const pid_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!process_gone(pids[i]))
+		if (!record_process_gone(pids[i]))
 			return true;
 	return false;
 }
@@ -796,6 +718,7 @@ out:
 	free(a.pids);
 	free(a.cpus);
 	free(a.only);
+	free(a.cont.labels);
 	free(cmdline);
 	return ret;
 }

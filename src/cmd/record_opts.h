@@ -3,7 +3,9 @@
 #ifndef DCPROF_RECORD_OPTS_H
 #define DCPROF_RECORD_OPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 /* -C: perf's cpu list ("0-3,6") into *cpus (replaced), a usage error */
@@ -14,5 +16,13 @@ int record_parse_user(const char *arg, uint32_t *uid);
 int record_check_frequency(unsigned long hz);
 /* --only: an existing file or a whole build id */
 int record_check_only(const char *arg);
+
+/*
+ * Whether the process pid is gone for a recorder: no such task, or a
+ * zombie that runs nothing.
+ */
+bool record_process_gone(pid_t pid);
+/* The process to record for -p ID (a thread's id: its process). */
+int record_resolve_target(unsigned long id, pid_t *out);
 
 #endif
