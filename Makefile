@@ -288,8 +288,10 @@ clean:
 
 # ---- installing ------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the command, the
-# library (shared and static), its header and pkg-config file, the man page
-# and bash completion. make uninstall removes exactly those.
+# library (shared and static), its header and pkg-config file, the man page,
+# bash completion and the systemd unit of continuous profiling
+# (dist/dcprof.service.in, with BINDIR filled in). make uninstall removes
+# exactly those.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -297,6 +299,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
 # the version of the pkg-config file (DCPROF_VERSION above)
 PC_VERSION := 0.1
@@ -306,7 +309,8 @@ PC_VERSION := 0.1
 install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/dcprof $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 $(BUILD)/dcprof $(DESTDIR)$(BINDIR)/dcprof
 	$(INSTALL) -m 755 $(BUILD)/libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION)
@@ -319,6 +323,9 @@ install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
 	$(INSTALL) -m 644 docs/man/dcprof.1 $(DESTDIR)$(MANDIR)/man1/dcprof.1
 	$(INSTALL) -m 644 completion/dcprof.bash $(DESTDIR)$(BASHCOMPDIR)/dcprof
+	sed -e 's|@BINDIR@|$(BINDIR)|g' dist/dcprof.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/dcprof \
@@ -328,5 +335,6 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc \
 		$(DESTDIR)$(MANDIR)/man1/dcprof.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/dcprof
+		$(DESTDIR)$(BASHCOMPDIR)/dcprof \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
 	rmdir $(DESTDIR)$(INCLUDEDIR)/dcprof 2>/dev/null || true
