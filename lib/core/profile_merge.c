@@ -50,13 +50,12 @@ static int64_t merge_cookie(struct dcp_cookie_table *t,
 		return 0;
 	if (ci->kind != DCP_COOKIE_KIND_FILE)
 		return dcp_cookie_table_intern_special(
-			t, ci->kind, ci->name,
-			ci->build_id_size ? &id : NULL);
-	c = dcp_cookie_table_intern_file(t, &id,
-					 ci->nr_paths ? ci->paths[0] : ci->name);
+			t, ci->kind, ci->name, ci->build_id_size ? &id : NULL);
+	c = dcp_cookie_table_intern_file(
+		t, &id, ci->nr_paths ? ci->paths[0] : ci->name);
 	for (size_t i = 1; c > 0 && i < ci->nr_paths; i++) {
-		int64_t again = dcp_cookie_table_intern_file(t, &id,
-							     ci->paths[i]);
+		int64_t again =
+			dcp_cookie_table_intern_file(t, &id, ci->paths[i]);
 
 		if (again < 0)
 			c = again;
@@ -175,12 +174,13 @@ static int merge_rows(struct dcp_profile *acc, const struct dcp_profile *p,
 			id = dcp_aggregate_intern_string(
 				acc->agg, dcp_aggregate_string(p->agg, tcomm));
 			if (id >= 0)
-				id = dcp_aggregate_intern_thread(
-					acc->agg, tid, (uint32_t)id);
+				id = dcp_aggregate_intern_thread(acc->agg, tid,
+								 (uint32_t)id);
 			if (id >= 0)
 				out.thread_id = (uint32_t)id;
 		}
-		ret = id < 0 ? (int)id : dcp_aggregate_add(acc->agg, &out, count);
+		ret = id < 0 ? (int)id :
+			       dcp_aggregate_add(acc->agg, &out, count);
 	}
 	free(frames);
 	return ret;
@@ -205,17 +205,15 @@ int dcp_profile_merge_add(struct dcp_profile *acc, const struct dcp_profile *p)
 		if (map[i] < 0)
 			ret = (int)map[i];
 		else
-			dcp_cookie_table_add_samples(acc->cookies,
-						     (uint32_t)map[i],
-						     ci.samples);
+			dcp_cookie_table_add_samples(
+				acc->cookies, (uint32_t)map[i], ci.samples);
 	}
 	if (!ret)
 		ret = merge_meta(acc, p, first);
 	if (!ret)
 		ret = merge_rows(acc, p, map, nr_cookies);
-	for (size_t i = 0; !ret && p->symbols &&
-			   i < dcp_symtab_count(p->symbols);
-	     i++) {
+	for (size_t i = 0;
+	     !ret && p->symbols && i < dcp_symtab_count(p->symbols); i++) {
 		struct dcp_symbol sym = { .sz = sizeof(sym) };
 		uint32_t cookie;
 		uint64_t offset;

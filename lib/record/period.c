@@ -43,8 +43,8 @@ static int name_period(struct dcp_recorder *r, struct dcp_symtab *out)
 			    dcp_symtab_lookup(out, f[i].cookie, f[i].offset,
 					      &sym) == 0)
 				continue;
-			ret = dcp_symtab_copy(out, r->snap_symbols,
-					      f[i].cookie, f[i].offset);
+			ret = dcp_symtab_copy(out, r->snap_symbols, f[i].cookie,
+					      f[i].offset);
 			if (ret == -ENOENT) {
 				ret = 0;
 				continue;

@@ -256,8 +256,8 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	if (opts->sz >= offsetof(struct dcp_recorder_opts, sample_period) +
 				sizeof(opts->sample_period))
 		r->sample_period = opts->sample_period;
-	if (opts->sz >= offsetof(struct dcp_recorder_opts, periods) +
-				sizeof(opts->periods))
+	if (opts->sz >=
+	    offsetof(struct dcp_recorder_opts, periods) + sizeof(opts->periods))
 		r->periods = opts->periods;
 	if (!r->output || !r->event_name || !r->cmdline) {
 		ret = dcp_error(ENOMEM, "out of memory");

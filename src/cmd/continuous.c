@@ -118,8 +118,7 @@ bad:
 		opt, arg);
 }
 
-int continuous_parse_push(struct continuous_args *c, int opt,
-			  const char *arg)
+int continuous_parse_push(struct continuous_args *c, int opt, const char *arg)
 {
 	const char **grown;
 
@@ -266,9 +265,10 @@ static void apply_retention(const struct continuous_args *c,
 	}
 	qsort(files, n, sizeof(*files), cmp_period_file);
 	for (size_t i = 0; i < n; i++) {
-		bool too_old = c->keep_age &&
-			       (double)((int64_t)now - files[i].start_ns) / 1e9 >
-				       c->keep_age;
+		bool too_old =
+			c->keep_age &&
+			(double)((int64_t)now - files[i].start_ns) / 1e9 >
+				c->keep_age;
 		bool too_big = c->keep_size && total > c->keep_size;
 
 		if ((too_old || too_big) &&
@@ -383,8 +383,8 @@ static void log_period(struct period_log *pl, const char *path, int ret,
 }
 
 int continuous_run(struct dcp_recorder_opts *opts,
-		   const struct continuous_args *c,
-		   volatile sig_atomic_t *stop, volatile sig_atomic_t *cut)
+		   const struct continuous_args *c, volatile sig_atomic_t *stop,
+		   volatile sig_atomic_t *cut)
 {
 	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct period_log pl = { 0 };
@@ -463,8 +463,9 @@ int continuous_run(struct dcp_recorder_opts *opts,
 			ret = 0;
 			continue;
 		}
-		ret = dcp_recorder_poll(r, left < 0 ? 0 : left > 100 ? 100 :
-								      (int)left);
+		ret = dcp_recorder_poll(r, left < 0   ? 0 :
+					   left > 100 ? 100 :
+							(int)left);
 		if (ret) {
 			ret = cmd_error("%s", dcp_last_error());
 			break;
@@ -482,8 +483,7 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	stop_push(push, spool);
 	free(spool);
 	fprintf(stderr, "dcprof: %llu periods written, %llu dropped\n",
-		(unsigned long long)pl.written,
-		(unsigned long long)pl.dropped);
+		(unsigned long long)pl.written, (unsigned long long)pl.dropped);
 	dcp_recorder_free(r);
 	free(path);
 	return ret;

@@ -45,8 +45,7 @@ int continuous_parse_age(const char *arg, double *out);
 int continuous_parse_size(const char *opt, const char *arg, uint64_t *out);
 /* --push (W), --push-app (A), --push-label (L), --push-token-file (T),
  * --push-basic-auth-file (Q), --push-spool-size (S) */
-int continuous_parse_push(struct continuous_args *c, int opt,
-			  const char *arg);
+int continuous_parse_push(struct continuous_args *c, int opt, const char *arg);
 
 /*
  * Record in periods until *stop (SIGTERM, SIGINT) or the duration; each
@@ -54,8 +53,8 @@ int continuous_parse_push(struct continuous_args *c, int opt,
  * here. Returns the exit code.
  */
 int continuous_run(struct dcp_recorder_opts *opts,
-		   const struct continuous_args *c,
-		   volatile sig_atomic_t *stop, volatile sig_atomic_t *cut);
+		   const struct continuous_args *c, volatile sig_atomic_t *stop,
+		   volatile sig_atomic_t *cut);
 
 /*
  * A name of a period file: its start (ns since the epoch, UTC) when name

@@ -61,13 +61,15 @@ static bool parse_absolute(const char *arg, int64_t *out)
 	int64_t t, zone = 0;
 
 	if (sscanf(arg, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &n) != 3 || n != 10)
+		   &n) != 3 ||
+	    n != 10)
 		return false;
 	rest = arg + n;
 	if (*rest == ' ' || *rest == 'T') {
 		n = 0;
 		if (sscanf(rest + 1, "%2d:%2d%n", &tm.tm_hour, &tm.tm_min,
-			   &n) != 2 || n != 5)
+			   &n) != 2 ||
+		    n != 5)
 			return false;
 		rest += 1 + n;
 		if (*rest == ':') {
@@ -195,11 +197,11 @@ int cmd_open_input(struct profile_view *v, const struct read_opts *o,
 		return cmd_open_profile(v, path, by_function);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-	if (o->since && (ret = parse_time(o->cmd, "--since", o->since, now,
-					  &since)))
+	if (o->since &&
+	    (ret = parse_time(o->cmd, "--since", o->since, now, &since)))
 		return ret;
-	if (o->until && (ret = parse_time(o->cmd, "--until", o->until, now,
-					  &until)))
+	if (o->until &&
+	    (ret = parse_time(o->cmd, "--until", o->until, now, &until)))
 		return ret;
 	ret = select_periods(path, since, until, &paths, &n);
 	if (ret)

@@ -296,8 +296,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->cont.dir = optarg;
 			break;
 		case 'P':
-			ret = parse_seconds("period", optarg,
-					    &a->cont.period);
+			ret = parse_seconds("period", optarg, &a->cont.period);
 			if (ret)
 				return ret;
 			a->period_given = true;

@@ -214,9 +214,9 @@ static int report_run(struct report_args *a, bool no_demangle)
 	/* Without a pid to show or select, nor names to find again, the
 	 * file's summary has everything the views print. */
 	ret = cmd_open_input(&v, a->ro,
-			       !a->pids.n && !report_has_key(a, KEY_PID) &&
-				       !report_has_key(a, KEY_TID) &&
-				       !a->resymbolize);
+			     !a->pids.n && !report_has_key(a, KEY_PID) &&
+				     !report_has_key(a, KEY_TID) &&
+				     !a->resymbolize);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;

@@ -124,25 +124,28 @@ int push_check(const struct push_opts *o, struct push_error *err)
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
 	    (strcmp(scheme, "http") && strcmp(scheme, "https")) || !host[0] ||
 	    strchr(o->url, '?') || strchr(o->url, '#'))
-		ret = fail(err, EINVAL,
-			   "invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH]",
-			   o->url);
+		ret = fail(
+			err, EINVAL,
+			"invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH]",
+			o->url);
 	curl_free(scheme);
 	curl_free(host);
 	curl_url_cleanup(u);
 	for (size_t i = 0; !ret && i < o->nr_labels; i++)
 		if (!label_ok(o->labels[i]))
-			ret = fail(err, EINVAL,
-				   "invalid --push-label '%s': expected KEY=VALUE (KEY of letters, digits and _, VALUE without {},=\" or \\)",
-				   o->labels[i]);
+			ret = fail(
+				err, EINVAL,
+				"invalid --push-label '%s': expected KEY=VALUE (KEY of letters, digits and _, VALUE without {},=\" or \\)",
+				o->labels[i]);
 	if (!ret && o->nr_labels > PUSH_MAX_LABELS)
 		ret = fail(err, EINVAL, "at most %d --push-label",
 			   PUSH_MAX_LABELS);
 	for (const char *c = o->app; !ret && c && *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("_.-", *c))
-			ret = fail(err, EINVAL,
-				   "invalid --push-app '%s': letters, digits, '_', '.' and '-' only",
-				   o->app);
+			ret = fail(
+				err, EINVAL,
+				"invalid --push-app '%s': letters, digits, '_', '.' and '-' only",
+				o->app);
 	if (!ret && o->app && !o->app[0])
 		ret = fail(err, EINVAL, "the --push-app name is empty");
 	if (!ret && o->token_file)
@@ -153,9 +156,10 @@ int push_check(const struct push_opts *o, struct push_error *err)
 		ret = read_secret(o->basic_auth_file, "basic auth", &secret,
 				  err);
 		if (!ret && !strchr(secret, ':'))
-			ret = fail(err, EINVAL,
-				   "the basic auth file '%s' holds no USER:PASSWORD line",
-				   o->basic_auth_file);
+			ret = fail(
+				err, EINVAL,
+				"the basic auth file '%s' holds no USER:PASSWORD line",
+				o->basic_auth_file);
 	}
 	free(secret);
 	return ret;
@@ -229,8 +233,8 @@ static size_t discard(char *b, size_t size, size_t n, void *ctx)
 }
 
 /* POST one spooled period: the HTTP status, or -1 with why. */
-static long post(struct push *p, const struct push_item *item,
-		 const char *body, size_t len, char *why, size_t why_len)
+static long post(struct push *p, const struct push_item *item, const char *body,
+		 size_t len, char *why, size_t why_len)
 {
 	char url[PATH_MAX + 8192], errbuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *headers = NULL;
@@ -242,10 +246,11 @@ static long post(struct push *p, const struct push_item *item,
 		snprintf(why, why_len, "cannot start libcurl");
 		return -1;
 	}
-	snprintf(url, sizeof(url),
-		 "%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u&format=pprof",
-		 p->url, p->name_escaped, (unsigned long long)item->from,
-		 (unsigned long long)item->until, item->hz);
+	snprintf(
+		url, sizeof(url),
+		"%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u&format=pprof",
+		p->url, p->name_escaped, (unsigned long long)item->from,
+		(unsigned long long)item->until, item->hz);
 	headers = curl_slist_append(headers,
 				    "Content-Type: application/octet-stream");
 	if (p->auth_header)
@@ -358,7 +363,8 @@ static void *push_thread(void *arg)
 			drop_item(p, &item);
 			p->counts.sent++;
 			if (failed_run)
-				say(p, "push: sent again after %llu failed tries",
+				say(p,
+				    "push: sent again after %llu failed tries",
 				    (unsigned long long)failed_run);
 			failed_run = 0;
 			backoff = 0;
@@ -366,7 +372,8 @@ static void *push_thread(void *arg)
 			   status != 429) {
 			drop_item(p, &item);
 			p->counts.rejected++;
-			say(p, "push: the server refused period %s with HTTP %ld: dropped (%llu refused so far)",
+			say(p,
+			    "push: the server refused period %s with HTTP %ld: dropped (%llu refused so far)",
 			    item.name, status,
 			    (unsigned long long)p->counts.rejected);
 		} else {
@@ -379,7 +386,8 @@ static void *push_thread(void *arg)
 				backoff = BACKOFF_MAX_S;
 			if (status >= 0)
 				snprintf(why, sizeof(why), "HTTP %ld", status);
-			say(p, "push: cannot send period %s: %s; retrying in %u s",
+			say(p,
+			    "push: cannot send period %s: %s; retrying in %u s",
 			    item.name, why, backoff);
 			if (p->stopping) {
 				pthread_mutex_unlock(&p->lock);
@@ -452,8 +460,8 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 		free(token);
 	}
 	if (!ret && o->basic_auth_file)
-		ret = read_secret(o->basic_auth_file, "basic auth",
-				  &p->userpwd, err);
+		ret = read_secret(o->basic_auth_file, "basic auth", &p->userpwd,
+				  err);
 	if (ret) {
 		push_free(p);
 		return NULL;
@@ -501,10 +509,11 @@ int push_enqueue(struct push *p, const char *path, uint64_t from,
 	pthread_mutex_lock(&p->lock);
 	if (push_spool_size(p->spool_dir) + len > p->spool_max) {
 		p->counts.dropped_full++;
-		ret = fail(err, ENOSPC,
-			   "the push spool '%s' is full (%llu bytes at most): period dropped from the push (%llu so far)",
-			   p->spool_dir, (unsigned long long)p->spool_max,
-			   (unsigned long long)p->counts.dropped_full);
+		ret = fail(
+			err, ENOSPC,
+			"the push spool '%s' is full (%llu bytes at most): period dropped from the push (%llu so far)",
+			p->spool_dir, (unsigned long long)p->spool_max,
+			(unsigned long long)p->counts.dropped_full);
 	} else {
 		ret = push_spool_write(p->spool_dir, &item, body, len, err);
 		if (!ret)

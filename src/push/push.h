@@ -85,7 +85,7 @@ int push_spool_oldest(const char *dir, struct push_item *item);
 /* The spool's total size in bytes (its period files only). */
 uint64_t push_spool_size(const char *dir);
 /* Write body as the spool file of item (temporary name, then rename). */
-int push_spool_write(const char *dir, struct push_item *item,
-		     const void *body, size_t len, struct push_error *err);
+int push_spool_write(const char *dir, struct push_item *item, const void *body,
+		     size_t len, struct push_error *err);
 
 #endif

@@ -95,14 +95,15 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
-int push_spool_write(const char *dir, struct push_item *item,
-		     const void *body, size_t len, struct push_error *err)
+int push_spool_write(const char *dir, struct push_item *item, const void *body,
+		     size_t len, struct push_error *err)
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	int fd, ret;
 
-	snprintf(item->name, sizeof(item->name), "%020" PRIu64 "-%020" PRIu64
-		 "-%u.pb.gz", item->from, item->until, item->hz);
+	snprintf(item->name, sizeof(item->name),
+		 "%020" PRIu64 "-%020" PRIu64 "-%u.pb.gz", item->from,
+		 item->until, item->hz);
 	item->size = len;
 	snprintf(path, sizeof(path), "%s/%s", dir, item->name);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", dir);
