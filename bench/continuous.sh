@@ -4,7 +4,8 @@
 #
 # 1. On the busy workload (bench/lib.sh), `dcprof record -a -g --continuous
 #    DIR --period P` at its default rate (99 Hz) for SECONDS, and, in the
-#    same run, `perf record -F 99 -a -g` for the same time: each one's CPU
+#    same run, a single `dcprof record -F 99 -a -g` (what cutting periods
+#    adds) and `perf record -F 99 -a -g` for the same time: each one's CPU
 #    time (utime + stime from /proc/PID/stat, read just before it is
 #    stopped) as a percentage of one core, and dcprof's RSS at every
 #    period (flat: the aggregate starts empty each period; the process
@@ -45,6 +46,8 @@ D=$TMP/periods
 dcprof_pid=$!
 "$PERF" record -F 99 -a -g -o "$TMP/perf.data" >/dev/null 2>"$TMP/perf.err" &
 perf_pid=$!
+"$DCPROF" record -F 99 -a -g -o "$TMP/single.data" 2>"$TMP/single.err" &
+single_pid=$!
 say "recording $SECONDS_RUN s: dcprof (pid $dcprof_pid) and perf (pid $perf_pid)"
 : >"$TMP/rss"
 seen=0
@@ -53,26 +56,37 @@ while [ $(( ($(date +%s%N) - t0) / 1000000000 )) -lt "$SECONDS_RUN" ]; do
 	sleep 0.2
 	n=$(grep -c "^dcprof: period '" "$TMP/dcprof.err")
 	if [ "$n" -gt "$seen" ]; then
+		if [ "$seen" -eq 0 ]; then
+			# past the start (the /proc walk, the kernel's symbols)
+			steady_t=$(date +%s%N)
+			steady_dcprof=$(cpu_of "$dcprof_pid")
+			steady_perf=$(cpu_of "$perf_pid")
+			steady_single=$(cpu_of "$single_pid")
+		fi
 		seen=$n
 		echo "$n $(rss_kib "$dcprof_pid")" >>"$TMP/rss"
 	fi
 done
 dcprof_cpu=$(cpu_of "$dcprof_pid")
 perf_cpu=$(cpu_of "$perf_pid")
-elapsed=$(( ($(date +%s%N) - t0) / 1000000 ))
+single_cpu=$(cpu_of "$single_pid")
+now=$(date +%s%N)
+elapsed=$(( (now - t0) / 1000000 ))
+steady=$(( (now - steady_t) / 1000000 ))
 kill -TERM "$dcprof_pid"
-kill -TERM "$perf_pid"
-wait "$dcprof_pid" "$perf_pid"
+kill -TERM "$perf_pid" "$single_pid"
+wait "$dcprof_pid" "$perf_pid" "$single_pid"
 stop_bg
 
 files=$(ls "$D" | wc -l)
 bytes=$(cat "$D"/* | wc -c)
-echo "## Continuous recording: $((elapsed / 1000)) s, -a -g at 99 Hz, a period every $PERIOD s, $NCPU CPUs"
+echo "## Continuous recording: $((elapsed / 1000)) s, -a -g at 99 Hz, a period every $PERIOD s, $NCPU CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| recorder | CPU time | % of one core |"
-echo "| --- | --- | --- |"
-awk -v c="$dcprof_cpu" -v s="$elapsed" 'BEGIN { printf "| dcprof record --continuous | %.2f s | %.2f%% |\n", c, 100 * c / (s / 1000) }'
-awk -v c="$perf_cpu" -v s="$elapsed" 'BEGIN { printf "| perf record -F 99 -a -g | %.2f s | %.2f%% |\n", c, 100 * c / (s / 1000) }'
+echo "| recorder | CPU time | % of one core | after the first period |"
+echo "| --- | --- | --- | --- |"
+awk -v c="$dcprof_cpu" -v s="$elapsed" -v c0="$steady_dcprof" -v s0="$steady" 'BEGIN { printf "| dcprof record --continuous | %.2f s | %.2f%% | %.2f%% |\n", c, 100 * c / (s / 1000), 100 * (c - c0) / (s0 / 1000) }'
+awk -v c="$single_cpu" -v s="$elapsed" -v c0="$steady_single" -v s0="$steady" 'BEGIN { printf "| dcprof record -F 99 -a -g (one profile) | %.2f s | %.2f%% | %.2f%% |\n", c, 100 * c / (s / 1000), 100 * (c - c0) / (s0 / 1000) }'
+awk -v c="$perf_cpu" -v s="$elapsed" -v c0="$steady_perf" -v s0="$steady" 'BEGIN { printf "| perf record -F 99 -a -g | %.2f s | %.2f%% | %.2f%% |\n", c, 100 * c / (s / 1000), 100 * (c - c0) / (s0 / 1000) }'
 echo
 echo "$files period files, $bytes bytes in all ($((bytes / (files > 0 ? files : 1))) per file); perf.data: $(stat -c %s "$TMP/perf.data") bytes"
 echo
