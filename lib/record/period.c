@@ -74,14 +74,11 @@ int dcp_recorder_write_period(struct dcp_recorder *r)
 	ret = name_period(r, symtab);
 	if (!ret) {
 		r->meta.complete = true;
-		if (r->writer)
-			ret = dcp_profile_writer_finish(r->writer, &r->meta,
-							r->cookies, r->agg,
-							symtab, &r->stats);
-		else
-			ret = dcp_profile_write_compact(
-				r->output, r->meta.start_realtime_ns, &r->meta,
-				r->cookies, r->agg, symtab, &r->stats);
+		/* over the working file, if any: the caller frees its writer */
+		ret = dcp_profile_write_period(r->output,
+					       r->meta.start_realtime_ns,
+					       &r->meta, r->cookies, r->agg,
+					       symtab, &r->stats);
 	}
 	dcp_symtab_free(symtab);
 	if (ret) {
@@ -162,6 +159,7 @@ DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 	dcp_aggregate_free(r->agg);
 	r->agg = agg;
 	dcp_cookie_table_new_period(r->cookies);
+	r->period_stacks_wanted = 0;
 	reset_period_stats(r);
 	/* a next period that cannot start its working file is written whole
 	 * at its cut, or reported by it */

@@ -62,6 +62,23 @@ static int flush_file(struct dcp_recorder *r)
 		return r->write_error;
 	if (!r->writer)
 		return 0;
+	if (r->periods) {
+		/* the cookies of the period's new stacks, before them */
+		size_t nr = dcp_aggregate_nr_stacks(r->agg);
+
+		for (size_t id = r->period_stacks_wanted; id < nr; id++) {
+			uint32_t nf;
+			const struct dcp_frame *f =
+				dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
+
+			for (uint32_t i = 0; i < nf; i++)
+				if (dcp_cookie_table_want(r->cookies,
+							  f[i].cookie) < 0)
+					return dcp_error(ENOMEM,
+							 "out of memory");
+		}
+		r->period_stacks_wanted = nr;
+	}
 	dcp_recorder_fill_meta(r);
 	ret = dcp_profile_writer_flush(r->writer, &r->meta, r->cookies, r->agg,
 				       &r->stats);

@@ -71,6 +71,7 @@ struct dcp_recorder {
 	 * the source's counts at the start of the current period */
 	bool periods;
 	struct dcp_source_counts counts_base;
+	size_t period_stacks_wanted; /* stacks whose cookies were queued */
 
 	struct dcp_frame frames[MAX_STACK];
 
