@@ -422,6 +422,7 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	struct push *p;
 	char *token = NULL;
 	sigset_t all, old;
+	struct stat st;
 	size_t len;
 	int ret;
 
@@ -431,6 +432,12 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	if (mkdir(o->spool_dir, 0700) < 0 && errno != EEXIST) {
 		fail(err, errno, "cannot create the push spool '%s': %s",
 		     o->spool_dir, strerror(errno));
+		return NULL;
+	}
+	/* never a link planted in its place */
+	if (lstat(o->spool_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fail(err, ENOTDIR, "the push spool '%s' is not a directory",
+		     o->spool_dir);
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {

@@ -6,8 +6,8 @@
 # the bearer token and basic auth from files, a body that protoc decodes
 # as pprof with the split's shares; a server down for 10 s then up gets
 # every spooled period, in order, none twice; a full spool drops periods
-# and counts them; bad URLs, labels and unreadable secret files are
-# refused before recording starts.
+# and counts them; bad URLs, labels, unreadable secret files and a link
+# planted as the spool are refused before recording starts.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 protoc gzip
 need_perf_events
@@ -166,6 +166,13 @@ bad --push http://127.0.0.1:1 --push-label nokey
 bad --push http://127.0.0.1:1 --push-label "k=v{}"
 bad --push http://127.0.0.1:1 --push-app "a b"
 bad --push-label env=x
+# a link planted as the spool is not followed
+mkdir "$TMP/d5" "$TMP/elsewhere" && ln -s "$TMP/elsewhere" "$TMP/d5/.spool"
+"$DCPROF" record -p "$pid" --continuous "$TMP/d5" --push http://127.0.0.1:1 \
+	>"$TMP/out" 2>"$TMP/err" && die "a link as the spool was accepted"
+grep -q "^dcprof: the push spool '$TMP/d5/.spool' is not a directory" "$TMP/err" ||
+	die "a link as the spool: $(cat "$TMP/err")"
+[ -z "$(ls -A "$TMP/elsewhere")" ] || die "the spool link was followed"
 "$DCPROF" record -a --push http://127.0.0.1:1 >"$TMP/out" 2>"$TMP/err" &&
 	die "--push without --continuous was accepted"
 pass
