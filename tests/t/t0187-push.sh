@@ -6,7 +6,7 @@
 # the bearer token and basic auth from files, a body that protoc decodes
 # as pprof with the split's shares; a server down for 10 s then up gets
 # every spooled period, in order, none twice; a full spool drops periods
-# and counts them; bad URLs, labels, unreadable secret files and a link
+# and counts them, and what it holds at exit goes first at the next start; bad URLs, labels, unreadable secret files and a link
 # planted as the spool are refused before recording starts.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 protoc gzip
@@ -146,6 +146,19 @@ grep -q "^dcprof: push: the push spool .* is full (1024 bytes at most): period d
 	die "a full spool is not said so"
 n=$(sed -n 's/^dcprof: push: 0 periods sent, [0-9]* failed tries, \([0-9]*\) dropped (spool full).*/\1/p' "$TMP/err")
 [ "${n:-0}" -ge 3 ] || die "the dropped periods are not counted"
+# what was left in the spool goes first at the next start
+left=$(ls "$TMP/d3/.spool")
+[ -n "$left" ] || die "nothing was left in the spool"
+start_server "$TMP/next-run"
+expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d3" --period 1 \
+	--duration 2 --push "http://127.0.0.1:$PORT"
+[ -z "$(ls "$TMP/d3/.spool")" ] || die "the spool was not emptied by the next run"
+from_left=$(echo "$left" | head -1 | sed 's/^0*\([0-9]*\)-.*/\1/')
+first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["line"])' "$TMP/next-run/0001.json")
+echo "left from the last run: $left; first request of the next: $first"
+case $first in *"&from=$from_left&"*) ;; *) die "the period left in the spool was not sent first" ;; esac
+[ "$(ls "$TMP/next-run"/*.json | wc -l)" -ge 3 ] || die "the next run's periods did not all arrive"
+kill "$SERVER"
 
 # 4. bad input, before recording starts
 bad() {
