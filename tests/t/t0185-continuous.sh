@@ -3,9 +3,9 @@
 # single recording of the same 20 s: four or more period files, each a
 # complete profile, 0600, named by start time and host; their samples add
 # up to the single recording's within 2%, and the split's shares are right
-# in each period. SIGHUP cuts a period at once; SIGTERM writes the last
-# one whole; after SIGKILL the finished periods are intact and the current
-# one reads up to its last flush.
+# in each period and in all of them read as one. SIGHUP cuts a period at
+# once; SIGTERM writes the last one whole; after SIGKILL the finished
+# periods are intact and the current one reads up to its last flush.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -77,6 +77,25 @@ for p in sys.argv[2:]:
         print("%s: %s %.1f%%" % (p.split("/")[-1], s, share))
         assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%%" % (s, share, w)
 assert judged >= 3, "only %d periods with 2000 samples" % judged
+PY
+
+# the periods read as one: the single recording's samples, the same shares
+expect_exit 0 "$DCPROF" report -i "$D" --format json --sort symbol
+cp "$TMP/out" "$TMP/merged.json"
+python3 - "$TMP/truth" "$TMP/merged.json" "$TMP"/*.dcprof.json <<'PY' || die "the merged periods are off"
+import json, sys
+t = open(sys.argv[1]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+d = json.load(open(sys.argv[2]))
+assert d["stats"]["samples_kept"] == sum(
+    json.load(open(p))["stats"]["samples_kept"] for p in sys.argv[3:])
+rows = {r["symbol"]: r["samples"] for r in d["rows"]}
+total = sum(rows.get(s, 0) for s in want)
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("merged: %s %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%%" % (s, share, w)
 PY
 
 # SIGHUP cuts now, SIGTERM writes the last period whole
