@@ -17,7 +17,7 @@ _dcprof_options()
 			--only --flush-interval --mmap-pages --backend --ready-fd \
 			-v --verbose --continuous --period --keep --keep-size \
 			--push --push-app --push-label --push-token-file \
-			--push-basic-auth-file --push-spool-size
+			--push-basic-auth-file --push-ca-file --push-spool-size
 		;;
 	report)
 		echo -i --input --since --until -s --sort --format --limit -n \
@@ -102,7 +102,7 @@ _dcprof()
 	done
 	case $prev in
 	-i | --input | -o | --output | --only | --push-token-file | \
-		--push-basic-auth-file)
+		--push-basic-auth-file | --push-ca-file)
 		_dcprof_files -f "$cur"
 		return 0
 		;;

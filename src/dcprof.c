@@ -23,7 +23,7 @@ static const struct cmd commands[] = {
 	  "              [--continuous DIR [--period SECONDS] [--keep AGE] [--keep-size BYTES]\n"
 	  "               [--push URL [--push-app NAME] [--push-label KEY=VALUE]...\n"
 	  "                [--push-token-file FILE | --push-basic-auth-file FILE]\n"
-	  "                [--push-spool-size BYTES]]]\n"
+	  "                [--push-ca-file FILE] [--push-spool-size BYTES]]]\n"
 	  "              [-- COMMAND [ARGS...]]\n"
 	  "\n"
 	  "  -a, --all-cpus         record the whole system (default without -p or COMMAND)\n"
@@ -85,6 +85,9 @@ static const struct cmd commands[] = {
 	  "                         a bearer token for the server, read from FILE\n"
 	  "      --push-basic-auth-file FILE\n"
 	  "                         USER:PASSWORD for the server, read from FILE\n"
+	  "      --push-ca-file FILE\n"
+	  "                         https: trust the CAs of FILE (PEM) instead of the\n"
+	  "                         system's\n"
 	  "      --push-spool-size BYTES\n"
 	  "                         periods waiting to be sent take at most BYTES\n"
 	  "                         (default 64M); past it they are dropped, counted\n" },

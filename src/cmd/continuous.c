@@ -135,6 +135,9 @@ int continuous_parse_push(struct continuous_args *c, int opt, const char *arg)
 	case 'Q':
 		c->push.basic_auth_file = arg;
 		return 0;
+	case 'Y':
+		c->push.ca_file = arg;
+		return 0;
 	case 'S':
 		return continuous_parse_size("--push-spool-size", arg,
 					     &c->push.spool_max);

@@ -44,7 +44,7 @@ int continuous_parse_age(const char *arg, double *out);
 /* "1000000", "64K", "100M", "2G" into bytes */
 int continuous_parse_size(const char *opt, const char *arg, uint64_t *out);
 /* --push (W), --push-app (A), --push-label (L), --push-token-file (T),
- * --push-basic-auth-file (Q), --push-spool-size (S) */
+ * --push-basic-auth-file (Q), --push-ca-file (Y), --push-spool-size (S) */
 int continuous_parse_push(struct continuous_args *c, int opt, const char *arg);
 
 /*

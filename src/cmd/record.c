@@ -177,6 +177,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "push-token-file", required_argument, NULL, 'T' },
 		{ "push-basic-auth-file", required_argument, NULL, 'Q' },
 		{ "push-spool-size", required_argument, NULL, 'S' },
+		{ "push-ca-file", required_argument, NULL, 'Y' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -319,6 +320,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'L':
 		case 'T':
 		case 'Q':
+		case 'Y':
 		case 'S':
 			ret = continuous_parse_push(&a->cont, c, optarg);
 			if (ret)
@@ -366,6 +368,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->cont.push.url &&
 	    (a->cont.push.app || a->cont.push.nr_labels ||
 	     a->cont.push.token_file || a->cont.push.basic_auth_file ||
+	     a->cont.push.ca_file ||
 	     a->cont.push.spool_max))
 		return cmd_usage_error("record",
 				       "the --push-* options need --push");

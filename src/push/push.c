@@ -32,6 +32,7 @@ struct push {
 	char *name_escaped; /* APP{k=v,...}, URL-encoded */
 	char *auth_header; /* "Authorization: Bearer ..." or NULL */
 	char *userpwd; /* "user:password" or NULL */
+	char *ca_file; /* CURLOPT_CAINFO, or NULL: the system's CAs */
 	char *spool_dir;
 	uint64_t spool_max;
 	void (*log)(const char *line);
@@ -162,6 +163,9 @@ int push_check(const struct push_opts *o, struct push_error *err)
 				o->basic_auth_file);
 	}
 	free(secret);
+	if (!ret && o->ca_file && access(o->ca_file, R_OK) < 0)
+		ret = fail(err, errno, "cannot read the CA file '%s': %s",
+			   o->ca_file, strerror(errno));
 	return ret;
 }
 
@@ -262,6 +266,8 @@ static long post(struct push *p, const struct push_item *item, const char *body,
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	if (p->userpwd)
 		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
+	if (p->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
@@ -413,6 +419,7 @@ static void push_free(struct push *p)
 	curl_free(p->name_escaped);
 	free(p->auth_header);
 	free(p->userpwd);
+	free(p->ca_file);
 	free(p->spool_dir);
 	free(p);
 }
@@ -469,6 +476,8 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	if (!ret && o->basic_auth_file)
 		ret = read_secret(o->basic_auth_file, "basic auth", &p->userpwd,
 				  err);
+	if (!ret && o->ca_file && !(p->ca_file = strdup(o->ca_file)))
+		ret = fail(err, ENOMEM, "out of memory");
 	if (ret) {
 		push_free(p);
 		return NULL;

@@ -33,6 +33,7 @@ struct push_opts {
 	size_t nr_labels;
 	const char *token_file; /* a bearer token, or NULL */
 	const char *basic_auth_file; /* "user:password", or NULL */
+	const char *ca_file; /* https: the CAs to trust, NULL: the system's */
 	const char *spool_dir; /* created 0700 when missing */
 	uint64_t spool_max; /* bytes */
 	/* what the thread has to say, one line without "dcprof: " */

@@ -3,13 +3,14 @@
 # 127.0.0.1 (a few lines of Python, nothing else is talked to): one POST
 # per period, its request line and query as Pyroscope's ingest API
 # documents it (name=APP{labels}, from, until, sampleRate, format=pprof),
-# the bearer token and basic auth from files, a body that protoc decodes
+# the bearer token and basic auth from files, TLS through libcurl (a
+# self-signed server trusted with --push-ca-file), a body that protoc decodes
 # as pprof with the split's shares; a server down for 10 s then up gets
 # every spooled period, in order, none twice; a full spool drops periods
 # and counts them, and what it holds at exit goes first at the next start; bad URLs, labels, unreadable secret files and a link
 # planted as the spool are refused before recording starts.
 . "$(dirname "$0")/test-lib.sh"
-need gcc python3 protoc gzip
+need gcc python3 protoc gzip openssl
 need_perf_events
 
 SPLIT=$(build_workload split)
@@ -34,15 +35,20 @@ class Receiver(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 server = http.server.HTTPServer(("127.0.0.1", port), Receiver)
+if len(sys.argv) > 5:
+    import ssl
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[4], sys.argv[5])
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(portfile + ".tmp", portfile)
 server.serve_forever()
 PY
-# start_server DIR [PORT]: sets PORT and SERVER
+# start_server DIR [PORT [CERT KEY]]: sets PORT and SERVER (TLS with CERT)
 start_server() {
 	rm -f "$TMP/port"
-	spawn python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}"
+	spawn python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}" "${@:3}"
 	SERVER=$SPAWNED
 	wait_file "$TMP/port"
 	PORT=$(cat "$TMP/port")
@@ -160,7 +166,25 @@ case $first in *"&from=$from_left&"*) ;; *) die "the period left in the spool wa
 [ "$(ls "$TMP/next-run"/*.json | wc -l)" -ge 3 ] || die "the next run's periods did not all arrive"
 kill "$SERVER"
 
-# 4. bad input, before recording starts
+# 4. TLS (libcurl): a server of a self-signed certificate, trusted with
+# --push-ca-file, refused without it
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+	-days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null ||
+	die "openssl cannot make a certificate"
+start_server "$TMP/tls" 0 "$TMP/cert.pem" "$TMP/key.pem"
+expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d6" --period 1 \
+	--duration 2 --push "https://127.0.0.1:$PORT" --push-ca-file "$TMP/cert.pem"
+n=$(grep -c "^dcprof: period '" "$TMP/err")
+[ "$(ls "$TMP/tls"/*.json 2>/dev/null | wc -l)" -eq "$n" ] ||
+	die "https: $(ls "$TMP/tls" | wc -l) files for $n periods: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d7" --period 1 \
+	--duration 1 --push "https://127.0.0.1:$PORT"
+grep -q "^dcprof: push: cannot send period .*certificate" "$TMP/err" ||
+	die "an untrusted certificate is not refused: $(cat "$TMP/err")"
+echo "https: $n periods over TLS; untrusted: $(grep -m1 'cannot send' "$TMP/err")"
+kill "$SERVER"
+
+# 5. bad input, before recording starts
 bad() {
 	"$DCPROF" record -p "$pid" --continuous "$TMP/d4" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
@@ -179,6 +203,8 @@ bad --push http://127.0.0.1:1 --push-label nokey
 bad --push http://127.0.0.1:1 --push-label "k=v{}"
 bad --push http://127.0.0.1:1 --push-app "a b"
 bad --push-label env=x
+bad --push https://127.0.0.1:1 --push-ca-file "$TMP/no-such-ca.pem"
+bad --push-ca-file "$TMP/cert.pem"
 # a link planted as the spool is not followed
 mkdir "$TMP/d5" "$TMP/elsewhere" && ln -s "$TMP/elsewhere" "$TMP/d5/.spool"
 "$DCPROF" record -p "$pid" --continuous "$TMP/d5" --push http://127.0.0.1:1 \
