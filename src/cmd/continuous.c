@@ -370,9 +370,9 @@ static void log_period(struct period_log *pl, const char *path, int ret,
 	if (ret) {
 		pl->dropped++;
 		fprintf(stderr,
-			"dcprof: period dropped (%llu so far): %s; %llu samples lost with it\n",
-			(unsigned long long)pl->dropped, why,
-			(unsigned long long)s->samples_kept);
+			"dcprof: period dropped (%llu so far): '%s' not written, %llu samples lost with it: %s\n",
+			(unsigned long long)pl->dropped, path,
+			(unsigned long long)s->samples_kept, why);
 		return;
 	}
 	pl->written++;
