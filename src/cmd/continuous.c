@@ -27,6 +27,14 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int continuous_check_dir(const char *dir)
 {
 	struct stat st;
@@ -397,7 +405,7 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	char *path = NULL, *next = NULL, *spool = NULL;
 	uint32_t hz = opts->sample_freq ? opts->sample_freq : 99;
 	uint64_t start = realtime_ns(), last_start, boundary;
-	uint64_t last_period_start = start;
+	uint64_t last_period_start = start, start_mono = monotonic_ns();
 	int ret = 0;
 
 	host_name(host, sizeof(host));
@@ -434,9 +442,14 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	boundary = next_boundary(start, c->period);
 	while (!*stop) {
 		uint64_t now = realtime_ns();
-		int64_t left = (int64_t)(boundary - now) / 1000000;
+		int64_t left;
 
-		if (c->duration && (double)(now - start) / 1e9 >= c->duration)
+		/* the wall clock set back: the boundary after the new now */
+		if (boundary > now + (uint64_t)(c->period * 1e9))
+			boundary = next_boundary(now, c->period);
+		left = (int64_t)(boundary - now) / 1000000;
+		if (c->duration &&
+		    (double)(monotonic_ns() - start_mono) / 1e9 >= c->duration)
 			break;
 		if (c->nr_pids && !c->targets_alive(c->pids, c->nr_pids))
 			break;
