@@ -8,9 +8,11 @@ endif
 
 LIB_PKGS := libelf libdw zlib libzstd
 CMD_PKGS := libprotobuf-c capstone
+# --push: HTTP(S) to a profile store (src/push)
+PUSH_PKGS := libcurl
 # dcprof top's full-screen view: the wide-character ncurses when there
 CURSES_PKG := $(shell pkg-config --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
-PKGS := $(LIB_PKGS) $(CMD_PKGS)
+PKGS := $(LIB_PKGS) $(CMD_PKGS) $(PUSH_PKGS)
 TEST_PKGS := cmocka
 BUILD := build
 
@@ -48,6 +50,8 @@ endif
 #   view     src/view      naming frames and interning keys for reading
 #                          commands, through the public API only
 #   export   src/export    pprof, folded, flame graphs
+#   push     src/push      continuous recording's periods sent to a
+#                          Pyroscope-compatible endpoint: libcurl
 #   cmd      src/cmd       the subcommands
 CORE_PKGS := zlib libzstd
 SYMBOLS_PKGS := libelf libdw
@@ -119,11 +123,14 @@ $(foreach l,$(LAYERS),$(eval $$($(l)_OBJS): LAYER_CFLAGS = $$(LIB_INC_$(l)) $$(P
 
 VIEW_SRCS := $(wildcard src/view/*.c)
 EXPORT_SRCS := $(wildcard src/export/*.c)
+PUSH_SRCS := $(wildcard src/push/*.c)
 CMD_ONLY_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
 $(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
 $(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
 	$(shell pkg-config --cflags libprotobuf-c zlib)
-$(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/cmd \
+$(PUSH_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
+	$(shell pkg-config --cflags $(PUSH_PKGS))
+$(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push -Isrc/cmd \
 	$(shell pkg-config --cflags capstone $(CURSES_PKG))
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
@@ -134,7 +141,7 @@ LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread $(BPF_LIBS)
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
 LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))
-CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS)
+CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS) $(PUSH_SRCS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -281,8 +288,10 @@ clean:
 
 # ---- installing ------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the command, the
-# library (shared and static), its header and pkg-config file, the man page
-# and bash completion. make uninstall removes exactly those.
+# library (shared and static), its header and pkg-config file, the man page,
+# bash completion and the systemd unit of continuous profiling
+# (dist/dcprof.service.in, with BINDIR filled in). make uninstall removes
+# exactly those.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -290,6 +299,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
 # the version of the pkg-config file (DCPROF_VERSION above)
 PC_VERSION := 0.1
@@ -299,7 +309,8 @@ PC_VERSION := 0.1
 install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/dcprof $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 $(BUILD)/dcprof $(DESTDIR)$(BINDIR)/dcprof
 	$(INSTALL) -m 755 $(BUILD)/libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION)
@@ -312,6 +323,9 @@ install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
 	$(INSTALL) -m 644 docs/man/dcprof.1 $(DESTDIR)$(MANDIR)/man1/dcprof.1
 	$(INSTALL) -m 644 completion/dcprof.bash $(DESTDIR)$(BASHCOMPDIR)/dcprof
+	sed -e 's|@BINDIR@|$(BINDIR)|g' dist/dcprof.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/dcprof \
@@ -321,5 +335,6 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc \
 		$(DESTDIR)$(MANDIR)/man1/dcprof.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/dcprof
+		$(DESTDIR)$(BASHCOMPDIR)/dcprof \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/dcprof.service
 	rmdir $(DESTDIR)$(INCLUDEDIR)/dcprof 2>/dev/null || true

@@ -15,10 +15,13 @@ _dcprof_options()
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
-			--off-cpu --off-cpu-min -v --verbose
+			--off-cpu --off-cpu-min -v --verbose --continuous --period \
+			--keep --keep-size --push --push-app --push-label \
+			--push-token-file --push-basic-auth-file --push-ca-file \
+			--push-spool-size
 		;;
 	report)
-		echo -i --input -s --sort --format --limit -n \
+		echo -i --input --since --until -s --sort --format --limit -n \
 			--show-nr-samples --stdio -g --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --file \
 			--symbol --no-demangle --no-inline --no-process \
@@ -40,10 +43,12 @@ _dcprof_options()
 		echo --kind --backend -p --pid --buffer --format
 		;;
 	export)
-		echo --format -i --input -o --output --no-comm --value
+		echo --format -i --input --since --until -o --output --no-comm \
+			--value
 		;;
 	flamegraph)
-		echo -i --input -o --output --format --group --diff --value
+		echo -i --input --since --until -o --output --format --group \
+			--diff --value
 		;;
 	annotate)
 		echo -i --input --format --no-demangle --debuginfo-dir
@@ -100,8 +105,13 @@ _dcprof()
 		return 0
 	done
 	case $prev in
-	-i | --input | -o | --output | --only)
+	-i | --input | -o | --output | --only | --push-token-file | \
+		--push-basic-auth-file | --push-ca-file)
 		_dcprof_files -f "$cur"
+		return 0
+		;;
+	--continuous)
+		_dcprof_files -d "$cur"
 		return 0
 		;;
 	--debuginfo-dir)
@@ -165,7 +175,8 @@ _dcprof()
 	-F | --freq | --duration | --flush-interval | --mmap-pages | --ready-fd | --limit | \
 		--off-cpu-min | \
 		--percent-limit | --max-stack | --buffer | --comm | --file | \
-		--symbol)
+		--symbol | --period | --keep | --keep-size | --push | --push-app | \
+		--push-label | --push-spool-size | --since | --until)
 		return 0
 		;;
 	esac

@@ -22,18 +22,20 @@ declare -A may_include=(
 	[lib/record]="lib/base lib/core lib/symbols lib/unwind lib/record"
 	[src/view]="lib/base src/view"
 	[src/export]="lib/base src/view src/export"
-	[src/cmd]="lib/base src/view src/export src/cmd"
+	[src/push]="lib/base src/view src/export src/push"
+	[src/cmd]="lib/base src/view src/export src/push src/cmd"
 )
 # System headers of libraries a layer must not use.
 declare -A forbidden=(
-	[lib/base]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone|protobuf-c|zlib|zstd'
-	[lib/core]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone|protobuf-c'
-	[lib/symbols]='capstone|protobuf-c'
-	[lib/unwind]='capstone|protobuf-c'
-	[lib/record]='capstone|protobuf-c'
-	[src/view]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty'
-	[src/export]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty'
-	[src/cmd]='demangle\.h|libiberty'
+	[lib/base]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone|protobuf-c|zlib|zstd|curl/'
+	[lib/core]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone|protobuf-c|curl/'
+	[lib/symbols]='capstone|protobuf-c|curl/'
+	[lib/unwind]='capstone|protobuf-c|curl/'
+	[lib/record]='capstone|protobuf-c|curl/'
+	[src/view]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|curl/'
+	[src/export]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|curl/'
+	[src/push]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone'
+	[src/cmd]='demangle\.h|libiberty|curl/'
 )
 
 for layer in "${!may_include[@]}"; do

@@ -2,13 +2,14 @@
 # Install the Debian packages dcprof builds and tests with. The Makefile runs
 # this only when pkg-config cannot find one of the libraries.
 set -e
-PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev libncurses-dev tmux"
+PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev protobuf-compiler libiberty-dev libncurses-dev tmux libcurl4-openssl-dev"
 # Every tool a test needs (`need` in tests/t fails under CI when one is
 # missing): compilers for the workloads, python3 for the JSON checks,
 # strace (t0770), readelf/objcopy/strip (binutils), protoc (above), gzip,
 # setpriv/mount (util-linux), libc's separate debug files (t0460), tmux and
-# man (the t08 tests drive a terminal and render the man page).
-PACKAGES="$PACKAGES gcc g++ make python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base"
+# man (the t08 tests drive a terminal and render the man page), openssl (a
+# certificate for t0187's TLS receiver).
+PACKAGES="$PACKAGES gcc g++ make python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and

@@ -21,6 +21,10 @@ static const struct cmd commands[] = {
 	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N]\n"
 	  "              [--backend bpf|perf|auto] [--off-cpu [--off-cpu-min USEC]]\n"
 	  "              [--ready-fd N] [-v]\n"
+	  "              [--continuous DIR [--period SECONDS] [--keep AGE] [--keep-size BYTES]\n"
+	  "               [--push URL [--push-app NAME] [--push-label KEY=VALUE]...\n"
+	  "                [--push-token-file FILE | --push-basic-auth-file FILE]\n"
+	  "                [--push-ca-file FILE] [--push-spool-size BYTES]]]\n"
 	  "              [-- COMMAND [ARGS...]]\n"
 	  "\n"
 	  "  -a, --all-cpus         record the whole system (default without -p or COMMAND)\n"
@@ -67,10 +71,37 @@ static const struct cmd commands[] = {
 	  "      --ready-fd N       write \"recording\" and a newline to descriptor N,\n"
 	  "                         then close it, once the events are on and the\n"
 	  "                         processes already running are described\n"
-	  "  -v, --verbose          say more about what the recorder does\n" },
+	  "  -v, --verbose          say more about what the recorder does\n"
+	  "      --continuous DIR   never stop: write a profile of each period into DIR\n"
+	  "                         (named by its start, UTC, and the host), at 99 Hz\n"
+	  "                         unless -F; SIGHUP ends a period at once, SIGTERM\n"
+	  "                         writes the current one whole and stops\n"
+	  "      --period SECONDS   length of a period, on wall-clock boundaries\n"
+	  "                         (default 60)\n"
+	  "      --keep AGE         remove periods older than AGE (90s, 30m, 12h, 7d)\n"
+	  "      --keep-size BYTES  remove the oldest periods past BYTES in all (K, M, G)\n"
+	  "      --push URL         send each period as pprof to a Pyroscope-compatible\n"
+	  "                         server: POST URL/ingest (from a spool in DIR/.spool,\n"
+	  "                         retried while the server is down)\n"
+	  "      --push-app NAME    the application name of the pushed profiles\n"
+	  "                         (default dcprof)\n"
+	  "      --push-label KEY=VALUE\n"
+	  "                         a label of the pushed profiles (repeatable; hostname\n"
+	  "                         and kernel_release by default)\n"
+	  "      --push-token-file FILE\n"
+	  "                         a bearer token for the server, read from FILE\n"
+	  "      --push-basic-auth-file FILE\n"
+	  "                         USER:PASSWORD for the server, read from FILE\n"
+	  "      --push-ca-file FILE\n"
+	  "                         https: trust the CAs of FILE (PEM) instead of the\n"
+	  "                         system's\n"
+	  "      --push-spool-size BYTES\n"
+	  "                         periods waiting to be sent take at most BYTES\n"
+	  "                         (default 64M); past it they are dropped, counted\n" },
 	{ "report", cmd_report, 0,
 	  "print the flat profile, inclusive time or call trees",
-	  "[-i FILE] [--sort KEYS] [--format text|json] [--limit N] [-n] [--stdio]\n"
+	  "[-i FILE|DIR [--since TIME] [--until TIME]] [--sort KEYS] [--format text|json]\n"
+	  "              [--limit N] [-n] [--stdio]\n"
 	  "              [--children | --no-children | -g | --tree caller|callee] [--percent-limit P]\n"
 	  "              [--max-stack N] [--comm C,...] [--pid P,...] [--file F,...] [--symbol S,...]\n"
 	  "              [--no-demangle] [--no-inline] [--no-process] [--full-path]\n"
@@ -78,6 +109,7 @@ static const struct cmd commands[] = {
 	  "              [--value cpu|off-cpu|wall] [--threads]\n"
 	  "\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -s, --sort KEYS        group by comm (the thread's name, as perf; or thread),\n"
 	  "                         pid, tid, process (its name), file, symbol,\n"
 	  "                         comma-separated (default comm,file,symbol; perf's\n"
@@ -136,11 +168,12 @@ static const struct cmd commands[] = {
 	  READ_HELP_FORMAT_TEXT_JSON },
 	{ "export", cmd_export, 0,
 	  "write a recording as pprof or folded stacks",
-	  "--format pprof|folded [-i FILE] [-o OUT] [--no-comm]\n"
-	  "               [--value cpu|off-cpu|wall]\n"
+	  "--format pprof|folded [-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT]\n"
+	  "              [--no-comm] [--value cpu|off-cpu|wall]\n"
 	  "\n"
 	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
 	  "      --no-comm          folded: no process name as the root frame\n"
 	  "      --value V          folded: samples (cpu, the default), or ns off the CPU\n"
@@ -148,10 +181,12 @@ static const struct cmd commands[] = {
 	  "                         them all as sample types\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
-	  "[-i FILE] [-o OUT] [--format html|svg] [--group process|thread]\n"
-	  "               [--value cpu|off-cpu|wall] [--diff BEFORE AFTER]\n"
+	  "[-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT] [--format html|svg]\n"
+	  "               [--group process|thread] [--value cpu|off-cpu|wall]\n"
+	  "               [--diff BEFORE AFTER]\n"
 	  "\n"
 	  READ_HELP_INPUT
+	  READ_HELP_RANGE
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
 	  "      --group WHAT       under each process: nothing (process, the default) or\n"
 	  "                         its threads by name (thread)\n"

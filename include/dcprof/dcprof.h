@@ -302,6 +302,17 @@ struct dcp_profile_open_opts {
 DCPROF_API struct dcp_profile *
 dcp_profile_open_file(const char *path,
 		      const struct dcp_profile_open_opts *opts);
+/*
+ * Several profiles read as one (a time range of continuous recording's
+ * periods, docs/FORMAT.md): cookies matched by file identity, counts
+ * added, stats summed, meta from the earliest start to the latest end
+ * (complete when every file is). A summary profile when opts asks for
+ * one and every file has one. NULL with errno set and a message naming
+ * the file on error; n == 0 is -ENOENT.
+ */
+DCPROF_API struct dcp_profile *
+dcp_profile_open_files(const char *const *paths, size_t n,
+		       const struct dcp_profile_open_opts *opts);
 /* Whether p holds only the summary of its file. */
 DCPROF_API bool dcp_profile_is_summary(const struct dcp_profile *p);
 DCPROF_API void dcp_profile_close(struct dcp_profile *p);
@@ -469,6 +480,10 @@ struct dcp_recorder_opts {
 	 * than off_cpu_min_ns are dropped and counted */
 	bool off_cpu;
 	uint64_t off_cpu_min_ns;
+	/* Continuous recording in periods (dcp_recorder_cut()): a failed
+	 * write ends the current period's file, not the recording, and is
+	 * reported by the cut that ends the period. */
+	bool periods;
 };
 
 enum dcp_call_graph {
@@ -510,6 +525,23 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms);
 DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 				   struct dcp_profile_stats *stats);
 DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
+
+/*
+ * Continuous recording: end the current period and start the next one
+ * without stopping the events. The period's samples (everything the
+ * pipeline delivered since the previous cut or the start) are named from
+ * the pinned files and written as a compact profile in place of its
+ * working file; the next period then starts from an empty aggregate and
+ * zeroed counts, with its working file at next_output, and keeps the
+ * process table, cookies and pinned files: each sample lands in exactly
+ * one period. stats (may be NULL, sz set by the caller) receives the
+ * finished period's counts. Returns 0, or the negative errno of the write
+ * that failed: that period's file is removed (never left half written)
+ * and recording goes on; when next_output cannot be started either, the
+ * next cut says so again. dcp_recorder_finish() ends the last period.
+ */
+DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
+				struct dcp_profile_stats *stats);
 
 /* What naming a snapshot cost (dcp_recorder_snapshot()). */
 struct dcp_snapshot_info {

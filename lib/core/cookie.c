@@ -37,6 +37,7 @@ struct cookie {
 	size_t nr_paths, cap_paths;
 	uint64_t samples;
 	uint64_t fp_breaks; /* user stacks whose FP chain broke after it */
+	uint32_t period; /* queued for this period's file (new_period) */
 };
 
 struct dcp_cookie_table {
@@ -50,6 +51,7 @@ struct dcp_cookie_table {
 	/* Queue of dirty cookies: dirty[head .. nr_dirty) not yet taken. */
 	uint32_t *dirty;
 	size_t nr_dirty, cap_dirty, dirty_head;
+	uint32_t period; /* dcp_cookie_table_new_period() calls */
 };
 
 /* What a cookie is looked up by: file identity, or (kind, name). */
@@ -220,8 +222,10 @@ static int dirty_push(struct dcp_cookie_table *t, uint32_t cookie)
 {
 	struct cookie *c = &t->c[cookie];
 
-	if (c->dirty)
+	if (c->dirty) {
+		c->period = t->period;
 		return 0;
+	}
 	if (t->nr_dirty == t->cap_dirty) {
 		uint32_t *d = dcp_grow(t->dirty, &t->cap_dirty, t->nr_dirty + 1,
 				       sizeof(*d));
@@ -232,6 +236,7 @@ static int dirty_push(struct dcp_cookie_table *t, uint32_t cookie)
 	}
 	t->dirty[t->nr_dirty++] = cookie;
 	c->dirty = true;
+	c->period = t->period;
 	return 0;
 }
 
@@ -656,6 +661,22 @@ void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 {
 	if (get(t, cookie))
 		t->c[cookie].samples += n;
+}
+
+void dcp_cookie_table_new_period(struct dcp_cookie_table *t)
+{
+	t->period++;
+	for (size_t i = 0; i < t->n; i++) {
+		t->c[i].samples = 0;
+		t->c[i].fp_breaks = 0;
+	}
+}
+
+int dcp_cookie_table_want(struct dcp_cookie_table *t, uint32_t cookie)
+{
+	if (!get(t, cookie) || t->c[cookie].period == t->period)
+		return 0;
+	return dirty_push(t, cookie) < 0 ? -ENOMEM : 0;
 }
 
 uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,

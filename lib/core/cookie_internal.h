@@ -72,6 +72,18 @@ bool dcp_cookie_table_id_is_marked(const struct dcp_cookie_table *t,
 void dcp_cookie_table_add_samples(struct dcp_cookie_table *t, uint32_t cookie,
 				  uint64_t n);
 
+/*
+ * A new period of a continuous recording (its own profile file): the
+ * per-cookie counts start again from 0, and a cookie made before is
+ * reported again by dcp_cookie_table_take_dirty() only once
+ * dcp_cookie_table_want() asks for it (a stack of the period names it),
+ * so that a period's working file holds the cookies it uses, not every
+ * file the recorder ever saw.
+ */
+void dcp_cookie_table_new_period(struct dcp_cookie_table *t);
+/* Queue cookie for the current period's file unless it already was. */
+int dcp_cookie_table_want(struct dcp_cookie_table *t, uint32_t cookie);
+
 /* User stacks whose frame-pointer chain broke after a frame of cookie
  * (the recorder's count per file); returns the new count, 0: no cookie. */
 uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,

@@ -285,6 +285,14 @@ int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 			      const struct dcp_aggregate *agg,
 			      const struct dcp_symtab *symbols,
 			      const struct dcp_profile_stats *stats);
+/* The same with only the cookies agg's stacks name: a period of a
+ * continuous recording, whose recorder keeps every cookie it saw. */
+int dcp_profile_write_period(const char *path, uint64_t created_ns,
+			     const struct dcp_profile_meta *meta,
+			     const struct dcp_cookie_table *cookies,
+			     const struct dcp_aggregate *agg,
+			     const struct dcp_symtab *symbols,
+			     const struct dcp_profile_stats *stats);
 
 /*
  * The checksums. Each covers its header with the checksum field taken as

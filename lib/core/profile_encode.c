@@ -240,19 +240,40 @@ void dcp_emit_dirty_cookies(struct dcp_emitter *em, struct dcp_cookie_table *t)
 	chunk_end(em);
 }
 
-/* Every cookie (compact file). */
+/* Every cookie (compact file), or those the stacks of used_by name. */
 void dcp_emit_all_cookies(struct dcp_emitter *em,
-			  const struct dcp_cookie_table *t)
+			  const struct dcp_cookie_table *t,
+			  const struct dcp_aggregate *used_by)
 {
 	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	size_t n = dcp_cookie_table_size(t), i;
+	unsigned char *used = NULL;
 
+	if (used_by) {
+		used = calloc(n ? n : 1, 1);
+		if (!used) {
+			em->out.oom = true;
+			return;
+		}
+		used[0] = 1;
+		for (i = 0; i < dcp_aggregate_nr_stacks(used_by); i++) {
+			uint32_t nf;
+			const struct dcp_frame *f = dcp_aggregate_stack(
+				used_by, (uint32_t)i, &nf);
+
+			for (uint32_t j = 0; j < nf; j++)
+				if (f[j].cookie < n)
+					used[f[j].cookie] = 1;
+		}
+	}
 	chunk_begin(em, DCP_FMT_CHUNK_COOKIES, true);
 	for (i = 0; i < n; i++) {
-		if (dcp_cookie_table_lookup(t, (uint32_t)i, &ci) == 0)
+		if ((!used || used[i]) &&
+		    dcp_cookie_table_lookup(t, (uint32_t)i, &ci) == 0)
 			put_cookie(em, &ci);
 	}
 	chunk_end(em);
+	free(used);
 }
 
 void dcp_emit_strings(struct dcp_emitter *em, const struct dcp_aggregate *agg,

@@ -63,9 +63,11 @@ void dcp_enc_seal_header(struct dcp_enc_buf *b, uint64_t file_size);
 void dcp_emit_meta(struct dcp_emitter *em, const struct dcp_profile_meta *m);
 /* The cookies the table reports dirty (working file). */
 void dcp_emit_dirty_cookies(struct dcp_emitter *em, struct dcp_cookie_table *t);
-/* Every cookie (compact file). */
+/* Every cookie (compact file); with used_by, only those its stacks name
+ * (and cookie 0): a period of a continuous recording. */
 void dcp_emit_all_cookies(struct dcp_emitter *em,
-			  const struct dcp_cookie_table *t);
+			  const struct dcp_cookie_table *t,
+			  const struct dcp_aggregate *used_by);
 /* Strings and stacks from id from on; type: STACKS or SUMMARY_STACKS. */
 void dcp_emit_strings(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		      size_t from);

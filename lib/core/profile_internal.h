@@ -38,6 +38,14 @@ typedef char *(*dcp_demangle_fn)(const char *name);
 struct dcp_profile *dcp_profile_read(const char *path, bool want_summary,
 				     dcp_demangle_fn demangle);
 
+/*
+ * Merging profiles (profile_merge.c): an empty profile, then each one
+ * added to it (closed by the caller right after if it likes). Negative
+ * errno with a message; the merged profile is then unusable.
+ */
+struct dcp_profile *dcp_profile_merge_new(void);
+int dcp_profile_merge_add(struct dcp_profile *acc, const struct dcp_profile *p);
+
 struct dcp_profile_writer;
 
 /*

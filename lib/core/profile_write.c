@@ -216,12 +216,12 @@ static void sync_dir(const char *path)
 	free(copy);
 }
 
-int dcp_profile_write_compact(const char *path, uint64_t created_ns,
-			      const struct dcp_profile_meta *meta,
-			      const struct dcp_cookie_table *cookies,
-			      const struct dcp_aggregate *agg,
-			      const struct dcp_symtab *symbols,
-			      const struct dcp_profile_stats *stats)
+static int write_compact(const char *path, uint64_t created_ns,
+			 const struct dcp_profile_meta *meta,
+			 const struct dcp_cookie_table *cookies,
+			 const struct dcp_aggregate *agg,
+			 const struct dcp_symtab *symbols,
+			 const struct dcp_profile_stats *stats, bool used_cookies)
 {
 	struct dcp_emitter em = { .level = DCP_ZSTD_LEVEL_FINAL };
 	char *tmp = NULL;
@@ -231,7 +231,7 @@ int dcp_profile_write_compact(const char *path, uint64_t created_ns,
 	if (meta)
 		dcp_emit_meta(&em, meta);
 	if (cookies)
-		dcp_emit_all_cookies(&em, cookies);
+		dcp_emit_all_cookies(&em, cookies, used_cookies ? agg : NULL);
 	if (agg) {
 		dcp_emit_strings(&em, agg, 0);
 		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0);
@@ -303,6 +303,28 @@ out:
 	dcp_enc_buf_free(&em.z);
 	ZSTD_freeCCtx(em.zstd);
 	return ret;
+}
+
+int dcp_profile_write_compact(const char *path, uint64_t created_ns,
+			      const struct dcp_profile_meta *meta,
+			      const struct dcp_cookie_table *cookies,
+			      const struct dcp_aggregate *agg,
+			      const struct dcp_symtab *symbols,
+			      const struct dcp_profile_stats *stats)
+{
+	return write_compact(path, created_ns, meta, cookies, agg, symbols,
+			     stats, false);
+}
+
+int dcp_profile_write_period(const char *path, uint64_t created_ns,
+			     const struct dcp_profile_meta *meta,
+			     const struct dcp_cookie_table *cookies,
+			     const struct dcp_aggregate *agg,
+			     const struct dcp_symtab *symbols,
+			     const struct dcp_profile_stats *stats)
+{
+	return write_compact(path, created_ns, meta, cookies, agg, symbols,
+			     stats, true);
 }
 
 int dcp_profile_writer_finish(struct dcp_profile_writer *w,

@@ -305,6 +305,12 @@ int dcp_symtab_set_detail(struct dcp_symtab *s, uint32_t cookie,
 int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 		    uint32_t cookie, uint64_t offset)
 {
+	return dcp_symtab_copy_as(dst, src, cookie, offset, cookie);
+}
+
+int dcp_symtab_copy_as(struct dcp_symtab *dst, const struct dcp_symtab *src,
+		       uint32_t cookie, uint64_t offset, uint32_t dst_cookie)
+{
 	long i = find(src, cookie, offset, hash_key(cookie, offset));
 	struct dcp_inline_frame stack_inl[16] = { { 0 } }, *inl = stack_inl;
 	const struct sym_entry *e;
@@ -313,7 +319,8 @@ int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 	if (i < 0)
 		return -ENOENT;
 	e = &src->e[i];
-	ret = dcp_symtab_add(dst, cookie, offset, e->name, e->start, e->size);
+	ret = dcp_symtab_add(dst, dst_cookie, offset, e->name, e->start,
+			     e->size);
 	if (ret < 0)
 		return ret;
 	if (!e->demangled && !e->file && !e->nr_inline)
@@ -325,8 +332,8 @@ int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 	}
 	for (uint32_t j = 0; j < e->nr_inline; j++)
 		fill_inline(&e->inl[j], &inl[j]);
-	ret = dcp_symtab_set_detail(dst, cookie, offset, e->demangled, e->file,
-				    e->line, inl, e->nr_inline);
+	ret = dcp_symtab_set_detail(dst, dst_cookie, offset, e->demangled,
+				    e->file, e->line, inl, e->nr_inline);
 	if (inl != stack_inl)
 		free(inl);
 	return ret;

@@ -38,6 +38,9 @@ int dcp_symtab_inline(const struct dcp_symtab *s, uint32_t cookie,
 /* Copy the entry of (cookie, offset) of src into dst, details included. */
 int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 		    uint32_t cookie, uint64_t offset);
+/* dcp_symtab_copy() into dst under another cookie (merged profiles). */
+int dcp_symtab_copy_as(struct dcp_symtab *dst, const struct dcp_symtab *src,
+		       uint32_t cookie, uint64_t offset, uint32_t dst_cookie);
 size_t dcp_symtab_count(const struct dcp_symtab *s);
 /* Entry i, in insertion order; inl (may be NULL) its inlined calls. */
 void dcp_symtab_entry(const struct dcp_symtab *s, size_t i, uint32_t *cookie,

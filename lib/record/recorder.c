@@ -26,15 +26,18 @@
 static void take_source_counts(struct dcp_recorder *r)
 {
 	const struct dcp_source_counts *c = &r->source->counts;
+	const struct dcp_source_counts *b = &r->counts_base;
 
-	r->stats.lost_records = c->lost_records;
-	r->stats.lost_samples = c->lost_samples;
-	r->stats.throttle_events = c->throttle_events;
-	r->stats.context_switches = c->context_switches;
-	r->stats.reorder_late = c->reorder_late;
-	r->stats.off_cpu_switches = c->off_cpu_switches;
-	r->stats.off_cpu_short = c->off_cpu_short;
-	r->stats.off_cpu_unfinished = c->off_cpu_unfinished;
+	/* the source counts from the start, a period from its own */
+	r->stats.lost_records = c->lost_records - b->lost_records;
+	r->stats.lost_samples = c->lost_samples - b->lost_samples;
+	r->stats.throttle_events = c->throttle_events - b->throttle_events;
+	r->stats.context_switches = c->context_switches - b->context_switches;
+	r->stats.reorder_late = c->reorder_late - b->reorder_late;
+	r->stats.off_cpu_switches = c->off_cpu_switches - b->off_cpu_switches;
+	r->stats.off_cpu_short = c->off_cpu_short - b->off_cpu_short;
+	r->stats.off_cpu_unfinished =
+		c->off_cpu_unfinished - b->off_cpu_unfinished;
 }
 
 void dcp_recorder_fill_meta(struct dcp_recorder *r)
@@ -62,6 +65,25 @@ static int flush_file(struct dcp_recorder *r)
 
 	if (r->write_error)
 		return r->write_error;
+	if (!r->writer)
+		return 0;
+	if (r->periods) {
+		/* the cookies of the period's new stacks, before them */
+		size_t nr = dcp_aggregate_nr_stacks(r->agg);
+
+		for (size_t id = r->period_stacks_wanted; id < nr; id++) {
+			uint32_t nf;
+			const struct dcp_frame *f =
+				dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
+
+			for (uint32_t i = 0; i < nf; i++)
+				if (dcp_cookie_table_want(r->cookies,
+							  f[i].cookie) < 0)
+					return dcp_error(ENOMEM,
+							 "out of memory");
+		}
+		r->period_stacks_wanted = nr;
+	}
 	dcp_recorder_fill_meta(r);
 	ret = dcp_profile_writer_flush(r->writer, &r->meta, r->cookies, r->agg,
 				       &r->stats);
@@ -294,6 +316,9 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		r->off_cpu = opts->off_cpu;
 		r->off_cpu_min_ns = opts->off_cpu_min_ns;
 	}
+	if (opts->sz >=
+	    offsetof(struct dcp_recorder_opts, periods) + sizeof(opts->periods))
+		r->periods = opts->periods;
 	if (!r->output || !r->event_name || !r->cmdline) {
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto fail;
@@ -414,9 +439,16 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 	if (now >= r->next_flush_ns) {
 		r->next_flush_ns =
 			now + (uint64_t)r->flush_interval_ms * 1000000ull;
-		return dcp_api_ret(flush_file(r));
+		ret = flush_file(r);
+		/* periods: the cut that ends this one reports it */
+		return r->periods ? 0 : dcp_api_ret(ret);
 	}
 	return 0;
+}
+
+int dcp_recorder_flush(struct dcp_recorder *r)
+{
+	return flush_file(r);
 }
 
 /* The closing symbolization's account of each object. */
@@ -458,6 +490,12 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 		ret = dcp_walk_release(r);
 	if (ret)
 		return dcp_api_ret(ret);
+	if (r->periods) {
+		ret = dcp_recorder_write_period(r);
+		if (stats)
+			dcp_sz_copy(stats, &r->stats, sizeof(r->stats));
+		return dcp_api_ret(ret);
+	}
 	dcp_recorder_fill_meta(r);
 	/* a recording ends with its events: what follows is bookkeeping */
 	symtab = dcp_symtab_new();

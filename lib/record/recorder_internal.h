@@ -75,6 +75,11 @@ struct dcp_recorder {
 	uint64_t next_flush_ns;
 	int write_error;
 	bool finished;
+	/* dcp_recorder_cut(): write errors end a period, not the recording;
+	 * the source's counts at the start of the current period */
+	bool periods;
+	struct dcp_source_counts counts_base;
+	size_t period_stacks_wanted; /* stacks whose cookies were queued */
 
 	struct dcp_frame frames[MAX_STACK];
 
@@ -104,6 +109,20 @@ static inline uint64_t dcp_now_ns(clockid_t clock)
 /* recorder.c: the meta and stats of now, as a flush writes them. */
 void dcp_recorder_fill_meta(struct dcp_recorder *r);
 
+/* recorder.c: flush the working file now (a period's first flush). */
+int dcp_recorder_flush(struct dcp_recorder *r);
+
+/* period.c: the current period's compact profile (removed on failure). */
+int dcp_recorder_write_period(struct dcp_recorder *r);
+
+/*
+ * snapshot.c: name the addresses of the aggregate's stacks from
+ * snap_stacks_named on that snap_symbols does not hold yet, with the kept
+ * symbolizer (each address is named once for the recorder's life: the
+ * live view and every period of a continuous recording share them).
+ */
+int dcp_snapshot_name_new(struct dcp_recorder *r,
+			  struct dcp_snapshot_info *info);
 /* snapshot.c: free the live view (dcp_recorder_free). */
 void dcp_snapshot_free(struct dcp_recorder *r);
 

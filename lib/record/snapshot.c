@@ -124,44 +124,97 @@ out:
 }
 
 /*
- * Hand the new addresses to the naming thread and wait for their names,
- * draining the source while it works. Every address asked gets an entry,
- * named or not: each is asked once.
+ * Wait for the naming thread's batch, its names into snap_symbols: until
+ * deadline (0: until it is done), draining the source every
+ * NAMING_DRAIN_NS meanwhile when drain is set.
+ */
+static int wait_names(struct dcp_recorder *r, uint64_t deadline, bool drain)
+{
+	int ret = 0;
+
+	while (!ret && dcp_naming_busy(r->snap_naming)) {
+		uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+		uint64_t step = NAMING_DRAIN_NS;
+
+		if (deadline && now >= deadline)
+			break;
+		if (deadline && deadline - now < step)
+			step = deadline - now;
+		ret = dcp_naming_wait(r->snap_naming, step, r->snap_symbols);
+		if (!ret && drain && dcp_naming_busy(r->snap_naming))
+			ret = dcp_recorder_poll(r, 0);
+	}
+	/* the names of a batch done since */
+	return ret ? ret : dcp_naming_wait(r->snap_naming, 0, r->snap_symbols);
+}
+
+static int setup_naming(struct dcp_recorder *r)
+{
+	if (!r->snap_symbols) {
+		r->snap_symbols = dcp_symtab_new();
+		if (!r->snap_symbols)
+			return dcp_error(ENOMEM, "out of memory");
+	}
+	if (!r->snap_naming) {
+		r->snap_naming = dcp_naming_new(&r->kernel);
+		if (!r->snap_naming)
+			return -errno;
+	}
+	return 0;
+}
+
+static void fill_info(struct dcp_recorder *r, struct dcp_snapshot_info *info,
+		      uint64_t start)
+{
+	if (!info)
+		return;
+	dcp_naming_times(r->snap_naming, &info->naming_ns,
+			 &info->last_naming_ns);
+	info->addresses_named = dcp_symtab_count(r->snap_symbols);
+	info->wait_ns = dcp_now_ns(CLOCK_MONOTONIC) - start;
+}
+
+/*
+ * The live view's naming: the new addresses to the naming thread, their
+ * names waited for up to NAMING_WAIT_NS while the source is drained.
+ * Every address asked gets an entry, named or not: each is asked once.
  */
 static int name_new(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 {
 	uint64_t start = dcp_now_ns(CLOCK_MONOTONIC);
-	uint64_t deadline = start + NAMING_WAIT_NS;
-	int ret;
+	int ret = setup_naming(r);
 
 	/* the names of a batch that outlasted the last snapshot's wait */
-	ret = dcp_naming_wait(r->snap_naming, 0, r->snap_symbols);
+	if (!ret)
+		ret = wait_names(r, start, false);
 	if (!ret && !dcp_naming_busy(r->snap_naming))
 		ret = submit_new(r);
-	while (!ret && dcp_naming_busy(r->snap_naming)) {
-		uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	if (!ret)
+		ret = wait_names(r, start + NAMING_WAIT_NS, true);
+	if (ret == -EINTR)
+		ret = 0; /* a signal during a drain: the caller sees it */
+	fill_info(r, info, start);
+	return ret;
+}
 
-		if (now >= deadline)
-			break;
-		ret = dcp_naming_wait(r->snap_naming,
-				      deadline - now < NAMING_DRAIN_NS ?
-					      deadline - now :
-					      NAMING_DRAIN_NS,
-				      r->snap_symbols);
-		if (!ret && dcp_naming_busy(r->snap_naming)) {
-			ret = dcp_recorder_poll(r, 0);
-			if (ret == -EINTR) {
-				ret = 0; /* the caller sees the signal */
-				break;
-			}
-		}
-	}
-	if (info) {
-		dcp_naming_times(r->snap_naming, &info->naming_ns,
-				 &info->last_naming_ns);
-		info->addresses_named = dcp_symtab_count(r->snap_symbols);
-		info->wait_ns = dcp_now_ns(CLOCK_MONOTONIC) - start;
-	}
+/*
+ * A period's naming (period.c): every address not named yet, and the
+ * period waits for all of them; nothing is drained meanwhile, so that no
+ * new stack comes into the period while it is being written.
+ */
+int dcp_snapshot_name_new(struct dcp_recorder *r,
+			  struct dcp_snapshot_info *info)
+{
+	uint64_t start = dcp_now_ns(CLOCK_MONOTONIC);
+	int ret = setup_naming(r);
+
+	if (!ret)
+		ret = wait_names(r, 0, false);
+	if (!ret)
+		ret = submit_new(r);
+	if (!ret)
+		ret = wait_names(r, 0, false);
+	fill_info(r, info, start);
 	return ret;
 }
 
@@ -177,16 +230,6 @@ dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 		return dcp_error_null(EINVAL, "no recorder");
 	if (r->finished)
 		return dcp_error_null(EINVAL, "the recording is finished");
-	if (!r->snap_symbols) {
-		r->snap_symbols = dcp_symtab_new();
-		if (!r->snap_symbols)
-			return dcp_error_null(ENOMEM, "out of memory");
-	}
-	if (!r->snap_naming) {
-		r->snap_naming = dcp_naming_new(&r->kernel);
-		if (!r->snap_naming)
-			return NULL;
-	}
 	if (!r->snap) {
 		r->snap = calloc(1, sizeof(*r->snap));
 		if (!r->snap)

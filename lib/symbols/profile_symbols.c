@@ -34,6 +34,40 @@ dcp_profile_open_file(const char *path, const struct dcp_profile_open_opts *o)
 	return dcp_profile_read(path, want_summary, dcp_demangle);
 }
 
+DCPROF_API struct dcp_profile *
+dcp_profile_open_files(const char *const *paths, size_t n,
+		       const struct dcp_profile_open_opts *o)
+{
+	bool want_summary = DCP_OPTS_GET(o, summary, false);
+	struct dcp_profile *acc;
+
+	if (!DCP_OPTS_VALID(o)) {
+		DCP_OPTS_ERROR(dcp_profile_open_opts);
+		return NULL;
+	}
+	if (!n)
+		return dcp_error_null(ENOENT, "no profiles to read");
+	acc = dcp_profile_merge_new();
+	for (size_t i = 0; acc && i < n; i++) {
+		struct dcp_profile *p =
+			dcp_profile_read(paths[i], want_summary, dcp_demangle);
+		int ret;
+
+		if (!p) {
+			ret = -errno;
+		} else {
+			ret = dcp_profile_merge_add(acc, p);
+			dcp_profile_close(p);
+		}
+		if (ret) {
+			dcp_profile_close(acc);
+			errno = -ret;
+			return NULL;
+		}
+	}
+	return acc;
+}
+
 DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
 				       uint32_t cookie, const char **path)
 {

@@ -33,6 +33,8 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		READ_OPTS_LONGOPTS,
+		{ "since", required_argument, NULL, READ_OPT_SINCE },
+		{ "until", required_argument, NULL, READ_OPT_UNTIL },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-comm", no_argument, NULL, 'n' },
 		{ "value", required_argument, NULL, 'V' },
@@ -53,6 +55,8 @@ int cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f':
 		case 'i':
+		case READ_OPT_SINCE:
+		case READ_OPT_UNTIL:
 			ret = read_opts_parse(&ro, c, optarg);
 			if (ret)
 				return ret;
@@ -103,7 +107,7 @@ int cmd_export(int argc, char **argv)
 		output = ro.format == FORMAT_PPROF ? "dcprof.pb.gz" : "-";
 
 	cmd_setup_log(0);
-	ret = cmd_open_profile(&v, read_opts_input(&ro), false);
+	ret = cmd_open_input(&v, &ro, false);
 	if (ret)
 		return ret;
 	ret = cmd_output_open(&o, output);

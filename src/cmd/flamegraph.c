@@ -69,6 +69,8 @@ int cmd_flamegraph(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		READ_OPTS_LONGOPTS,
+		{ "since", required_argument, NULL, READ_OPT_SINCE },
+		{ "until", required_argument, NULL, READ_OPT_UNTIL },
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "group", required_argument, NULL, 'g' },
@@ -96,6 +98,8 @@ int cmd_flamegraph(int argc, char **argv)
 		switch (c) {
 		case 'i':
 		case 'f':
+		case READ_OPT_SINCE:
+		case READ_OPT_UNTIL:
 			ret = read_opts_parse(&ro, c, optarg);
 			if (ret)
 				return ret;
@@ -145,10 +149,10 @@ int cmd_flamegraph(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("flamegraph", "unexpected argument '%s'",
 				       argv[optind]);
-	if (before && ro.input)
+	if (before && (ro.input || ro.since || ro.until))
 		return cmd_usage_error(
 			"flamegraph",
-			"--diff takes its two profiles instead of -i");
+			"--diff takes its two profiles instead of -i, --since and --until");
 	fo.svg = ro.format == FORMAT_SVG;
 	if (!output)
 		output = fo.svg ? "flamegraph.svg" : "flamegraph.html";
@@ -160,9 +164,8 @@ int cmd_flamegraph(int argc, char **argv)
 			nr_views++;
 	}
 	if (!ret) {
-		ret = cmd_open_profile(&views[nr_views],
-				       before ? after : read_opts_input(&ro),
-				       true);
+		ret = before ? cmd_open_profile(&views[nr_views], after, true) :
+			       cmd_open_input(&views[nr_views], &ro, true);
 		if (!ret)
 			nr_views++;
 	}

@@ -26,6 +26,10 @@ int read_opts_parse(struct read_opts *o, int c, const char *arg)
 		o->input = arg;
 		return 0;
 	}
+	if (c == READ_OPT_SINCE || c == READ_OPT_UNTIL) {
+		*(c == READ_OPT_SINCE ? &o->since : &o->until) = arg;
+		return 0;
+	}
 	for (int i = 0; o->formats[i]; i++) {
 		if (!strcmp(arg, o->formats[i])) {
 			o->format = i;

@@ -23,6 +23,12 @@
 /* clang-format off */
 #define READ_HELP_INPUT \
 	"  -i, --input FILE       profile to read (default " CMD_DEFAULT_PROFILE ")\n"
+#define READ_HELP_RANGE \
+	"      --since TIME       with -i DIR of record --continuous: the periods that\n" \
+	"                         start at or after TIME (2026-12-03T16:50:00Z,\n" \
+	"                         '2026-12-03 16:50', UTC unless a zone follows; or\n" \
+	"                         -90s, -30m, -12h, -7d before now), read as one\n" \
+	"      --until TIME       ... and before TIME (default: now and later)\n"
 #define READ_HELP_FORMAT_TEXT_JSON \
 	"      --format FORMAT    text (default) or json\n"
 
@@ -45,10 +51,14 @@ struct read_opts {
 	const char *input; /* -i as given; NULL: not given */
 	int format; /* index in formats of the last --format; -1: none */
 	unsigned int formats_given; /* bit i: formats[i] was given */
+	const char *since, *until; /* --since, --until: NULL when not given */
 };
 
+/* The getopt values of --since and --until. */
+enum { READ_OPT_SINCE = 0x1000, READ_OPT_UNTIL };
+
 /*
- * Take option c ('i' or 'f') with its argument: 0, else the exit status
+ * Take option c ('i', 'f', READ_OPT_SINCE or READ_OPT_UNTIL) with its argument: 0, else the exit status
  * of the usage error printed ("unknown format 'X' (a, b)").
  */
 int read_opts_parse(struct read_opts *o, int c, const char *arg);
@@ -63,5 +73,14 @@ const char *read_opts_input(const struct read_opts *o);
  */
 int cmd_open_profile(struct profile_view *v, const char *path,
 		     bool by_function);
+
+/*
+ * cmd_open_profile() of o's input, or, when it is a directory or a range
+ * is given, the period files of record --continuous in it that start in
+ * [--since, --until), read as one (range.c). An empty range is an error
+ * that says so.
+ */
+int cmd_open_input(struct profile_view *v, const struct read_opts *o,
+		   bool by_function);
 
 #endif

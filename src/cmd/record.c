@@ -15,15 +15,23 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "continuous.h"
 #include "read_opts.h"
 #include "record_opts.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, cut_requested;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* --continuous: SIGHUP ends the current period, recording goes on */
+static void on_cut_signal(int sig)
+{
+	(void)sig;
+	cut_requested = 1;
 }
 
 struct record_args {
@@ -42,6 +50,8 @@ struct record_args {
 	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
 	bool off_cpu_min_given;
 	char **command;
+	struct continuous_args cont; /* --continuous: cont.dir set */
+	bool period_given, keep_given;
 };
 
 static int parse_seconds(const char *name, const char *arg, double *out)
@@ -74,108 +84,6 @@ static int parse_uint(const char *name, const char *arg, unsigned long max,
 	return 0;
 }
 
-/* What /proc/ID/status says of a task (a process or one of its threads). */
-struct task_info {
-	pid_t tgid; /* its process */
-	char state; /* R, S, Z, X, ... */
-	long threads;
-	char name[64];
-};
-
-/* 0, or a negative errno: -ENOENT when no such task exists. */
-static int task_info_read(pid_t id, struct task_info *ti)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	memset(ti, 0, sizeof(*ti));
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Name:\t", 6)) {
-			size_t n = strcspn(line + 6, "\n");
-
-			if (n >= sizeof(ti->name))
-				n = sizeof(ti->name) - 1;
-			for (size_t i = 0; i < n; i++) {
-				unsigned char c = (unsigned char)line[6 + i];
-
-				ti->name[i] =
-					c < 0x20 || c >= 0x7f ? '?' : (char)c;
-			}
-		} else if (!strncmp(line, "State:\t", 7)) {
-			ti->state = line[7];
-		} else if (!strncmp(line, "Tgid:\t", 6)) {
-			ti->tgid = (pid_t)atoi(line + 6);
-		} else if (!strncmp(line, "Threads:\t", 9)) {
-			ti->threads = atol(line + 9);
-		}
-	}
-	fclose(f);
-	return ti->tgid > 0 ? 0 : -ENOENT;
-}
-
-/*
- * Whether the process pid is gone for a recorder: no such task, or a
- * zombie (exited, not yet reaped: it runs nothing). A leader that is a
- * zombie while other threads run (it called pthread_exit) still lives.
- * When /proc hides it (hidepid), kill() decides.
- */
-static bool process_gone(pid_t pid)
-{
-	struct task_info ti;
-	int ret = task_info_read(pid, &ti);
-
-	if (ret == -ENOENT)
-		return true;
-	if (ret)
-		return kill(pid, 0) < 0 && errno == ESRCH;
-	return (ti.state == 'Z' || ti.state == 'X') && ti.threads <= 1;
-}
-
-/*
- * The process to record for -p ID: ID's own when it leads it, else the
- * process of the thread ID (said in one line, as a thread id copied from
- * top -H means that process). Refuses what is gone.
- */
-static int resolve_target(unsigned long id, pid_t *out)
-{
-	struct task_info ti;
-	int ret = task_info_read((pid_t)id, &ti);
-
-	if (ret == -ENOENT)
-		return cmd_error("no such process: %lu", id);
-	if (ret) {
-		/* /proc hides it: take it as a process, as kill() sees it */
-		if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
-			return cmd_error("no such process: %lu", id);
-		*out = (pid_t)id;
-		return 0;
-	}
-	if (process_gone(ti.tgid)) {
-		if ((unsigned long)ti.tgid == id)
-			return cmd_error(
-				"no such process: %lu has exited (a zombie its parent has not reaped)",
-				id);
-		return cmd_error(
-			"no such process: thread %lu's process %d has exited",
-			id, (int)ti.tgid);
-	}
-	if ((unsigned long)ti.tgid != id) {
-		struct task_info pi;
-
-		if (task_info_read(ti.tgid, &pi))
-			snprintf(pi.name, sizeof(pi.name), "?");
-		fprintf(stderr,
-			"dcprof: %lu is a thread of process %d (%s): recording the whole process\n",
-			id, (int)ti.tgid, pi.name);
-	}
-	*out = ti.tgid;
-	return 0;
-}
-
 static int parse_pids(struct record_args *a, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -192,7 +100,7 @@ static int parse_pids(struct record_args *a, const char *arg)
 		ret = parse_uint("pid", tok, INT_MAX, &id);
 		if (ret)
 			break;
-		ret = resolve_target(id, &pid);
+		ret = record_resolve_target(id, &pid);
 		if (ret)
 			break;
 		for (size_t i = 0; i < a->nr_pids; i++)
@@ -280,6 +188,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "off-cpu", no_argument, NULL, 'W' },
 		{ "off-cpu-min", required_argument, NULL, 'M' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "continuous", required_argument, NULL, 'N' },
+		{ "period", required_argument, NULL, 'P' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "keep-size", required_argument, NULL, 'z' },
+		{ "push", required_argument, NULL, 'U' },
+		{ "push-app", required_argument, NULL, 'A' },
+		{ "push-label", required_argument, NULL, 'L' },
+		{ "push-token-file", required_argument, NULL, 'T' },
+		{ "push-basic-auth-file", required_argument, NULL, 'Q' },
+		{ "push-spool-size", required_argument, NULL, 'S' },
+		{ "push-ca-file", required_argument, NULL, 'Y' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -405,6 +324,39 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					v);
 			a->ready_fd = (int)v;
 			break;
+		case 'N':
+			a->cont.dir = optarg;
+			break;
+		case 'P':
+			ret = parse_seconds("period", optarg, &a->cont.period);
+			if (ret)
+				return ret;
+			a->period_given = true;
+			break;
+		case 'k':
+			ret = continuous_parse_age(optarg, &a->cont.keep_age);
+			if (ret)
+				return ret;
+			a->keep_given = true;
+			break;
+		case 'z':
+			ret = continuous_parse_size("--keep-size", optarg,
+						    &a->cont.keep_size);
+			if (ret)
+				return ret;
+			a->keep_given = true;
+			break;
+		case 'U':
+		case 'A':
+		case 'L':
+		case 'T':
+		case 'Q':
+		case 'Y':
+		case 'S':
+			ret = continuous_parse_push(&a->cont, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		case 'v':
 			a->verbose++;
 			break;
@@ -439,6 +391,22 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
+	if ((a->period_given || a->keep_given || a->cont.push.url) &&
+	    !a->cont.dir)
+		return cmd_usage_error(
+			"record",
+			"--period, --keep, --keep-size and --push need --continuous");
+	if (!a->cont.push.url &&
+	    (a->cont.push.app || a->cont.push.nr_labels ||
+	     a->cont.push.token_file || a->cont.push.basic_auth_file ||
+	     a->cont.push.ca_file ||
+	     a->cont.push.spool_max))
+		return cmd_usage_error("record",
+				       "the --push-* options need --push");
+	if (a->cont.dir && (a->command || a->opts.output))
+		return cmd_usage_error(
+			"record",
+			"--continuous records the system or -p processes into its directory: no -o, no command");
 	/* perf stays the default while the BPF backend costs more CPU per
 	 * sample (docs/PERFORMANCE.md "BPF backend") */
 	if (!a->opts.backend)
@@ -556,7 +524,7 @@ static int workload_start(struct workload *w, const char *name)
 static bool any_alive(const pid_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!process_gone(pids[i]))
+		if (!record_process_gone(pids[i]))
 			return true;
 	return false;
 }
@@ -658,6 +626,28 @@ int cmd_record(int argc, char **argv)
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (a.cont.dir) {
+		sa.sa_handler = on_cut_signal;
+		sigaction(SIGHUP, &sa, NULL);
+		ret = continuous_check_dir(a.cont.dir);
+		if (ret)
+			goto out;
+		if (!a.cont.period)
+			a.cont.period = CONTINUOUS_DEFAULT_PERIOD;
+		if (!a.freq_given && !a.opts.sample_period)
+			a.opts.sample_freq = CONTINUOUS_DEFAULT_FREQ;
+		a.cont.duration = a.duration;
+		a.cont.pids = a.pids;
+		a.cont.nr_pids = a.nr_pids;
+		a.cont.targets_alive = any_alive;
+		a.cont.ready_fd = a.ready_fd;
+		a.ready_fd = -1;
+		a.opts.pids = a.pids;
+		a.opts.nr_pids = a.nr_pids;
+		ret = continuous_run(&a.opts, &a.cont, &stop_requested,
+				     &cut_requested);
+		goto out;
+	}
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.command) {
@@ -764,6 +754,7 @@ out:
 	free(a.pids);
 	free(a.cpus);
 	free(a.only);
+	free(a.cont.labels);
 	free(cmdline);
 	return ret;
 }

@@ -2,6 +2,7 @@
 /* dcprof record: the option values checked before anything starts. */
 #include <errno.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,4 +135,106 @@ int record_check_only(const char *arg)
 	return cmd_error(
 		"--only '%s' is neither an existing file nor a build id (40, 32 or 16 hex digits)",
 		arg);
+}
+
+/* What /proc/ID/status says of a task (a process or one of its threads). */
+struct task_info {
+	pid_t tgid; /* its process */
+	char state; /* R, S, Z, X, ... */
+	long threads;
+	char name[64];
+};
+
+/* 0, or a negative errno: -ENOENT when no such task exists. */
+static int task_info_read(pid_t id, struct task_info *ti)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	memset(ti, 0, sizeof(*ti));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			size_t n = strcspn(line + 6, "\n");
+
+			if (n >= sizeof(ti->name))
+				n = sizeof(ti->name) - 1;
+			for (size_t i = 0; i < n; i++) {
+				unsigned char c = (unsigned char)line[6 + i];
+
+				ti->name[i] =
+					c < 0x20 || c >= 0x7f ? '?' : (char)c;
+			}
+		} else if (!strncmp(line, "State:\t", 7)) {
+			ti->state = line[7];
+		} else if (!strncmp(line, "Tgid:\t", 6)) {
+			ti->tgid = (pid_t)atoi(line + 6);
+		} else if (!strncmp(line, "Threads:\t", 9)) {
+			ti->threads = atol(line + 9);
+		}
+	}
+	fclose(f);
+	return ti->tgid > 0 ? 0 : -ENOENT;
+}
+
+/*
+ * Whether the process pid is gone for a recorder: no such task, or a
+ * zombie (exited, not yet reaped: it runs nothing). A leader that is a
+ * zombie while other threads run (it called pthread_exit) still lives.
+ * When /proc hides it (hidepid), kill() decides.
+ */
+bool record_process_gone(pid_t pid)
+{
+	struct task_info ti;
+	int ret = task_info_read(pid, &ti);
+
+	if (ret == -ENOENT)
+		return true;
+	if (ret)
+		return kill(pid, 0) < 0 && errno == ESRCH;
+	return (ti.state == 'Z' || ti.state == 'X') && ti.threads <= 1;
+}
+
+/*
+ * The process to record for -p ID: ID's own when it leads it, else the
+ * process of the thread ID (said in one line, as a thread id copied from
+ * top -H means that process). Refuses what is gone.
+ */
+int record_resolve_target(unsigned long id, pid_t *out)
+{
+	struct task_info ti;
+	int ret = task_info_read((pid_t)id, &ti);
+
+	if (ret == -ENOENT)
+		return cmd_error("no such process: %lu", id);
+	if (ret) {
+		/* /proc hides it: take it as a process, as kill() sees it */
+		if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
+			return cmd_error("no such process: %lu", id);
+		*out = (pid_t)id;
+		return 0;
+	}
+	if (record_process_gone(ti.tgid)) {
+		if ((unsigned long)ti.tgid == id)
+			return cmd_error(
+				"no such process: %lu has exited (a zombie its parent has not reaped)",
+				id);
+		return cmd_error(
+			"no such process: thread %lu's process %d has exited",
+			id, (int)ti.tgid);
+	}
+	if ((unsigned long)ti.tgid != id) {
+		struct task_info pi;
+
+		if (task_info_read(ti.tgid, &pi))
+			snprintf(pi.name, sizeof(pi.name), "?");
+		fprintf(stderr,
+			"dcprof: %lu is a thread of process %d (%s): recording the whole process\n",
+			id, (int)ti.tgid, pi.name);
+	}
+	*out = ti.tgid;
+	return 0;
 }

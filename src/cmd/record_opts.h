@@ -3,7 +3,9 @@
 #ifndef DCPROF_RECORD_OPTS_H
 #define DCPROF_RECORD_OPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 /* -C: perf's cpu list ("0-3,6") into *cpus (replaced), a usage error */
@@ -16,5 +18,13 @@ int record_check_frequency(unsigned long hz);
 int record_check_only(const char *arg);
 /* --off-cpu-min: microseconds (0 or more) into *ns, a usage error */
 int record_parse_off_cpu_min(const char *arg, uint64_t *ns);
+
+/*
+ * Whether the process pid is gone for a recorder: no such task, or a
+ * zombie that runs nothing.
+ */
+bool record_process_gone(pid_t pid);
+/* The process to record for -p ID (a thread's id: its process). */
+int record_resolve_target(unsigned long id, pid_t *out);
 
 #endif

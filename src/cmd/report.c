@@ -216,10 +216,10 @@ static int report_run(struct report_args *a, bool no_demangle)
 	cmd_setup_log(0);
 	/* Without a pid to show or select, nor names to find again, the
 	 * file's summary has everything the views print. */
-	ret = cmd_open_profile(&v, a->input,
-			       !a->pids.n && !report_has_key(a, KEY_PID) &&
-				       !report_has_key(a, KEY_TID) &&
-				       !a->threads && !a->resymbolize);
+	ret = cmd_open_input(&v, a->ro,
+			     !a->pids.n && !report_has_key(a, KEY_PID) &&
+				     !report_has_key(a, KEY_TID) &&
+				     !a->threads && !a->resymbolize);
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
@@ -313,6 +313,8 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		READ_OPTS_LONGOPTS,
+		{ "since", required_argument, NULL, READ_OPT_SINCE },
+		{ "until", required_argument, NULL, READ_OPT_UNTIL },
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, OPT_CHILDREN },
@@ -355,6 +357,8 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'i':
 		case 'f':
+		case READ_OPT_SINCE:
+		case READ_OPT_UNTIL:
 			ret = read_opts_parse(&ro, c, optarg);
 			break;
 		case 's':
@@ -459,6 +463,7 @@ int cmd_report(int argc, char **argv)
 	if (ret)
 		goto out;
 	a.input = read_opts_input(&ro);
+	a.ro = &ro;
 	/* JSON once asked for: a later "--format text" does not undo it */
 	a.json = ro.formats_given & (1u << READ_FORMAT_JSON);
 	if (optind < argc)

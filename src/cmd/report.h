@@ -34,8 +34,11 @@ struct str_list {
 	size_t n;
 };
 
+struct read_opts;
+
 struct report_args {
 	const char *input;
+	const struct read_opts *ro; /* -i and the range to read */
 	enum sort_key keys[NR_KEYS];
 	size_t nr_keys;
 	bool json;

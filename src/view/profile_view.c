@@ -59,6 +59,25 @@ int profile_view_open(struct profile_view *v, const char *path,
 	return 0;
 }
 
+int profile_view_open_files(struct profile_view *v, const char *label,
+			    const char *const *paths, size_t n,
+			    bool by_function)
+{
+	struct dcp_profile_open_opts o = {
+		.sz = sizeof(o),
+		.summary = by_function,
+	};
+
+	v->path = label;
+	v->raw_names = false;
+	v->profile = dcp_profile_open_files(paths, n, &o);
+	if (!v->profile)
+		return errno ? -errno : -EIO;
+	v->cookies = dcp_profile_cookies(v->profile);
+	v->functions = calloc(1, sizeof(*v->functions));
+	return 0;
+}
+
 int profile_view_name_unfinished(struct profile_view *v)
 {
 	int ret;

@@ -27,6 +27,10 @@ struct profile_view {
  */
 int profile_view_open(struct profile_view *v, const char *path,
 		      bool by_function);
+/* Several profiles read as one (dcp_profile_open_files()), shown as label. */
+int profile_view_open_files(struct profile_view *v, const char *label,
+			    const char *const *paths, size_t n,
+			    bool by_function);
 /*
  * A recorder killed before it finished stored no names: find them now,
  * from the files that are still the ones sampled. 0 when there was

@@ -20,6 +20,7 @@
 # - --backend bpf: the same rounds, their switches counted in the kernel,
 #   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains,
 #   each emptying a generation of stack maps) keeps its stack;
+# - --continuous: the periods' off-CPU time adds up in a range read as one;
 # - bad input: --off-cpu-min negative or not a number, --off-cpu with
 #   --call-graph dwarf, --only, -C or -u, and no sched_switch
 #   tracepoint: one error line, no profile written.
@@ -283,6 +284,37 @@ print("10 s of -a --off-cpu: %d bytes, recorder %d ms of CPU, %d switches, "
           o["uninterruptible_ns"] / 1e6))
 assert size < 4 << 20, "the file is %d bytes" % size
 assert cpu_ms < 2000, "the recorder used %d ms of CPU in 10 s" % cpu_ms
+PY
+
+# ---- continuous periods: a range read as one adds up their off-CPU time ----
+D=$TMP/periods
+mkdir "$D"
+"$W" rounds 4 "$TMP/main4" &
+wpid=$!
+_spawned+=("$wpid")
+expect_exit 0 "$DCPROF" record --off-cpu -p "$wpid" --continuous "$D" \
+	--period 1 --duration 2.5
+wait "$wpid"
+for f in "$D"/*.dcprof; do
+	expect_exit 0 "$DCPROF" report -i "$f" --format json --value off-cpu
+	json_get "$TMP/out" 'd["off_cpu"]["ns"]'
+done >"$TMP/period_ns"
+expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$D"
+cp "$TMP/out" "$TMP/range.folded"
+expect_exit 0 "$DCPROF" report -i "$D" --format json --value off-cpu
+python3 - "$TMP/out" "$TMP/period_ns" "$TMP/range.folded" <<'PY' || die "continuous --off-cpu: the range does not add up"
+import json, sys
+d = json.load(open(sys.argv[1]))
+periods = [int(l) for l in open(sys.argv[2])]
+f2 = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[3])
+         if ";f2_sleep;" in l) / 1e6
+print("%d periods, %.1f ms off the CPU in all, %.1f ms of it in f2_sleep"
+      % (len(periods), d["off_cpu"]["ns"] / 1e6, f2))
+assert len(periods) >= 3, "only %d periods" % len(periods)
+assert d["value"] == "off-cpu", "the range is read as %s" % d["value"]
+assert d["off_cpu"]["ns"] == sum(periods), "%d ns, the periods %d" % (d["off_cpu"]["ns"], sum(periods))
+assert abs(d["total_ms"] * 1e6 - sum(periods)) <= 1e6, "rows %.1f ms" % d["total_ms"]
+assert f2 >= 500, "f2_sleep has %.1f ms" % f2
 PY
 
 # ---- bad input --------------------------------------------------------------

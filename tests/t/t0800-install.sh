@@ -1,7 +1,9 @@
 #!/bin/bash
 # make install into a temporary DESTDIR (PREFIX=/usr, and the default
 # /usr/local): exactly the command, libdcprof.so.0 with its links and the
-# .a, the header, dcprof.pc, the man page and the bash completion. A small
+# .a, the header, dcprof.pc, the man page, the bash completion and the
+# systemd unit (its ExecStart the installed command, a unit systemd-analyze
+# accepts, the capabilities it keeps each explained). A small
 # C program built with `pkg-config --cflags --libs dcprof` (shared, and
 # --static against the .a) opens a profile and prints its rows; their
 # samples per process name and in all match `dcprof report`, on a profile
@@ -30,6 +32,7 @@ usr/lib/libdcprof.so
 usr/lib/libdcprof.so.0
 usr/lib/libdcprof.so.0.1.0
 usr/lib/pkgconfig/dcprof.pc
+usr/lib/systemd/system/dcprof.service
 usr/share/bash-completion/completions/dcprof
 usr/share/man/man1/dcprof.1
 LIST
@@ -42,6 +45,22 @@ diff -u "$TMP/want" "$TMP/files" >"$TMP/diff" ||
 cmp -s "$TOP/include/dcprof/dcprof.h" "$D/usr/include/dcprof/dcprof.h" ||
 	die "the installed header is not include/dcprof/dcprof.h"
 "$D/usr/bin/dcprof" --version | grep -q '^dcprof ' || die "the installed dcprof does not run"
+
+# the unit: the installed command, 0644, and every capability it keeps
+# said why in its comment
+U=$D/usr/lib/systemd/system/dcprof.service
+[ "$(stat -c %a "$U")" = 644 ] || die "dcprof.service is not mode 644"
+grep -qx 'ExecStart=/usr/bin/dcprof record -a -g --continuous /var/lib/dcprof .*' "$U" ||
+	die "the unit's ExecStart: $(grep ExecStart "$U")"
+grep -q '@' "$U" && die "the unit holds a placeholder: $(grep '@' "$U")"
+for cap in $(sed -n 's/^CapabilityBoundingSet=//p' "$U"); do
+	grep -q "^#   $cap " "$U" || die "the unit keeps $cap without saying why"
+done
+if command -v systemd-analyze >/dev/null; then
+	# only the command's absence from this machine may be reported
+	systemd-analyze verify "$U" 2>&1 | grep -v -e 'is not executable' -e "Command 'man" \
+		>"$TMP/verify" && [ -s "$TMP/verify" ] && die "systemd-analyze: $(cat "$TMP/verify")"
+fi
 
 # pkg-config as a cross build would use it: the sysroot prefixes -I, -L.
 export PKG_CONFIG_PATH=$D/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D

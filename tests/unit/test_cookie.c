@@ -456,6 +456,39 @@ static void test_take_dirty(void **state)
 	dcp_cookie_table_free(t);
 }
 
+/* Continuous recording: a new period's file asks again for what it uses. */
+static void test_new_period(void **state)
+{
+	struct dcp_cookie_table *t = dcp_cookie_table_new();
+	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0);
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+	uint32_t out[16];
+	int64_t ca, cb;
+
+	ca = dcp_cookie_table_intern_file(t, &a, "/a");
+	cb = dcp_cookie_table_intern_file(t, &b, "/b");
+	dcp_cookie_table_add_samples(t, (uint32_t)ca, 7);
+	assert_int_equal(take_all(t, out, 16), 3);
+	/* written in this period's file: not again */
+	assert_int_equal(dcp_cookie_table_want(t, (uint32_t)ca), 0);
+	assert_int_equal(take_all(t, out, 16), 0);
+
+	dcp_cookie_table_new_period(t);
+	assert_int_equal(dcp_cookie_table_lookup(t, (uint32_t)ca, &ci), 0);
+	assert_int_equal(ci.samples, 0);
+	/* nothing is queued until a stack of the period names it */
+	assert_int_equal(take_all(t, out, 16), 0);
+	assert_int_equal(dcp_cookie_table_want(t, (uint32_t)cb), 0);
+	assert_int_equal(dcp_cookie_table_want(t, (uint32_t)cb), 0);
+	assert_int_equal(take_all(t, out, 16), 1);
+	assert_int_equal(out[0], cb);
+	assert_int_equal(dcp_cookie_table_want(t, (uint32_t)cb), 0);
+	assert_int_equal(take_all(t, out, 16), 0);
+	/* a cookie that does not exist is no error */
+	assert_int_equal(dcp_cookie_table_want(t, 999), 0);
+	dcp_cookie_table_free(t);
+}
+
 static void test_insert_out_of_order(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
@@ -656,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_mark_arg_path),
 		cmocka_unit_test(test_mark_arg_hex_and_bogus),
 		cmocka_unit_test(test_take_dirty),
+		cmocka_unit_test(test_new_period),
 		cmocka_unit_test(test_insert_out_of_order),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_pin),

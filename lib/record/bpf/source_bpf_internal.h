@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The BPF record source's state, shared by its two files: source_bpf.c
- * (loading, the count map's drain, start/poll/stop) and source_bpf_tasks.c
+ * The BPF record source's state, shared by its files: source_bpf.c
+ * (loading, start/poll/stop), source_bpf_counts.c (the count maps' drain,
+ * the stack maps' generations) and source_bpf_tasks.c
  * (task events from the BPF ring buffer, processes' maps read from /proc,
  * pinning, JIT and frames the kernel gave as plain addresses).
  */
@@ -81,6 +82,13 @@ struct bpf_source {
 	uint64_t kernel_counts[DCP_BPF_STAT_NR];
 	uint64_t next_drain_ns;
 };
+
+/*
+ * source_bpf_counts.c: the ring's task events, the count maps (samples,
+ * --off-cpu time) into the pipeline, the stack maps' generation flipped
+ * and the one left emptied, the kernel's statistics read.
+ */
+int dcp_bpf_drain_all(struct bpf_source *bs);
 
 /* The ring buffer's callback: one task event (ctx is the source). */
 int dcp_bpf_on_event(void *ctx, void *data, size_t size);

@@ -1,0 +1,153 @@
+#!/bin/bash
+# record --continuous: 20 s of --period 5 on the split workload, alongside a
+# single recording of the same 20 s: four or more period files, each a
+# complete profile, 0600, named by start time and host; their samples add
+# up to the single recording's within 2%, and the split's shares are right
+# in each period and in all of them read as one. SIGHUP cuts a period at
+# once; SIGTERM writes the last one whole; after SIGKILL the finished
+# periods are intact and the current one reads up to its last flush.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+SPLIT=$(build_workload split)
+D=$TMP/periods
+
+spawn sh -c 'exec "$0" 24 --truth >"$1"' "$SPLIT" "$TMP/truth"
+pid=$SPAWNED
+sleep 0.5
+"$DCPROF" record -F 999 -p "$pid" --duration 20 -o "$TMP/single.data" \
+	>"$TMP/single.out" 2>&1 &
+single=$!
+"$DCPROF" record -F 999 -p "$pid" --duration 20 --continuous "$D" \
+	--period 5 >"$TMP/cont.out" 2>"$TMP/cont.err" ||
+	die "record --continuous failed: $(cat "$TMP/cont.err")"
+wait "$single" || die "the single recording failed: $(cat "$TMP/single.out")"
+cat "$TMP/cont.err"
+wait "$pid"
+
+n=$(ls "$D" | wc -l)
+[ "$n" -ge 4 ] || die "$n period files after 20 s of --period 5: $(ls "$D")"
+[ "$(grep -c "^dcprof: period '" "$TMP/cont.err")" -eq "$n" ] ||
+	die "not one log line per period"
+host=$(uname -n)
+for f in "$D"/*; do
+	base=$(basename "$f")
+	[[ $base =~ ^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-.+\.dcprof$ ]] ||
+		die "'$base' is not named by its start time"
+	[[ $base == *"-$host.dcprof" ]] || die "'$base' does not name the host"
+	[ "$(stat -c %a "$f")" = 600 ] || die "'$base' is not 0600"
+	expect_exit 0 "$DCPROF" report -i "$f" --format json --sort symbol
+	cp "$TMP/out" "$TMP/$base.json"
+	[ "$(json_get "$TMP/$base.json" 'd["meta"]["complete"]')" = true ] ||
+		die "'$base' is not complete"
+done
+expect_exit 0 "$DCPROF" report -i "$TMP/single.data" --format json --sort symbol
+cp "$TMP/out" "$TMP/single.json"
+
+python3 - "$TMP/single.json" "$TMP"/*.dcprof.json <<'PY' || die "periods do not add up to the single recording"
+import json, sys
+def kept(p):
+    return json.load(open(p))["stats"]["samples_kept"]
+single = kept(sys.argv[1])
+periods = [kept(p) for p in sys.argv[2:]]
+print("single recording: %d samples; periods: %s = %d" % (single, periods, sum(periods)))
+assert single > 10000, "the single recording holds only %d samples" % single
+assert abs(sum(periods) - single) <= 0.02 * single, "off by more than 2%"
+PY
+
+# shares per period (those with enough samples to judge) against the
+# thread CPU time each function took (t0100)
+grep -q '^split: ' "$TMP/truth" || die "split printed no truth"
+python3 - "$TMP/truth" "$TMP"/*.dcprof.json <<'PY' || die "a period's shares are off"
+import json, sys
+t = open(sys.argv[1]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+judged = 0
+for p in sys.argv[2:]:
+    rows = {r["symbol"]: r["samples"] for r in json.load(open(p))["rows"]}
+    total = sum(rows.get(s, 0) for s in want)
+    if total < 2000:
+        print("%s: %d samples, not judged" % (p.split("/")[-1], total))
+        continue
+    judged += 1
+    for s, w in want.items():
+        share = 100.0 * rows.get(s, 0) / total
+        print("%s: %s %.1f%%" % (p.split("/")[-1], s, share))
+        assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%%" % (s, share, w)
+assert judged >= 3, "only %d periods with 2000 samples" % judged
+PY
+
+# the periods read as one: the single recording's samples, the same shares
+expect_exit 0 "$DCPROF" report -i "$D" --format json --sort symbol
+cp "$TMP/out" "$TMP/merged.json"
+python3 - "$TMP/truth" "$TMP/merged.json" "$TMP"/*.dcprof.json <<'PY' || die "the merged periods are off"
+import json, sys
+t = open(sys.argv[1]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+d = json.load(open(sys.argv[2]))
+assert d["stats"]["samples_kept"] == sum(
+    json.load(open(p))["stats"]["samples_kept"] for p in sys.argv[3:])
+rows = {r["symbol"]: r["samples"] for r in d["rows"]}
+total = sum(rows.get(s, 0) for s in want)
+for s, w in want.items():
+    share = 100.0 * rows.get(s, 0) / total
+    print("merged: %s %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%%" % (s, share, w)
+PY
+
+# SIGHUP cuts now, SIGTERM writes the last period whole
+D2=$TMP/signals
+spawn "$SPLIT" 30
+pid=$SPAWNED
+exec 5>"$TMP/ready"
+"$DCPROF" record -F 499 -p "$pid" --continuous "$D2" --period 600 \
+	--ready-fd 5 2>"$TMP/sig.err" &
+rec=$!
+exec 5>&-
+wait_line "$TMP/ready" recording
+sleep 1
+kill -HUP "$rec"
+wait_line "$TMP/sig.err" "^dcprof: period '" 5
+sleep 1
+kill -TERM "$rec"
+wait "$rec" || die "SIGTERM: exit $?: $(cat "$TMP/sig.err")"
+cat "$TMP/sig.err"
+[ "$(ls "$D2" | wc -l)" -eq 2 ] || die "SIGHUP and SIGTERM left $(ls "$D2")"
+for f in "$D2"/*; do
+	expect_exit 0 "$DCPROF" report -i "$f" --format json
+	[ "$(json_get "$TMP/out" 'd["meta"]["complete"]')" = true ] ||
+		die "'$f' is not complete"
+	[ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" -gt 200 ] ||
+		die "'$f' holds too few samples"
+done
+
+# SIGKILL: the finished periods intact, the current one readable
+D3=$TMP/killed
+"$DCPROF" record -F 499 -p "$pid" --continuous "$D3" --period 1 \
+	--flush-interval 0.2 2>"$TMP/kill.err" &
+rec=$!
+for i in $(seq 100); do
+	[ "$(grep -c "^dcprof: period '" "$TMP/kill.err")" -ge 2 ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -KILL "$rec"
+wait "$rec"
+finished=$(sed -n "s/^dcprof: period '\([^']*\)'.*/\1/p" "$TMP/kill.err")
+[ "$(echo "$finished" | wc -l)" -ge 2 ] || die "fewer than 2 periods before SIGKILL"
+for f in $finished; do
+	expect_exit 0 "$DCPROF" report -i "$f" --format json
+	[ "$(json_get "$TMP/out" 'd["meta"]["complete"]')" = true ] ||
+		die "finished period '$f' is not complete after SIGKILL"
+done
+for f in "$D3"/*; do
+	echo "$finished" | grep -qxF "$f" && continue
+	expect_exit 0 "$DCPROF" report -i "$f" --format json
+	[ "$(json_get "$TMP/out" 'd["meta"]["complete"]')" = false ] ||
+		die "the period cut short is marked complete"
+	echo "cut short by SIGKILL: $(basename "$f"), $(json_get "$TMP/out" 'd["stats"]["samples_kept"]') samples"
+done
+pass

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Reading a time range of record --continuous: `report -i DIR` merges the
+# periods (their summaries) into one profile whose samples are the sum of
+# the files' and whose split shares are right; --since/--until (ISO 8601,
+# "YYYY-MM-DD HH:MM:SS", relative) select exactly the periods that start
+# in [since, until); an empty range says so and exits non-zero; flamegraph
+# and export read a range too; bad times are refused.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_perf_events
+
+SPLIT=$(build_workload split)
+D=$TMP/periods
+spawn sh -c 'exec "$0" 12 --truth >"$1"' "$SPLIT" "$TMP/truth"
+pid=$SPAWNED
+expect_exit 0 "$DCPROF" record -F 999 -p "$pid" --continuous "$D" --period 2 \
+	--duration 9
+wait "$pid"
+mapfile -t files < <(ls "$D")
+[ "${#files[@]}" -ge 4 ] || die "only ${#files[@]} periods"
+for f in "${files[@]}"; do
+	expect_exit 0 "$DCPROF" report -i "$D/$f" --format json
+	cp "$TMP/out" "$TMP/$f.json"
+done
+
+# the whole directory: the sum of the files, and the split's shares
+expect_exit 0 "$DCPROF" report -i "$D" --format json --sort symbol
+cp "$TMP/out" "$TMP/all.json"
+python3 - "$TMP/truth" "$TMP/all.json" "$TMP"/*.dcprof.json <<'PY' || die "the merged range is wrong"
+import json, sys
+t = open(sys.argv[1]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+d = json.load(open(sys.argv[2]))
+files = [json.load(open(p)) for p in sys.argv[3:]]
+kept = sum(f["stats"]["samples_kept"] for f in files)
+rows = sum(r["samples"] for r in d["rows"])
+print("merged: %d samples kept, rows %d; files: %d" % (d["stats"]["samples_kept"], rows, kept))
+assert d["stats"]["samples_kept"] == kept
+assert rows == sum(sum(r["samples"] for r in f["rows"]) for f in files)
+assert d["meta"]["complete"]
+by = {r["symbol"]: r["samples"] for r in d["rows"]}
+total = sum(by.get(s, 0) for s in want)
+assert total > 5000, total
+for s, w in want.items():
+    share = 100.0 * by.get(s, 0) / total
+    print("%s: %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 3
+PY
+# the same total through the whole rows (by pid: no summary)
+expect_exit 0 "$DCPROF" report -i "$D" --format json --sort pid
+[ "$(json_get "$TMP/out" 'sum(r["samples"] for r in d["rows"])')" = \
+  "$(json_get "$TMP/all.json" 'sum(r["samples"] for r in d["rows"])')" ] ||
+	die "whole rows and summaries of the range disagree"
+
+# --since/--until: periods 2 and 3 exactly (ISO 8601, then "date time")
+iso() { python3 -c 'import sys; n = sys.argv[1]; print("%s-%s-%sT%s:%s:%sZ" % (n[0:4], n[4:6], n[6:8], n[9:11], n[11:13], n[13:15]))' "$1"; }
+since=$(iso "${files[1]}")
+until=$(iso "${files[3]}" | sed 's/T/ /; s/Z$//')
+expect_exit 0 "$DCPROF" report -i "$D" --since "$since" --until "$until" --format json
+cp "$TMP/out" "$TMP/range.json"
+want=$(( $(json_get "$TMP/${files[1]}.json" 'd["stats"]["samples_kept"]') +
+	 $(json_get "$TMP/${files[2]}.json" 'd["stats"]["samples_kept"]') ))
+got=$(json_get "$TMP/range.json" 'd["stats"]["samples_kept"]')
+echo "--since '$since' --until '$until': $got samples (periods 2 and 3: $want)"
+[ "$got" = "$want" ] || die "the range holds $got samples, periods 2 and 3 $want"
+# an offset: the same instant an hour east
+since_east=$(echo "$since" | python3 -c 'import sys, datetime as dt
+t = dt.datetime.strptime(sys.stdin.read().strip(), "%Y-%m-%dT%H:%M:%SZ") + dt.timedelta(hours=1)
+print(t.strftime("%Y-%m-%dT%H:%M:%S+01:00"))')
+expect_exit 0 "$DCPROF" report -i "$D" --since "$since_east" --until "$until" --format json
+[ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = "$want" ] ||
+	die "--since with a zone offset selects other periods"
+
+# relative times: all in the last hour, none before it
+expect_exit 0 "$DCPROF" report -i "$D" --since -1h --format json
+[ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = \
+  "$(json_get "$TMP/all.json" 'd["stats"]["samples_kept"]')" ] || die "--since -1h misses periods"
+expect_exit 1 "$DCPROF" report -i "$D" --until -1h
+one_line_error
+grep -q "no period of '$D' starts between the start and " "$TMP/err" ||
+	die "an empty range does not say so: $(cat "$TMP/err")"
+expect_exit 1 "$DCPROF" report -i "$D" --since "2001-01-01" --until "2001-01-02"
+grep -q "no period" "$TMP/err" || die "an empty range does not say so"
+
+# flamegraph and export of a range
+expect_exit 0 "$DCPROF" flamegraph -i "$D" --since "$since" --until "$until" -o "$TMP/fg.html"
+grep -q work_fifty "$TMP/fg.html" || die "the range's flame graph lacks work_fifty"
+expect_exit 0 "$DCPROF" export -i "$D" --since "$since" --format folded -o "$TMP/folded"
+grep -q work_thirty "$TMP/folded" || die "the range's folded stacks lack work_thirty"
+
+# bad times, and a range on a file
+for t in yesterday 2026-13-01 "2026-12-03 25:00" -5x "2026-12-03T10:00+1"; do
+	"$DCPROF" report -i "$D" --since "$t" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || die "--since '$t' exited $rc"
+	grep -q "^dcprof: invalid --since '$t'" "$TMP/err" || die "--since '$t': $(cat "$TMP/err")"
+done
+"$DCPROF" report -i "$D/${files[0]}" --since -1h >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || die "--since on a file is not refused"
+grep -q "read a directory" "$TMP/err" || die "--since on a file: $(cat "$TMP/err")"
+pass
