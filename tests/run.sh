@@ -63,8 +63,11 @@ for t in tests/t/t[0-9]*.sh; do
 	name=$(basename "$t" .sh)
 	echo "=== $name"
 	: >"$notes/$name.skips"
+	start=$SECONDS
 	DCPROF_SKIPS=$notes/$name.skips bash "$t"
 	rc=$?
+	# how long each script takes: CI has to stay within its time
+	echo "--- $name: $((SECONDS - start)) s"
 	ok=1
 	case $rc in
 	0|77)

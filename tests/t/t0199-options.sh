@@ -293,8 +293,15 @@ def walk(nodes, parent=None):
         yield from walk(n["children"], n)
 inl = list(walk(json.load(open(sys.argv[1]))["tree"]["roots"]))
 no = list(walk(json.load(open(sys.argv[2]))["tree"]["roots"]))
-hot = {p["name"]: n["self"] for n, p in inl if n["inline"] and n["name"] == "hot"}
-callers = {n["name"]: n["self"] for n, p in no if n["name"].startswith("caller_")}
+# a function can stand at more than one place of the tree (a stack with a
+# frame more or less): its self time is the sum over them
+hot, callers = {}, {}
+for n, p in inl:
+    if n["inline"] and n["name"] == "hot":
+        hot[p["name"]] = hot.get(p["name"], 0) + n["self"]
+for n, p in no:
+    if n["name"].startswith("caller_"):
+        callers[n["name"]] = callers.get(n["name"], 0) + n["self"]
 print("inlined hot's self time under its callers %s; --no-inline: %s" % (hot, callers))
 assert set(hot) == {"caller_seventy", "caller_thirty"}, hot
 assert not any(n["inline"] for n, p in no), "--no-inline kept inlined frames"

@@ -46,7 +46,11 @@ esac
 
 # The stacks: the break is a [truncated] marker, not [unknown].
 expect_exit 0 "$DCPROF" export -i "$F" --format folded -o "$TMP/py.folded"
-grep '^python3' "$TMP/py.folded" >"$TMP/py.stacks" || die "no python3 stacks"
+# A sample inside python3's own execve, once its name has changed, has
+# the user registers of the program being replaced: that frame is unknown
+# by nature (and counted), not a broken chain; such stacks are left out.
+grep '^python3' "$TMP/py.folded" | grep -v 'do_execveat_common' \
+	>"$TMP/py.stacks" || die "no python3 stacks"
 grep -q '\[truncated\]' "$TMP/py.stacks" ||
 	die "no [truncated] frame: $(head -5 "$TMP/py.stacks")"
 grep -q '\[unknown\]' "$TMP/py.stacks" &&
