@@ -170,7 +170,8 @@ static int select_periods(const char *dir, int64_t since, int64_t until,
 		free(paths);
 		return cmd_error("out of memory");
 	}
-	qsort(paths, n, sizeof(*paths), cmp_str);
+	if (n)
+		qsort(paths, n, sizeof(*paths), cmp_str);
 	*out = paths;
 	*nr = n;
 	return 0;
