@@ -274,7 +274,8 @@ static void apply_retention(const struct continuous_args *c,
 		total += files[n].size;
 		n++;
 	}
-	qsort(files, n, sizeof(*files), cmp_period_file);
+	if (n)
+		qsort(files, n, sizeof(*files), cmp_period_file);
 	for (size_t i = 0; i < n; i++) {
 		bool too_old =
 			c->keep_age &&

@@ -239,7 +239,8 @@ void top_sort(struct top *t)
 		if (t->entries[i].seen && filter_match(t, &t->entries[i]))
 			t->sorted[t->nr_sorted++] = &t->entries[i];
 	sort_top = t;
-	qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
+	if (t->nr_sorted)
+		qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
 }
 
 void top_reset(struct top *t)

@@ -372,7 +372,8 @@ static void clear_stack_map(struct bpf_map *map, uint32_t gen,
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		uint64_t id = next | (gen ? DCP_BPF_STACK_GEN_BIT : 0);
 
-		if (!bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64))
+		if (!nr_keep ||
+		    !bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64))
 			bpf_map_delete_elem(fd, &next);
 		key = next;
 		first = false;
