@@ -68,6 +68,7 @@ DCPROF_API void dcp_collection_bpf_close(struct dcp_collection_bpf *c)
 #include <bpf/libbpf.h>
 
 #include "iter_internal.h"
+#include "libbpf_log.h"
 #include "task_iter.skel.h"
 
 /* ---- the iterators ------------------------------------------------------ */
@@ -259,19 +260,6 @@ DCPROF_API ssize_t dcp_collection_bpf_read(struct dcp_collection_bpf *c,
 
 /* ---- opening ------------------------------------------------------------ */
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	char line[512];
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = 0;
-	dcp_log(DCP_LOG_DEBUG, "libbpf: %s", line);
-	return 0;
-}
-
 /* The gate area ([vsyscall]) every process shows in its maps. */
 static void find_vsyscall(struct dcp_collection_bpf *c)
 {
@@ -328,7 +316,7 @@ static int load(struct dcp_collection_bpf *c)
 		return dcp_error(ENOTSUP,
 				 "the BPF collection cannot load: the kernel "
 				 "has no BTF (/sys/kernel/btf/vmlinux)");
-	libbpf_set_print(libbpf_quiet);
+	libbpf_set_print(dcp_libbpf_log);
 	c->skel = task_iter_bpf__open();
 	if (!c->skel) {
 		ret = -errno;

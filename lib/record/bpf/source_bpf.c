@@ -46,6 +46,7 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #include <bpf/libbpf.h>
 
 #include "buildid_internal.h"
+#include "libbpf_log.h"
 #include "profile.skel.h"
 #include "source_bpf_internal.h"
 
@@ -55,19 +56,6 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 static struct bpf_source *bpf_source(struct dcp_source *s)
 {
 	return (struct bpf_source *)s;
-}
-
-static int libbpf_log(enum libbpf_print_level level, const char *fmt,
-		      va_list ap)
-{
-	char line[512];
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = 0;
-	dcp_log(DCP_LOG_DEBUG, "libbpf: %s", line);
-	return 0;
 }
 
 /* ---- start, poll, stop --------------------------------------------------- */
@@ -172,7 +160,7 @@ static int bpf_start(struct dcp_source *s,
 				 "at %s (%s)",
 				 btf, strerror(errno));
 	oo.btf_custom_path = strcmp(btf, DEFAULT_BTF) ? btf : NULL;
-	libbpf_set_print(libbpf_log);
+	libbpf_set_print(dcp_libbpf_log);
 	bs->nr_possible = libbpf_num_possible_cpus();
 	if (bs->nr_possible <= 0)
 		return dcp_error(EINVAL, "cannot count the possible CPUs");
