@@ -317,6 +317,13 @@ uint64_t dcp_collection_syscalls(const struct dcp_collection *c)
 	return c->syscalls;
 }
 
+void dcp_collection_for_recorder(struct dcp_collection *c,
+				 struct dcp_ident_cache *idents)
+{
+	c->maps_once = true;
+	c->shared_idents = idents;
+}
+
 DCPROF_API void dcp_collection_close(struct dcp_collection *c)
 {
 	if (!c)

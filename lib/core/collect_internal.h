@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cookie_internal.h"
+#include "file_ident_internal.h"
 #include "records_internal.h"
 
 /*
@@ -25,5 +26,16 @@ int64_t dcp_record_intern(struct dcp_cookie_table *t,
  * reads) the collection has made so far: the work behind its records.
  */
 uint64_t dcp_collection_syscalls(const struct dcp_collection *c);
+
+/*
+ * A walk for a recorder that reads a process's maps again whenever an
+ * address is in none of them: each /proc/PID/maps is read once instead of
+ * until two reads agree (a snapshot is not worth the second read), and
+ * file identities come from idents, a cache that outlives the walk
+ * (held_max set: it holds the files open), so that the libraries of every
+ * new process are not opened and read again.
+ */
+void dcp_collection_for_recorder(struct dcp_collection *c,
+				 struct dcp_ident_cache *idents);
 
 #endif

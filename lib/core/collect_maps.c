@@ -160,7 +160,9 @@ static int file_ident(struct dcp_collection *c, int dirfd,
 {
 	struct open_mapped_ctx o = { c, dirfd, l };
 
-	return dcp_ident_cache_get(&c->idents, l->maj, l->min, l->ino,
+	return dcp_ident_cache_get(c->shared_idents ? c->shared_idents :
+						      &c->idents,
+				   l->maj, l->min, l->ino,
 				   open_mapped_cb, &o, out);
 }
 
@@ -212,7 +214,7 @@ static int read_maps(struct dcp_collection *c, int dirfd)
 	ret = dcp_coll_read_whole(c, fd, &c->rd);
 	if (ret == 0)
 		ret = exec_lines(&c->rd, &c->maps);
-	for (int i = 0; ret == 0; i++) {
+	for (int i = 0; ret == 0 && !c->maps_once; i++) {
 		struct dcp_coll_buf t;
 
 		if (i == MAPS_TRIES) {

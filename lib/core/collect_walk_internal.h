@@ -114,6 +114,9 @@ struct dcp_collection {
 	char *link; /* PATH_MAX */
 
 	struct dcp_ident_cache idents;
+	/* dcp_collection_for_recorder(): outlives the walk, or NULL */
+	struct dcp_ident_cache *shared_idents;
+	bool maps_once;
 
 	const char *what; /* the /proc file being read, for messages */
 	struct dcp_collection_stats stats;

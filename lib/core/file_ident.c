@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The identities of mapped files, read once per (device, inode) for a
- * collection walk: the build id, else the inode generation, from the mapped
- * file itself. Shared by the /proc walk and the kernel's (bpf_iter) walk.
+ * collection walk, or while a long-lived cache holds the file open: the
+ * build id, else the inode generation, from the mapped file itself. Shared
+ * by the /proc walk and the kernel's (bpf_iter) walk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,22 +61,26 @@ int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 	unsigned int gen = 0;
 	int fd, ret;
 
+	if (c->held_max && c->held >= c->held_max)
+		dcp_ident_cache_free(c); /* *out of earlier calls is gone */
 	if (c->used * 2 >= c->cap) {
 		ret = ident_cache_grow(c);
 		if (ret < 0)
 			return ret;
 	}
 	e = &c->e[ident_slot(c, maj, min, ino)];
-	if (e->used) {
+	if (e->used && (!c->held_max || e->fd >= 0)) {
 		*out = &e->id;
 		return 0;
 	}
+	if (!e->used)
+		c->used++;
 	memset(e, 0, sizeof(*e));
 	e->used = true;
+	e->fd = -1;
 	e->maj = maj;
 	e->min = min;
 	e->ino = ino;
-	c->used++;
 	e->id.dev_major = maj;
 	e->id.dev_minor = min;
 	e->id.ino = ino;
@@ -90,7 +95,12 @@ int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0)
 				e->id.ino_generation = gen;
 		}
-		close(fd);
+		if (c->held_max) {
+			e->fd = fd;
+			c->held++;
+		} else {
+			close(fd);
+		}
 	}
 	*out = &e->id;
 	return 0;
@@ -106,7 +116,10 @@ bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
 
 void dcp_ident_cache_free(struct dcp_ident_cache *c)
 {
+	for (size_t i = 0; c->held && i < c->cap; i++)
+		if (c->e[i].used && c->e[i].fd >= 0)
+			close(c->e[i].fd);
 	free(c->e);
 	c->e = NULL;
-	c->cap = c->used = 0;
+	c->cap = c->used = c->held = 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The identities of mapped files by (device, inode), read once per walk:
- * what the collection's MMAP2 records carry (lib/core/file_ident.c).
+ * The identities of mapped files by (device, inode), read once per walk,
+ * or once while a long-lived cache holds the file open: what the
+ * collection's MMAP2 records carry (lib/core/file_ident.c).
  */
 #ifndef DCPROF_FILE_IDENT_INTERNAL_H
 #define DCPROF_FILE_IDENT_INTERNAL_H
@@ -17,12 +18,20 @@ struct dcp_ident_entry {
 	uint32_t maj, min;
 	uint64_t ino;
 	struct dcp_file_id id;
+	int fd; /* held_max: the file held open, else -1 */
 };
 
-/* An open-addressing table, at most half full; zeroed is empty. */
+/*
+ * An open-addressing table, at most half full; zeroed is empty. A walk's
+ * cache trusts (device, inode) for the walk's short time. A cache that
+ * outlives walks (held_max > 0) trusts an entry only while it holds the
+ * file open, as then no other file can get its inode number; at held_max
+ * files it starts again empty.
+ */
 struct dcp_ident_cache {
 	struct dcp_ident_entry *e;
 	size_t cap, used;
+	size_t held, held_max;
 };
 
 /* A new descriptor of the mapped file, or a negative errno. */

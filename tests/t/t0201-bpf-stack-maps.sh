@@ -2,11 +2,13 @@
 # The BPF backend's stack maps hold one drain interval's stacks, not the
 # whole recording's: a workload of 4,000 distinct functions (a distinct
 # user stack each) called round robin on every CPU, recorded with
-# --backend bpf -a -g for 6 s, loses at most 5% of its samples' stacks
+# --backend bpf -a -g for 6 s, loses at most 3% of its samples' stacks
 # (lost records) and names >= 90% of its samples' leaves as its
 # functions. Kept for the whole recording, the 16,384-slot maps lost every
 # stack whose slot another had taken: 11% of the samples' stacks in a run
-# where the workload had half the CPUs (0.8% with the generations).
+# where the workload had half the CPUs (0.8% with the generations, 1.1%
+# on a loaded machine; 5.0% when a drain left the stacks it copied in the
+# maps until the next full walk of them).
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -52,7 +54,7 @@ print("%d samples, %d lost stacks (%.2f%%); the workload: %d samples, "
          100.0 * named / total if total else 0, funcs))
 assert total >= 3000, "only %d samples of the workload" % total
 assert funcs >= n / 4, "only %d distinct functions sampled" % funcs
-assert lost <= 0.05 * st["samples"], "%d stacks lost" % lost
+assert lost <= 0.03 * st["samples"], "%d stacks lost" % lost
 assert named >= 0.90 * total, "only %d of %d leaves named" % (named, total)
 PY
 pass

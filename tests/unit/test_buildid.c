@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <elf.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "buildid_internal.h"
+#include "file_ident_internal.h"
 
 static char tmpdir[] = "/tmp/dcp-buildid-XXXXXX";
 
@@ -340,6 +343,89 @@ static void test_hex_rejected(void **state)
 	assert_non_null(strstr(dcp_last_error(), "not a hex build id"));
 }
 
+/* The open callback of the identity cache: counts its opens. */
+struct opener {
+	const char *path; /* NULL: the file cannot be opened */
+	int opens;
+};
+
+static int open_counted(void *ctx)
+{
+	struct opener *o = ctx;
+
+	o->opens++;
+	return o->path ? open(o->path, O_RDONLY | O_CLOEXEC) : -ENOENT;
+}
+
+static const struct dcp_file_id *ident(struct dcp_ident_cache *c,
+				       struct opener *o, const char *inode_of)
+{
+	const struct dcp_file_id *id = NULL;
+	struct stat st;
+
+	assert_int_equal(stat(inode_of, &st), 0);
+	assert_int_equal(dcp_ident_cache_get(c, major(st.st_dev),
+					     minor(st.st_dev), st.st_ino,
+					     open_counted, o, &id),
+			 0);
+	assert_non_null(id);
+	return id;
+}
+
+/*
+ * A cache that outlives walks (the recorder's) trusts (device, inode) only
+ * while it holds the file open: a file it could not open is read again, and
+ * at held_max files it starts again; a walk's cache reads each inode once.
+ */
+static void test_ident_cache_holds_files(void **state)
+{
+	char a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], want[64], hex[64];
+	struct dcp_ident_cache held = { .held_max = 2 }, walk = { 0 };
+	struct opener oa = { 0 }, ob = { 0 }, oc = { 0 }, none = { 0 };
+	const struct dcp_file_id *id;
+
+	build("ident_a", "sha1", a);
+	build("ident_b", "md5", b);
+	build("ident_c", "sha1", c3);
+	oa.path = a;
+	ob.path = b;
+	oc.path = c3;
+
+	readelf_build_id(a, want, sizeof(want));
+	id = ident(&held, &oa, a);
+	assert_string_equal(dcp_build_id_hex(id->build_id, id->build_id_size,
+					     hex),
+			    want);
+	ident(&held, &oa, a);
+	assert_int_equal(oa.opens, 1); /* held open: not read again */
+	assert_int_equal(held.held, 1);
+
+	/* an inode the cache could not open is not trusted later */
+	ident(&held, &none, b);
+	ident(&held, &none, b);
+	assert_int_equal(none.opens, 2);
+	id = ident(&held, &ob, b);
+	assert_int_equal(ob.opens, 1);
+	assert_int_equal(id->build_id_size, 16);
+	assert_int_equal(held.held, 2);
+
+	/* the third file: the cache starts again, a is read anew */
+	ident(&held, &oc, c3);
+	assert_int_equal(held.held, 1);
+	ident(&held, &oa, a);
+	assert_int_equal(oa.opens, 2);
+	dcp_ident_cache_free(&held);
+	assert_int_equal(held.held, 0);
+
+	/* a walk's cache: once per inode, nothing held */
+	none.opens = 0;
+	ident(&walk, &none, a);
+	ident(&walk, &none, a);
+	assert_int_equal(none.opens, 1);
+	assert_int_equal(walk.held, 0);
+	dcp_ident_cache_free(&walk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_big_endian_and_damaged),
 		cmocka_unit_test(test_hex_round_trip),
 		cmocka_unit_test(test_hex_rejected),
+		cmocka_unit_test(test_ident_cache_holds_files),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -343,6 +343,10 @@ static void bpf_free(struct dcp_source *s)
 		free(bs->kcache[i].ips);
 	for (uint32_t i = 0; bs->icache && i < bs->ucache_size; i++)
 		free(bs->icache[i].ips);
+	dcp_ident_cache_free(&bs->idents);
+	for (int kind = 0; kind < 2; kind++)
+		for (int gen = 0; gen < 2; gen++)
+			free(bs->taken[kind][gen].key);
 	free(bs->icache);
 	free(bs->ucache);
 	free(bs->kcache);
@@ -408,6 +412,8 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 	if (!bs)
 		return dcp_error_null(ENOMEM, "out of memory");
 	bs->base.ops = &bpf_ops;
+	/* a library kept open per entry: a bound well under RLIMIT_NOFILE */
+	bs->idents.held_max = 4096;
 	/*
 	 * User frames as plain addresses, named from the process's maps in
 	 * user space (a fifth of the BPF time per sample here, see

@@ -59,6 +59,18 @@ static uint32_t cache_slot(const struct bpf_source *bs, int id)
 	return (stack_key_of(id) * 2 + stack_gen_of(id)) % bs->ucache_size;
 }
 
+/* A key copied from a stack map: to be deleted when its maps are emptied. */
+static int note_taken(struct stack_keys *t, uint32_t key)
+{
+	uint32_t *k = dcp_grow(t->key, &t->cap, t->nr + 1, sizeof(*k));
+
+	if (!k)
+		return dcp_error(ENOMEM, "out of memory");
+	t->key = k;
+	t->key[t->nr++] = key;
+	return 0;
+}
+
 /* The user stack of id, from the cache or copied from the kernel. */
 static const struct stack_copy *user_stack(struct bpf_source *bs, int id)
 {
@@ -69,7 +81,8 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, int id)
 
 	if (sc->id == id)
 		return sc;
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &key, bs->ustack))
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &key, bs->ustack) ||
+	    note_taken(&bs->taken[0][stack_gen_of(id)], key))
 		return NULL;
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->ustack);
 	while (nr < DCP_BPF_MAX_FRAMES &&
@@ -90,7 +103,7 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, int id)
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 					  struct kstack_copy *cache,
 					  struct bpf_map *const maps[2],
-					  int id);
+					  int kind, int id);
 
 static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 		       uint32_t n, bool kernel_above)
@@ -104,7 +117,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 		struct bpf_map *const maps[2] = { bs->skel->maps.user_ips,
 						  bs->skel->maps.user_ips_1 };
 		const struct kstack_copy *ic =
-			ip_stack(bs, bs->icache, maps, id);
+			ip_stack(bs, bs->icache, maps, 0, id);
 
 		for (uint32_t i = 0; ic && i < ic->nr && n < MAX_STACK; i++) {
 			ret = dcp_bpf_map_frame(bs, p, ic->ips[i] - (n ? 1 : 0),
@@ -158,7 +171,8 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 					  struct kstack_copy *cache,
-					  struct bpf_map *const maps[2], int id)
+					  struct bpf_map *const maps[2],
+					  int kind, int id)
 {
 	struct kstack_copy *kc = &cache[cache_slot(bs, id)];
 	uint32_t key = stack_key_of(id), nr = 0;
@@ -166,7 +180,8 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 	if (kc->id == id)
 		return kc;
 	if (bpf_map_lookup_elem(bpf_map__fd(maps[stack_gen_of(id)]), &key,
-				bs->kstack))
+				bs->kstack) ||
+	    note_taken(&bs->taken[kind][stack_gen_of(id)], key))
 		return NULL;
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->kstack);
 	while (nr < DCP_BPF_MAX_FRAMES && bs->kstack[nr])
@@ -188,7 +203,7 @@ static uint32_t kernel_frames(struct bpf_source *bs, int id)
 	struct bpf_map *const maps[2] = { bs->skel->maps.kernel_stacks,
 					  bs->skel->maps.kernel_stacks_1 };
 	const struct kstack_copy *kc =
-		id < 0 ? NULL : ip_stack(bs, bs->kcache, maps, id);
+		id < 0 ? NULL : ip_stack(bs, bs->kcache, maps, 1, id);
 	uint32_t n = 0;
 
 	if (!kc)
@@ -361,23 +376,62 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 }
 
-/* Every entry of a stack map of generation gen deleted, but the ids kept. */
+static bool kept(uint32_t key, uint32_t gen, const uint64_t *keep,
+		 size_t nr_keep)
+{
+	uint64_t id = key | (gen ? DCP_BPF_STACK_GEN_BIT : 0);
+
+	return nr_keep &&
+	       bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The stacks of generation gen deleted from map, but the ids kept: those
+ * copied since the map was last emptied (t), one delete each. A stack no
+ * count named (its count was lost, or taken by a program that read the
+ * generation just before the flip) stays behind; so every SWEEP_EVERY
+ * drains the whole map is walked instead. Walked at every drain (as first
+ * built), each get_next_key a scan of the slots after the last, it cost
+ * more than the rest of the drain: 53 of a 15 s recording's 355 samples
+ * of the recorder on the busy workload, 19 this way (docs/PERFORMANCE.md).
+ */
+#define SWEEP_EVERY 16
+
 static void clear_stack_map(struct bpf_map *map, uint32_t gen,
+			    struct stack_keys *t, bool sweep,
 			    const uint64_t *keep, size_t nr_keep)
 {
 	int fd = bpf_map__fd(map);
 	uint32_t key, next;
+	size_t nr_left = 0;
 	bool first = true;
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		uint64_t id = next | (gen ? DCP_BPF_STACK_GEN_BIT : 0);
-
-		if (!nr_keep ||
-		    !bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64))
-			bpf_map_delete_elem(fd, &next);
-		key = next;
-		first = false;
+	if (sweep) {
+		while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+			if (!kept(next, gen, keep, nr_keep))
+				bpf_map_delete_elem(fd, &next);
+			key = next;
+			first = false;
+		}
 	}
+	if (t->nr)
+		qsort(t->key, t->nr, sizeof(*t->key), cmp_u32);
+	for (size_t i = 0; i < t->nr; i++) {
+		if (i && t->key[i] == t->key[i - 1])
+			continue;
+		if (kept(t->key[i], gen, keep, nr_keep))
+			t->key[nr_left++] = t->key[i]; /* deleted later */
+		else if (!sweep)
+			bpf_map_delete_elem(fd, &t->key[i]);
+	}
+	t->nr = nr_left;
 }
 
 /*
@@ -444,18 +498,24 @@ static int clear_generation(struct bpf_source *bs, uint32_t gen)
 	uint64_t *keep;
 	size_t nr_keep;
 	int ret = open_block_stacks(bs, &keep, &nr_keep);
+	bool sweep;
 
 	if (ret)
 		return ret;
-	clear_stack_map(gen ? bs->skel->maps.user_stacks_1 :
-			      bs->skel->maps.user_stacks,
-			gen, keep, nr_keep);
-	clear_stack_map(gen ? bs->skel->maps.user_ips_1 :
-			      bs->skel->maps.user_ips,
-			gen, keep, nr_keep);
+	/* --off-cpu: a switch-out's stacks stay without a count when the
+	 * block is under --off-cpu-min: many, so every drain walks */
+	sweep = bs->off_cpu || bs->drain_gen % SWEEP_EVERY < 2;
+	if (bs->user_build_ids)
+		clear_stack_map(gen ? bs->skel->maps.user_stacks_1 :
+				      bs->skel->maps.user_stacks,
+				gen, &bs->taken[0][gen], sweep, keep, nr_keep);
+	else
+		clear_stack_map(gen ? bs->skel->maps.user_ips_1 :
+				      bs->skel->maps.user_ips,
+				gen, &bs->taken[0][gen], sweep, keep, nr_keep);
 	clear_stack_map(gen ? bs->skel->maps.kernel_stacks_1 :
 			      bs->skel->maps.kernel_stacks,
-			gen, keep, nr_keep);
+			gen, &bs->taken[1][gen], sweep, keep, nr_keep);
 	free(keep);
 	for (uint32_t i = 0; i < bs->ucache_size; i++) {
 		if (bs->ucache[i].id >= 0 &&

@@ -17,6 +17,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "file_ident_internal.h"
 #include "recorder_internal.h"
 #include "profile_common.h"
 
@@ -57,6 +58,8 @@ struct bpf_source {
 	/* read again at most once per drain when an address is in none */
 	uint32_t reread_pid[MAPS_TRIED], reread_gen[MAPS_TRIED];
 	uint32_t drain_gen;
+	/* the identities of mapped files, kept open while cached */
+	struct dcp_ident_cache idents;
 
 	/*
 	 * Stacks copied from the kernel, by stack id (generation included):
@@ -76,6 +79,15 @@ struct bpf_source {
 		uint64_t *ips;
 	} * kcache, *icache; /* kernel stacks; user stacks as addresses */
 	bool user_build_ids; /* the kernel names user frames by build id */
+	/*
+	 * The keys copied from each generation's maps since they were last
+	 * emptied, user stacks [0] and kernel stacks [1]: what the drain
+	 * deletes, without walking every slot of the maps.
+	 */
+	struct stack_keys {
+		uint32_t *key;
+		size_t nr, cap;
+	} taken[2][2];
 
 	/* what crossed from the kernel, for -v and the bench */
 	uint64_t bytes_read, samples_seen;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "buildid_internal.h"
+#include "collect_internal.h"
 #include "log_internal.h"
 #include "source_bpf_internal.h"
 
@@ -247,6 +248,7 @@ static int read_maps_now(struct bpf_source *bs, struct dcp_process *p)
 	c = dcp_collection_open(DCP_COLLECTION_MAPS, &copts);
 	if (!c)
 		return 0; /* gone: its frames keep what the kernel named */
+	dcp_collection_for_recorder(c, &bs->idents);
 	while (!ret && (n = dcp_collection_read(c, buf, sizeof(buf), NULL)) > 0)
 		for (ssize_t off = 0; off < n && !ret;) {
 			const struct perf_event_header *h =
