@@ -11,6 +11,8 @@
 #  - --only the split binary while a second binary (another build id)
 #    spins: only the split's file is kept, the rest counted as filtered;
 #  - while recording, a perf_event program of dcprof's is loaded (bpftool);
+#  - a program over its CPU budget (DCPROF_BPF_CPU_MAX_PERCENT=1): the rate
+#    lowered, each sample weighted: shares and counts as unthrottled;
 #  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=4): lost samples shown;
 #  - --backend bpf with --call-graph dwarf is refused in one line;
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
@@ -140,6 +142,37 @@ assert files == [sys.argv[2]], files
 assert s["samples_filtered"] >= 1000, s
 assert s["samples_kept"] + s["samples_filtered"] == s["samples"], s
 assert s["samples_kept"] >= 1000, s
+PY
+
+# --- the program's CPU budget -------------------------------------------------
+# Given 1% of the CPUs' time (kernel.perf_cpu_time_max_percent, here set
+# through DCPROF_BPF_CPU_MAX_PERCENT), the recorder divides the rate by a
+# whole factor and the program counts every sample that many times: the
+# program runs less, the counts keep the requested rate's units (samples
+# within 15% of the unthrottled run of the same 4 s split), shares hold,
+# nothing is lost, and the lowering is said and counted.
+expect_exit 0 env DCPROF_BPF_CPU_MAX_PERCENT=1 "$DCPROF" record --backend bpf \
+	-v -F "$RATE" -o "$TMP/budget.data" -- "$SPLIT" 4 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
+grep -q 'sampling lowered to [0-9]* Hz, each sample counted [0-9]* times' \
+	"$TMP/err" || die "a program over its budget was not throttled: $(grep bpf: "$TMP/err")"
+read -r counted ran < <(sed -n \
+	's/^dcprof: bpf: \([0-9]*\) samples counted.* ran \([0-9]*\) times.*/\1 \2/p' "$TMP/err")
+[ -n "$ran" ] && [ "$ran" -lt $((counted * 3 / 4)) ] ||
+	die "throttled, the program still ran $ran times for $counted samples counted"
+expect_exit 0 "$DCPROF" report -i "$TMP/budget.data" --format json --sort symbol
+cp "$TMP/out" "$TMP/budget.json"
+split_shares "bpf budget" "$TMP/budget.json" 3000 || die "bpf, throttled: shares are off"
+python3 - "$TMP/budget.json" "$TMP/split.json" <<'PY' || die "throttled counts are off"
+import json, sys
+b, f = (json.load(open(p)) for p in sys.argv[1:3])
+fns = ("work_fifty", "work_thirty", "work_twenty")
+n = lambda d: sum(r["samples"] for r in d["rows"] if r["symbol"] in fns)
+print("throttled %d samples against %d unthrottled; %d throttle events"
+      % (n(b), n(f), b["stats"]["throttle_events"]))
+assert 0.85 <= n(b) / n(f) <= 1.15, "%d samples against %d" % (n(b), n(f))
+assert b["stats"]["throttle_events"] >= 1, "no throttle event counted"
+assert b["stats"]["lost_samples"] == 0, "samples lost"
 PY
 
 # --- a count map made tiny: the overflow is counted and shown -----------------

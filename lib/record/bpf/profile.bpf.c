@@ -22,6 +22,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* which generation of stack maps samples go to; flipped by user space */
 volatile __u32 stack_gen = 0;
+/* what one sample counts: more than 1 once user space lowered the rate by
+ * that factor to keep the program within its CPU budget */
+volatile __u32 sample_weight = 1;
 
 /* set before load */
 const volatile int filter_marked = 0;
@@ -126,12 +129,17 @@ struct {
 	__uint(max_entries, 4 * 1024 * 1024);
 } events SEC(".maps");
 
-static __always_inline void count_stat(__u32 slot)
+static __always_inline void count_stat_n(__u32 slot, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void count_stat(__u32 slot)
+{
+	count_stat_n(slot, 1);
 }
 
 /* Whether the sample's leaf is in a marked file (user mode only). */
@@ -188,7 +196,7 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct dcp_bpf_key key = {};
-	__u64 one = 1, *v;
+	__u64 weight = sample_weight, *v;
 	long err;
 
 	count_stat(DCP_BPF_STAT_SAMPLES);
@@ -198,7 +206,7 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	key.kernel_stack = -1;
 	if (key.tid != 0) {
 		if (filter_marked && !leaf_marked(ctx)) {
-			count_stat(DCP_BPF_STAT_FILTERED);
+			count_stat_n(DCP_BPF_STAT_FILTERED, weight);
 			return 0;
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
@@ -217,16 +225,16 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	}
 	v = bpf_map_lookup_elem(&counts, &key);
 	if (v) {
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, weight);
 		return 0;
 	}
-	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(&counts, &key, &weight, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		v = bpf_map_lookup_elem(&counts, &key);
 		if (v)
-			__sync_fetch_and_add(v, 1);
+			__sync_fetch_and_add(v, weight);
 	} else if (err) {
-		count_stat(DCP_BPF_STAT_LOST_FULL);
+		count_stat_n(DCP_BPF_STAT_LOST_FULL, weight);
 	}
 	return 0;
 }

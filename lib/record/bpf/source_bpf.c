@@ -68,8 +68,9 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.freq = 1;
-	attr.sample_freq = freq;
+	/* cpu-clock turns a frequency into this period anyway; in period
+	 * mode PERF_EVENT_IOC_PERIOD takes ns unambiguously (the budget) */
+	attr.sample_period = 1000000000ull / (freq ? freq : 1);
 	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 			    PERF_FLAG_FD_CLOEXEC);
 }
@@ -221,6 +222,7 @@ static int bpf_start(struct dcp_source *s,
 	}
 	s->nr_cpus = (uint32_t)ncpus;
 	bs->next_drain_ns = 0;
+	dcp_bpf_budget_start(bs, set->sample_freq);
 	return 0;
 }
 
@@ -256,6 +258,7 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	now = dcp_now_ns(CLOCK_MONOTONIC);
 	if (now >= r->next_flush_ns || now >= bs->next_drain_ns) {
 		bs->next_drain_ns = now + DRAIN_MS * 1000000ull;
+		dcp_bpf_budget_check(bs);
 		return dcp_bpf_drain_all(bs);
 	}
 	return 0;
@@ -282,6 +285,7 @@ static int bpf_stop(struct dcp_source *s)
 
 	detach(bs);
 	ret = dcp_bpf_drain_all(bs);
+	dcp_bpf_budget_stop(bs);
 	if (bs->off_cpu) {
 		/* the threads still switched out: not charged */
 		int fd = bpf_map__fd(bs->skel->maps.off_starts);
@@ -324,6 +328,7 @@ static void bpf_free(struct dcp_source *s)
 	struct bpf_source *bs = bpf_source(s);
 
 	detach(bs);
+	dcp_bpf_budget_stop(bs);
 	ring_buffer__free(bs->rb);
 	profile_bpf__destroy(bs->skel);
 	free(bs->links);
@@ -412,6 +417,7 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 	if (!bs)
 		return dcp_error_null(ENOMEM, "out of memory");
 	bs->base.ops = &bpf_ops;
+	bs->stats_fd = -1;
 	/* a library kept open per entry: a bound well under RLIMIT_NOFILE */
 	bs->idents.held_max = 4096;
 	/*

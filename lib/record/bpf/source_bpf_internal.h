@@ -93,6 +93,11 @@ struct bpf_source {
 	uint64_t bytes_read, samples_seen;
 	uint64_t kernel_counts[DCP_BPF_STAT_NR];
 	uint64_t next_drain_ns;
+
+	/* the sampling program's CPU budget (source_bpf_budget.c) */
+	int stats_fd; /* BPF_ENABLE_STATS while held; -1: no budget */
+	uint32_t freq, weight, max_percent;
+	uint64_t budget_at_ns, budget_run_ns;
 };
 
 /*
@@ -101,6 +106,16 @@ struct bpf_source {
  * and the one left emptied, the kernel's statistics read.
  */
 int dcp_bpf_drain_all(struct bpf_source *bs);
+
+/*
+ * source_bpf_budget.c: the sampling program kept within
+ * kernel.perf_cpu_time_max_percent of the CPUs' time, checked at drains;
+ * above it the rate is divided by a whole factor and each sample counts
+ * that many.
+ */
+void dcp_bpf_budget_start(struct bpf_source *bs, uint32_t freq);
+void dcp_bpf_budget_check(struct bpf_source *bs);
+void dcp_bpf_budget_stop(struct bpf_source *bs);
 
 /* The ring buffer's callback: one task event (ctx is the source). */
 int dcp_bpf_on_event(void *ctx, void *data, size_t size);
