@@ -125,6 +125,14 @@ static int classify(struct fg_tree *t, const struct profile_view *v,
 	return 0;
 }
 
+/* samples to value[side]; off-CPU ns (fg_tree_keep_off_cpu()) apart */
+static void add_value(struct fg_tree *t, uint32_t node, enum fg_side side,
+		      uint64_t samples, uint64_t off_cpu_ns)
+{
+	t->nodes[node].value[side] += samples;
+	t->nodes[node].off_cpu_ns += off_cpu_ns;
+}
+
 static int add_profile(struct fg_tree *t, const struct profile_view *v,
 		       enum fg_side side)
 {
@@ -135,23 +143,32 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 
 	if (!classes)
 		return -ENOMEM;
+	if (t->off_cpu)
+		t->sample_ns = profile_view_sample_ns(v);
 	for (size_t r = 0; r < nr_rows && !ret; r++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
+		uint64_t off;
 		int64_t node, s;
 
 		if (dcp_profile_row(v->profile, r, &row) || !row.nr_frames)
 			continue;
-		row.count = profile_view_row_value(v, &row, t->value);
-		if (!row.count)
+		if (t->off_cpu) {
+			off = profile_view_row_value(v, &row,
+						     VIEW_VALUE_OFF_CPU);
+		} else {
+			row.count = profile_view_row_value(v, &row, t->value);
+			off = 0;
+		}
+		if (!row.count && !off)
 			continue;
-		t->nodes[0].value[side] += row.count;
+		add_value(t, 0, side, row.count, off);
 		s = intern(t, row.comm ? row.comm : "");
 		node = s < 0 ? s : child(t, 0, (uint32_t)s, 0, FG_TYPE_COMM);
 		if (node < 0) {
 			ret = (int)node;
 			break;
 		}
-		t->nodes[node].value[side] += row.count;
+		add_value(t, (uint32_t)node, side, row.count, off);
 		if (t->threads) {
 			s = intern(t, row.thread_comm ? row.thread_comm : "");
 			node = s < 0 ? s :
@@ -161,7 +178,7 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 				ret = (int)node;
 				break;
 			}
-			t->nodes[node].value[side] += row.count;
+			add_value(t, (uint32_t)node, side, row.count, off);
 		}
 		for (uint32_t i = row.nr_frames; i-- > 0;) {
 			const struct dcp_frame *f = &row.frames[i];
@@ -198,7 +215,8 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 			/* The function, then its inlined calls inside out. */
 			for (int k = 0; k < nr && node >= 0; k++) {
 				if (k)
-					t->nodes[node].value[side] += row.count;
+					add_value(t, (uint32_t)node, side,
+						  row.count, off);
 				s = intern(t, ex[k].name ? ex[k].name :
 							   profile_view_symbol(
 								   v, f));
@@ -213,7 +231,7 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 				ret = (int)node;
 				break;
 			}
-			t->nodes[node].value[side] += row.count;
+			add_value(t, (uint32_t)node, side, row.count, off);
 		}
 	}
 	free(classes);
@@ -223,6 +241,11 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 void fg_tree_set_value(struct fg_tree *t, enum view_value value)
 {
 	t->value = value;
+}
+
+void fg_tree_keep_off_cpu(struct fg_tree *t, bool off_cpu)
+{
+	t->off_cpu = off_cpu;
 }
 
 void fg_tree_group_threads(struct fg_tree *t, bool threads)
@@ -286,7 +309,8 @@ int fg_order_build(const struct fg_tree *t, struct fg_order *o)
 			o->max_depth = n->depth;
 		for (uint32_t c = n->first_child; c != FG_NONE;
 		     c = t->nodes[c].next_sibling)
-			if (t->nodes[c].value[FG_AFTER])
+			if (t->nodes[c].value[FG_AFTER] ||
+			    t->nodes[c].off_cpu_ns)
 				kids[nk++] = c;
 		qsort_r(kids, nk, sizeof(*kids), compare_siblings, (void *)t);
 		/* Reversed onto the stack, so that the first comes out first. */

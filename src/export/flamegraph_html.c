@@ -147,6 +147,12 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 			",\"samples\":%" PRIu64 "}",
 			t->nodes[0].value[FG_BEFORE], ob_frames, ob_samples);
 	}
+	if (t->off_cpu)
+		fprintf(out,
+			",\"offCpu\":{\"value\":\"%s\",\"sampleNs\":%" PRIu64
+			",\"total\":%" PRIu64 "}",
+			view_value_name(t->value), t->sample_ns,
+			t->nodes[0].off_cpu_ns);
 	fputs(",\"types\":[\"root\",\"comm\",\"user\",\"kernel\",\"jit\","
 	      "\"inline\",\"unknown\",\"idle\"]",
 	      out);
@@ -156,8 +162,10 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 			fputs(i % 64 ? "," : ",\n", out);
 		json_string(out, string_table_get(&t->strings, (uint32_t)i));
 	}
-	/* Flat: name, file, type, depth, samples[, samples before]. */
-	fprintf(out, "],\"stride\":%d,\"nodes\":[", diff ? 6 : 5);
+	/* Flat: name, file, type, depth, samples[, samples before, or ns
+	 * off the CPU]: the page computes wall-clock time from the two. */
+	fprintf(out, "],\"stride\":%d,\"nodes\":[",
+		diff || t->off_cpu ? 6 : 5);
 	for (size_t k = 0; k < ord->n; k++) {
 		const struct fg_node *n = &t->nodes[ord->nodes[k]];
 
@@ -166,6 +174,8 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 			n->type, n->depth, n->value[FG_AFTER]);
 		if (diff)
 			fprintf(out, ",%" PRIu64, n->value[FG_BEFORE]);
+		else if (t->off_cpu)
+			fprintf(out, ",%" PRIu64, n->off_cpu_ns);
 	}
 	fputs("]}", out);
 }
