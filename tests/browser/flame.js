@@ -272,7 +272,7 @@ async function values(a) {
     out.initialTitle = await page.textContent('#fg-title');
     out.legend = await page.textContent('#fg-legend');
     out.errors = errors;
-    if (!out.switchShown)
+    if (!out.switchShown || !out.values.length)
       return out;
     const minWidth = await hook(() => window.dcprofFlame.minFrameWidth);
     for (const view of ['off-cpu', 'wall', 'cpu']) {
