@@ -192,7 +192,8 @@ static const struct cmd commands[] = {
 	  "                         its threads by name (thread)\n"
 	  "      --value V          frames as wide as their samples (cpu, the default),\n"
 	  "                         their time off the CPU (off-cpu) or wall-clock time\n"
-	  "                         (wall)\n"
+	  "                         (wall); the page of an off-CPU profile switches\n"
+	  "                         between them and shows V first\n"
 	  "      --format FORMAT    html (self-contained, interactive; default) or svg (static)\n"
 	  "      --diff BEFORE AFTER\n"
 	  "                         colour each frame of AFTER by how much its share changed\n" },

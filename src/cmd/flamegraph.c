@@ -17,10 +17,13 @@ static const char *const formats[] = { "html", "svg", NULL };
 
 #define NOTE_MAX 512
 
-/* samples: the value of every row, samples or (value not cpu) ns */
+/*
+ * samples: the value of every row, samples or (value not cpu) ns; off_ns,
+ * for a page that switches values: the ns off the CPU besides the samples.
+ */
 static void note_profile(char *buf, const char *label,
 			 const struct profile_view *v, uint64_t samples,
-			 enum view_value value)
+			 enum view_value value, const uint64_t *off_ns)
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	char when[32] = "?";
@@ -29,6 +32,19 @@ static void note_profile(char *buf, const char *label,
 
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (off_ns) {
+		snprintf(buf, NOTE_MAX,
+			 "%s%s: %" PRIu64 " samples and %.1f ms off the CPU, "
+			 "%s on %s, %.1f s, %s at %u Hz%s",
+			 label, v->path, samples, (double)*off_ns / 1e6, when,
+			 m->hostname ? m->hostname : "?",
+			 (double)m->duration_ns / 1e9,
+			 m->event ? m->event : "?", m->sample_freq,
+			 m->complete ? "" :
+				       " (incomplete: the recorder did not "
+				       "finish)");
+		return;
+	}
 	if (value != VIEW_VALUE_CPU) {
 		snprintf(buf, NOTE_MAX,
 			 "%s%s: %.1f ms of %s time (frame widths in ns), %s "
@@ -89,7 +105,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct export_error err;
 	struct cmd_output out;
 	enum view_value value = VIEW_VALUE_CPU;
-	bool threads = false;
+	bool threads = false, switchable = false;
 	int c, ret = 0;
 
 	opterr = 0;
@@ -178,6 +194,13 @@ int cmd_flamegraph(int argc, char **argv)
 		if (tree)
 			fg_tree_set_value(tree, value);
 	}
+	/* A page of one profile with off-CPU time switches between the
+	 * values on its own; --value says which it shows first. */
+	if (!ret && !before && !fo.svg &&
+	    dcp_profile_get_meta(views[0].profile)->off_cpu) {
+		switchable = true;
+		fg_tree_keep_off_cpu(tree, true);
+	}
 	if (!ret && before &&
 	    fg_tree_add_profile(tree, &views[0], FG_BEFORE, &err) < 0)
 		ret = cmd_error("%s", err.msg);
@@ -187,15 +210,27 @@ int cmd_flamegraph(int argc, char **argv)
 	if (!ret) {
 		if (before) {
 			note_profile(notes[0], "before ", &views[0],
-				     profile_samples(&views[0], value), value);
+				     profile_samples(&views[0], value), value,
+				     NULL);
 			note_profile(notes[1], "after ", &views[1],
-				     profile_samples(&views[1], value), value);
+				     profile_samples(&views[1], value), value,
+				     NULL);
 			fo.nr_notes = 2;
 			fo.title = "dcprof differential flame graph";
 			fo.diff = true;
+		} else if (switchable) {
+			uint64_t off_ns =
+				profile_samples(&views[0], VIEW_VALUE_OFF_CPU);
+
+			note_profile(notes[0], "", &views[0],
+				     profile_samples(&views[0], VIEW_VALUE_CPU),
+				     VIEW_VALUE_CPU, &off_ns);
+			fo.nr_notes = 1;
+			fo.title = "dcprof flame graph";
 		} else {
 			note_profile(notes[0], "", &views[0],
-				     profile_samples(&views[0], value), value);
+				     profile_samples(&views[0], value), value,
+				     NULL);
 			fo.nr_notes = 1;
 			fo.title = value == VIEW_VALUE_OFF_CPU ?
 					   "dcprof off-CPU flame graph" :

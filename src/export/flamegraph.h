@@ -46,6 +46,13 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 void fg_tree_group_threads(struct fg_tree *t, bool threads);
 /* Before adding: what frames are as wide as (default: samples). */
 void fg_tree_set_value(struct fg_tree *t, enum view_value value);
+/*
+ * Before adding, for the HTML page of one profile recorded with --off-cpu:
+ * keep each frame's samples and its time off the CPU apart, so that the
+ * page can switch between CPU, off-CPU and wall-clock time; the value set
+ * above is the one it shows first. Not for a diff; the SVG draws samples.
+ */
+void fg_tree_keep_off_cpu(struct fg_tree *t, bool off_cpu);
 
 struct fg_output_opts {
 	const char *title;

@@ -3,9 +3,15 @@
  * dcprof flame graph: draws the tree embedded in #fg-data on one canvas.
  * The tree comes flat, depth first, children after their parent and
  * siblings left to right: per node name, file (string indexes), type,
- * depth, samples (and samples before, for a diff). A node's subtree is the
- * run of nodes after it that are deeper, so a frame too narrow to see skips
- * its whole subtree and drawing costs what is visible, not what is stored.
+ * depth, samples (and samples before, for a diff, or ns off the CPU, for a
+ * profile recorded with --off-cpu). A node's subtree is the run of nodes
+ * after it that are deeper, so a frame too narrow to see skips its whole
+ * subtree and drawing costs what is visible, not what is stored.
+ *
+ * With off-CPU time the page switches between three values: CPU (samples),
+ * off-CPU (ns) and wall (samples times the sampling period plus ns off the
+ * CPU), computed here from the two stored per node. Frames whose value is
+ * mostly time off the CPU take the off-CPU colours.
  */
 (function () {
   'use strict';
@@ -15,6 +21,7 @@
   var FONT = '12px "DejaVu Sans Mono", Menlo, Consolas, monospace';
   var MATCH_COLOUR = 'rgb(230,0,230)';
   var TYPE_NAMES = ['all', 'process', 'user', 'kernel', 'JIT / anon', 'inline', 'unknown', 'idle'];
+  var VALUE_TITLES = { 'cpu': 'CPU samples', 'off-cpu': 'off-CPU time', 'wall': 'wall-clock time' };
 
   var D = JSON.parse(document.getElementById('fg-data').textContent);
   var parsedMs = performance.now();
@@ -22,6 +29,8 @@
   var K = D.stride;
   var n = (D.nodes.length / K) | 0;
   var diff = !!D.diff;
+  var OC = diff ? null : D.offCpu || null; /* the values to switch between */
+  var view = OC ? OC.value : 'cpu';
   var total = D.total;
   var totalBefore = D.totalBefore || 0;
 
@@ -29,9 +38,11 @@
   var fileI = new Int32Array(n);
   var type = new Uint8Array(n);
   var depth = new Int32Array(n);
-  var val = new Float64Array(n);
+  var val = new Float64Array(n); /* the value shown: samples, or ns with OC */
   var before = diff ? new Float64Array(n) : null;
-  var left = new Float64Array(n); /* samples to the left of the node within the root */
+  var samples = OC ? new Float64Array(n) : val;
+  var offNs = OC ? new Float64Array(n) : null;
+  var left = new Float64Array(n); /* value to the left of the node within the root */
   var parent = new Int32Array(n);
   var end = new Int32Array(n); /* index after the node's last descendant */
   var maxDepth = 0;
@@ -39,7 +50,6 @@
   (function build() {
     var R = D.nodes;
     var stack = [];
-    var used = new Float64Array(n);
     var i, o, d, p;
 
     for (i = 0; i < n; i++) {
@@ -48,15 +58,13 @@
       fileI[i] = R[o + 1];
       type[i] = R[o + 2];
       d = depth[i] = R[o + 3];
-      val[i] = R[o + 4];
+      samples[i] = R[o + 4];
       if (diff)
         before[i] = R[o + 5];
+      else if (OC)
+        offNs[i] = R[o + 5];
       p = d ? stack[d - 1] : -1;
       parent[i] = p;
-      if (p >= 0) {
-        left[i] = left[p] + used[p];
-        used[p] += val[i];
-      }
       stack[d] = i;
       if (d > maxDepth)
         maxDepth = d;
@@ -70,6 +78,45 @@
     }
     D.nodes = null; /* let the big array go */
   })();
+
+  /* Fill val for a view and lay the frames out by it: left edges in
+   * depth-first order, each child after its elder siblings. */
+  function computeValues(v) {
+    var used = new Float64Array(n);
+    var sampleNs = OC ? OC.sampleNs : 0;
+    var i, p;
+
+    if (OC) {
+      for (i = 0; i < n; i++)
+        val[i] = v === 'cpu' ? samples[i] : v === 'off-cpu' ? offNs[i] :
+          samples[i] * sampleNs + offNs[i];
+    }
+    for (i = 1; i < n; i++) {
+      p = parent[i];
+      left[i] = left[p] + used[p];
+      used[p] += val[i];
+    }
+    total = val[0];
+  }
+  computeValues(view);
+
+  function sampleCount(v) {
+    return v.toLocaleString('en-US') + (v === 1 ? ' sample' : ' samples');
+  }
+
+  function ms(ns) {
+    return (ns / 1e6).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + ' ms';
+  }
+
+  /* Values in the view's unit: samples, or ms for time. */
+  function amount(v) {
+    return view === 'cpu' ? sampleCount(v) : ms(v);
+  }
+
+  /* Most of the frame's value in this view is time off the CPU. */
+  function offFrame(i) {
+    return !!OC && view !== 'cpu' && type[i] > 1 && offNs[i] > val[i] / 2;
+  }
 
   function pct(v, of) {
     return of > 0 ? 100 * v / of : 0;
@@ -125,12 +172,23 @@
     return ch === 'grew' ? 'rgb(255,' + fade + ',' + fade + ')' : 'rgb(' + fade + ',' + fade + ',255)';
   }
 
+  /* Off-CPU frames in blue-violet, as in off-CPU flame graphs; kernel
+   * frames darker. Red equals green: apart from the sky-blue of on-CPU
+   * kernel frames. */
+  function offColour(i) {
+    var h = nameHash(S[nameI[i]]);
+    var a = (h & 0xff) / 255, b = ((h >>> 8) & 0xff) / 255;
+    var rg = type[i] === 3 ? 50 + 40 * a : 95 + 55 * a;
+    var bl = type[i] === 3 ? 150 + 50 * b : 200 + 55 * b;
+    return 'rgb(' + (rg | 0) + ',' + (rg | 0) + ',' + (bl | 0) + ')';
+  }
+
   var colours = new Array(n);
   var darkFill = new Uint8Array(n); /* light text reads better on it */
   function colour(i) {
     var c = colours[i], m;
     if (!c) {
-      c = colours[i] = diff ? diffColour(i) : typeColour(i);
+      c = colours[i] = diff ? diffColour(i) : offFrame(i) ? offColour(i) : typeColour(i);
       m = /(\d+),(\d+),(\d+)/.exec(c);
       darkFill[i] = 0.299 * m[1] + 0.587 * m[2] + 0.114 * m[3] < 110;
     }
@@ -150,15 +208,20 @@
   var flipButton = $('fg-flip');
   var defaultStatus = status.textContent;
 
-  $('fg-title').textContent = D.title || 'dcprof flame graph';
-  (function header() {
-    var notes = $('fg-notes');
-    var legend = $('fg-legend');
-    var lines = (D.notes || []).slice();
-    var items = [];
-    var seen = {};
+  var valueButtons = {};
 
-    notes.textContent = lines.join('\n');
+  function titles() {
+    var t = D.title || 'dcprof flame graph';
+    if (OC)
+      t += ': ' + VALUE_TITLES[view];
+    $('fg-title').textContent = t;
+    document.title = t;
+  }
+
+  (function notes() {
+    var box = $('fg-notes');
+
+    box.textContent = (D.notes || []).join('\n');
     if (diff) {
       var ob = D.onlyBefore || { frames: 0, samples: 0 };
       var w = document.createElement('div');
@@ -167,15 +230,30 @@
         ob.frames + ' frame' + (ob.frames === 1 ? '' : 's') + ' of BEFORE (' +
         pct(ob.samples, totalBefore).toFixed(2) + '% of its samples) have no counterpart in AFTER and are not drawn' :
         'every frame of BEFORE is in AFTER';
-      notes.appendChild(w);
+      box.appendChild(w);
+    }
+  })();
+
+  /* The colours in use in this view, and its total in its unit. */
+  function legend() {
+    var box = $('fg-legend');
+    var items = [];
+    var seen = {};
+    var i;
+
+    box.textContent = '';
+    if (diff) {
       items = [['rgb(255,40,40)', 'share grew'], ['rgb(255,170,170)', 'grew a little'],
                ['rgb(235,235,235)', 'unchanged'], ['rgb(170,170,255)', 'shrank a little'],
                ['rgb(40,40,255)', 'share shrank']];
     } else {
-      for (var i = 0; i < n; i++)
+      for (i = 0; i < n; i++)
         seen[type[i]] = true;
-      items = [['rgb(230,120,30)', 'user'], ['rgb(100,165,235)', 'kernel'],
-               ['rgb(110,215,85)', 'JIT / anon'], ['rgb(65,228,210)', 'inline']];
+      if (view !== 'off-cpu')
+        items = [['rgb(230,120,30)', 'user'], ['rgb(100,165,235)', 'kernel'],
+                 ['rgb(110,215,85)', 'JIT / anon'], ['rgb(65,228,210)', 'inline']];
+      if (OC && view !== 'cpu')
+        items.push(['rgb(122,122,228)', 'off-CPU'], ['rgb(70,70,175)', 'off-CPU kernel']);
       if (seen[6] || seen[7])
         items.push(['rgb(195,195,195)', 'unknown / idle']);
       items.push(['rgb(211,195,165)', 'process']);
@@ -187,12 +265,31 @@
       sw.style.background = it[0];
       s.appendChild(sw);
       s.appendChild(document.createTextNode(it[1]));
-      legend.appendChild(s);
+      box.appendChild(s);
     });
     var t = document.createElement('span');
-    t.textContent = total.toLocaleString('en-US') + ' samples, ' + n.toLocaleString('en-US') + ' frames';
-    legend.appendChild(t);
+    t.id = 'fg-total';
+    t.textContent = amount(total) + (view === 'off-cpu' ? ' off the CPU, ' : ', ') +
+      n.toLocaleString('en-US') + ' frames';
+    box.appendChild(t);
+  }
+
+  /* The value switch: shown only when there is more than one value. */
+  (function switcher() {
+    var box = $('fg-values');
+    if (!OC)
+      return;
+    box.hidden = false;
+    Array.prototype.forEach.call(box.querySelectorAll('button'), function (b) {
+      valueButtons[b.getAttribute('data-value')] = b;
+      b.addEventListener('click', function () { setValue(b.getAttribute('data-value')); });
+    });
   })();
+
+  function pressButtons() {
+    for (var k in valueButtons)
+      valueButtons[k].setAttribute('aria-pressed', k === view ? 'true' : 'false');
+  }
 
   /* ---- state and drawing ------------------------------------------------------ */
 
@@ -270,7 +367,8 @@
     }
     for (a = parent[z]; a >= 0; a = parent[a])
       frame(a, 0, W, true);
-    for (i = z, e = end[z]; i < e;) {
+    /* nothing of this value at all: an empty graph, not NaN widths */
+    for (i = z, e = val[z] > 0 ? end[z] : z; i < e;) {
       w = val[i] * scale;
       if (w < MIN_WIDTH) {
         i = end[i];
@@ -361,8 +459,16 @@
     match = new Uint8Array(n);
     for (i = 1; i < n; i++) /* never the root: "all" is not a frame */
       match[i] = sm[nameI[i]];
+    draw();
+    return matchShare();
+  }
+
+  /* The matched share of the view's value, said in the label. */
+  function matchShare() {
+    var sum = 0, i, share;
+    if (!match)
+      return null;
     /* A match inside a match is already counted by the outer one. */
-    sum = 0;
     for (i = 0; i < n;) {
       if (match[i]) {
         sum += val[i];
@@ -371,11 +477,31 @@
         i++;
       }
     }
-    var share = pct(sum, total);
+    share = pct(sum, total);
     matchLabel.textContent = 'Matched: ' + share.toFixed(2) + '%';
-    matchLabel.title = sum.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' samples';
-    draw();
+    matchLabel.title = amount(sum) + ' of ' + amount(total);
     return share;
+  }
+
+  /* Switch what frames are as wide as; the zoom stays on the frame, or
+   * the nearest caller that has some of the new value. */
+  function setValue(v) {
+    if (!OC || !VALUE_TITLES[v])
+      return false;
+    view = v;
+    computeValues(v);
+    colours = new Array(n);
+    while (zoom && !(val[zoom] > 0))
+      zoom = parent[zoom];
+    hover = -1;
+    tip.hidden = true;
+    titles();
+    legend();
+    pressButtons();
+    crumbs();
+    matchShare();
+    draw();
+    return true;
   }
 
   function setIcicle(on) {
@@ -428,8 +554,12 @@
     var f = S[fileI[i]];
     var kind = TYPE_NAMES[type[i]] || 'frame';
     lines.push(kind + (f ? ' \u00b7 ' + f : ''));
-    lines.push(val[i].toLocaleString('en-US') + ' samples, ' + pct(val[i], total).toFixed(2) + '% of all' +
+    lines.push(amount(val[i]) + ', ' + pct(val[i], total).toFixed(2) + '% of all' +
                (zoom && zoom !== i ? ', ' + pct(val[i], val[zoom]).toFixed(2) + '% of the zoomed frame' : ''));
+    if (OC)
+      lines.push((view === 'wall' && offFrame(i) ? 'mostly off the CPU: ' : '') + 'on the CPU ' +
+                 sampleCount(samples[i]) + ' (' + ms(samples[i] * OC.sampleNs) + '), off the CPU ' +
+                 ms(offNs[i]));
     if (diff) {
       var d = delta(i);
       lines.push('before ' + pct(before[i], totalBefore).toFixed(2) + '%, after ' +
@@ -519,6 +649,8 @@
       zoomNode(0);
     } else if (ev.key === 'i') {
       setIcicle(!icicle);
+    } else if (ev.key === 'v' && OC) {
+      setValue(view === 'cpu' ? 'off-cpu' : view === 'off-cpu' ? 'wall' : 'cpu');
     } else if (ev.key === 'u' || ev.key === 'Backspace') {
       if (zoom)
         zoomNode(parent[zoom]);
@@ -580,6 +712,10 @@
     },
     icicle: function () { return icicle; },
     setIcicle: setIcicle,
+    /* The values the page switches between (none: it has one) and the one shown. */
+    values: function () { return OC ? ['cpu', 'off-cpu', 'wall'] : []; },
+    value: function () { return view; },
+    setValue: setValue,
     /* Where the widest drawn frame of that name is, in viewport pixels, after
      * scrolling it into view: for real mouse events at it. */
     frameRect: function (name) {
@@ -603,8 +739,12 @@
       var info;
       if (i < 0)
         return null;
-      info = { name: name, file: S[fileI[i]], type: TYPE_NAMES[type[i]], samples: val[i],
-               percent: pct(val[i], total), colour: colour(i) };
+      info = { name: name, file: S[fileI[i]], type: TYPE_NAMES[type[i]], samples: samples[i],
+               value: val[i], percent: pct(val[i], total), colour: colour(i) };
+      if (OC) {
+        info.offCpuNs = offNs[i];
+        info.offCpuColours = offFrame(i);
+      }
       if (diff) {
         info.before = pct(before[i], totalBefore);
         info.after = info.percent;
@@ -617,6 +757,9 @@
   };
   window.dcprofFlame = hook;
 
+  titles();
+  legend();
+  pressButtons();
   layout();
   crumbs();
   draw();

@@ -333,6 +333,13 @@ int view_value_parse(const char *name, enum view_value *out)
 	return 0;
 }
 
+const char *view_value_name(enum view_value value)
+{
+	return value == VIEW_VALUE_OFF_CPU ? "off-cpu" :
+	       value == VIEW_VALUE_WALL	   ? "wall" :
+					     "cpu";
+}
+
 uint64_t profile_view_sample_ns(const struct profile_view *v)
 {
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);

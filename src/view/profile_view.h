@@ -79,6 +79,8 @@ enum view_value { VIEW_VALUE_CPU, VIEW_VALUE_OFF_CPU, VIEW_VALUE_WALL };
 
 /* "cpu", "off-cpu" or "wall": 0, or -EINVAL. */
 int view_value_parse(const char *name, enum view_value *out);
+/* The name view_value_parse() takes. */
+const char *view_value_name(enum view_value value);
 /* The ns one sample stands for: the period, or 1 s / the frequency. */
 uint64_t profile_view_sample_ns(const struct profile_view *v);
 /* A row's value: samples (VIEW_VALUE_CPU) or ns. */

@@ -8,6 +8,7 @@
  *   node flame.js check PAGE.html --click NAME --search TEXT --screenshot PNG
  *                       [--pixels NAME,NAME,...]
  *   node flame.js diff PAGE.html --frame NAME... [--screenshot PNG]
+ *   node flame.js values PAGE.html --frame NAME... [--screenshot PREFIX]
  *   node flame.js bench PAGE.html [--runs N]
  *
  * Interactions go through real input events (mouse clicks on the canvas at
@@ -37,7 +38,7 @@ function parseArgs(argv) {
     else throw new Error(`unknown argument '${k}'`);
   }
   if (!a.mode || !a.page)
-    throw new Error('usage: flame.js check|diff|bench PAGE.html [options]');
+    throw new Error('usage: flame.js check|diff|values|bench PAGE.html [options]');
   return a;
 }
 
@@ -50,15 +51,26 @@ function pageData(file) {
   return JSON.parse(m[1]);
 }
 
+/* A node's value in a view, from the file: samples, or with off-CPU time
+ * its ns (off-cpu) or the samples times the period plus those (wall). */
+function valueOf(data, view) {
+  const K = data.stride, v = data.nodes;
+  if (view === 'off-cpu')
+    return (i) => v[i * K + 5];
+  if (view === 'wall')
+    return (i) => v[i * K + 4] * data.offCpu.sampleNs + v[i * K + 5];
+  return (i) => v[i * K + 4];
+}
+
 /* Frames wide enough to draw at this width, by the page's rule, counted independently. */
-function expectedFrames(data, width, minWidth) {
+function expectedFrames(data, width, minWidth, view) {
   const K = data.stride;
   const n = data.nodes.length / K;
-  const total = data.nodes[4];
-  const scale = width / total;
+  const value = valueOf(data, view || 'cpu');
+  const scale = width / value(0);
   let count = 0;
   for (let i = 0; i < n; i++)
-    if (data.nodes[i * K + 4] * scale >= minWidth)
+    if (value(i) * scale >= minWidth)
       count++;
   return count;
 }
@@ -121,6 +133,33 @@ async function centre(page, name) {
   return { x: r.x + r.width / 2, y: r.y + r.height / 2, rect: r };
 }
 
+/* A frame as drawn, from the canvas's own pixels: the hook says only which
+ * row a frame is on and where its middle is; the width is the run of its
+ * fill colour along that row, measured one pixel below the frame's top edge
+ * (above the label's glyphs). */
+async function pixels(page, name) {
+  const c = await centre(page, name);
+  const p = await page.evaluate(({ x, y }) => {
+    const cv = document.getElementById('fg-canvas');
+    const r = cv.getBoundingClientRect();
+    const dpr = cv.width / r.width;
+    const row = cv.getContext('2d').getImageData(
+      0, Math.floor((y - r.top + 1) * dpr), cv.width, 1).data;
+    const at = (i) => [row[4 * i], row[4 * i + 1], row[4 * i + 2]];
+    const mid = Math.floor((x - r.left) * dpr);
+    const fill = at(mid);
+    const same = (i) => at(i).every((v, k) => v === fill[k]);
+    let lo = mid, hi = mid;
+    while (lo > 0 && same(lo - 1)) lo--;
+    while (hi < cv.width - 1 && same(hi + 1)) hi++;
+    const bg = at(cv.width - 1);
+    return { fill, background: bg, width: (hi - lo + 1) / dpr,
+             canvasWidth: cv.width / dpr };
+  }, { x: c.x, y: c.rect.y });
+  p.hookWidth = c.rect.width;
+  return p;
+}
+
 async function check(a) {
   const out = { requests: [] };
   const data = pageData(a.page);
@@ -143,27 +182,8 @@ async function check(a) {
      * frame's top edge (above the label's glyphs). */
     if (a.pixels) {
       out.pixels = {};
-      for (const name of a.pixels) {
-        const c = await centre(page, name);
-        out.pixels[name] = await page.evaluate(({ x, y }) => {
-          const cv = document.getElementById('fg-canvas');
-          const r = cv.getBoundingClientRect();
-          const dpr = cv.width / r.width;
-          const row = cv.getContext('2d').getImageData(
-            0, Math.floor((y - r.top + 1) * dpr), cv.width, 1).data;
-          const at = (i) => [row[4 * i], row[4 * i + 1], row[4 * i + 2]];
-          const mid = Math.floor((x - r.left) * dpr);
-          const fill = at(mid);
-          const same = (i) => at(i).every((v, k) => v === fill[k]);
-          let lo = mid, hi = mid;
-          while (lo > 0 && same(lo - 1)) lo--;
-          while (hi < cv.width - 1 && same(hi + 1)) hi++;
-          const bg = at(cv.width - 1);
-          return { fill, background: bg, width: (hi - lo + 1) / dpr,
-                   canvasWidth: cv.width / dpr };
-        }, { x: c.x, y: c.rect.y });
-        out.pixels[name].hookWidth = c.rect.width;
-      }
+      for (const name of a.pixels)
+        out.pixels[name] = await pixels(page, name);
     }
 
     if (a.click) {
@@ -235,6 +255,60 @@ async function diff(a) {
   return out;
 }
 
+/* A page with off-CPU time: the value switch, clicked to each value in
+ * turn (off-CPU, wall, CPU), and per value the header, the frames drawn
+ * and each named frame as the page has it, as drawn and as its tooltip
+ * says. A page without the switch reports it and nothing else. */
+async function values(a) {
+  const out = { requests: [], views: {} };
+  const data = pageData(a.page);
+  const { context, close } = await launch();
+  try {
+    const { page, errors } = await openPage(context, a.page, out.requests);
+    const hook = (f, arg) => page.evaluate(f, arg);
+    out.switchShown = await page.isVisible('#fg-values');
+    out.values = await hook(() => window.dcprofFlame.values());
+    out.initial = await hook(() => window.dcprofFlame.value());
+    out.initialTitle = await page.textContent('#fg-title');
+    out.legend = await page.textContent('#fg-legend');
+    out.errors = errors;
+    if (!out.switchShown || !out.values.length)
+      return out;
+    const minWidth = await hook(() => window.dcprofFlame.minFrameWidth);
+    for (const view of ['off-cpu', 'wall', 'cpu']) {
+      await page.click(`#fg-values button[data-value="${view}"]`);
+      const v = { frames: {} };
+      v.value = await hook(() => window.dcprofFlame.value());
+      v.pressed = await page.getAttribute('#fg-values button[aria-pressed="true"]', 'data-value');
+      v.title = await page.textContent('#fg-title');
+      v.total = await page.textContent('#fg-total');
+      v.legend = await page.textContent('#fg-legend');
+      v.framesDrawn = await hook(() => window.dcprofFlame.framesDrawn());
+      v.canvasWidth = await hook(() => window.dcprofFlame.canvasWidth());
+      v.expectedFrames = expectedFrames(data, v.canvasWidth, minWidth, view);
+      for (const name of a.frames) {
+        const info = await hook((nm) => window.dcprofFlame.frameInfo(nm), name);
+        const drawn = info && await hook((nm) => window.dcprofFlame.frameRect(nm), name);
+        v.frames[name] = { info, drawn: !!drawn };
+        if (!drawn)
+          continue;
+        v.frames[name].pixels = await pixels(page, name);
+        const c = await centre(page, name);
+        await page.mouse.move(c.x, c.y);
+        await page.waitForFunction(() => window.dcprofFlame.tooltip() !== '');
+        v.frames[name].tooltip = await hook(() => window.dcprofFlame.tooltip());
+        await page.mouse.move(1, 1);
+      }
+      if (a.screenshot)
+        await page.screenshot({ path: `${a.screenshot}-${view}.png`, fullPage: true });
+      out.views[view] = v;
+    }
+  } finally {
+    await close();
+  }
+  return out;
+}
+
 /* Load-to-first-paint over fresh loads: performance.now() is measured from navigation start. */
 async function bench(a) {
   const out = { runs: [] };
@@ -274,7 +348,7 @@ async function bench(a) {
     console.error(String(e.message || e));
     process.exit(2);
   }
-  const run = { check, diff, bench }[a.mode];
+  const run = { check, diff, values, bench }[a.mode];
   if (!run) {
     console.error(`unknown mode '${a.mode}'`);
     process.exit(2);

@@ -3,7 +3,10 @@
  *   off_cpu rounds SECONDS FILE: the main thread, in rounds of 10 ms,
  *     burns 4 ms in f1_burn, sleeps 4 ms in f2_sleep (nanosleep) and
  *     waits ~2 ms in f3_wait for a helper thread to answer through a
- *     pipe; writes "tid lifetime_ns" of the main thread to FILE.
+ *     pipe; writes "tid lifetime_ns" of the main thread to FILE and,
+ *     given a second file TIMES, "f2_ns f3_ns": the time it spent in
+ *     f2_sleep and in f3_wait as its clock saw it (2:1 on an idle
+ *     machine; other load lengthens the pipe wait, two wake-ups, more).
  *   off_cpu mutex SECONDS: two threads take turns on one mutex, each
  *     holding it 2 ms (in hold_lock), burning 0.5 ms outside it, and
  *     waiting for it in take_lock.
@@ -101,9 +104,9 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static int rounds(const char *out)
+static int rounds(const char *out, const char *times)
 {
-	unsigned long long start = now_ns(), end;
+	unsigned long long start = now_ns(), end, t0, in_f2 = 0, in_f3 = 0;
 	pthread_t t;
 	FILE *f;
 
@@ -113,13 +116,24 @@ static int rounds(const char *out)
 	end = start + (unsigned long long)(seconds * 1e9);
 	while (now_ns() < end) {
 		f1_burn(4000000);
+		t0 = now_ns();
 		f2_sleep(4000000);
+		in_f2 += now_ns() - t0;
+		t0 = now_ns();
 		f3_wait();
+		in_f3 += now_ns() - t0;
 	}
 	f = fopen(out, "w");
 	if (!f)
 		return 1;
 	fprintf(f, "%ld %llu\n", (long)syscall(SYS_gettid), now_ns() - start);
+	fclose(f);
+	if (!times)
+		return 0;
+	f = fopen(times, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%llu %llu\n", in_f2, in_f3);
 	fclose(f);
 	return 0;
 }
@@ -237,7 +251,7 @@ int main(int argc, char **argv)
 		return 2;
 	seconds = atof(argv[2]);
 	if (!strcmp(argv[1], "rounds") && argc > 3)
-		return rounds(argv[3]);
+		return rounds(argv[3], argc > 4 ? argv[4] : NULL);
 	if (!strcmp(argv[1], "mutex"))
 		return mutex();
 	if (!strcmp(argv[1], "busy3"))

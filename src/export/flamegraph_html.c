@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The interactive flame graph page: the embedded page, style and script
+ * with the tree as compact JSON, which the script draws on a canvas.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "flamegraph_internal.h"
+
+/* Frames of BEFORE with no counterpart in AFTER, counted where they part. */
+static void only_before(const struct fg_tree *t, uint64_t *frames,
+			uint64_t *samples)
+{
+	*frames = *samples = 0;
+	for (size_t i = 1; i < t->nr_nodes; i++) {
+		const struct fg_node *n = &t->nodes[i];
+
+		if (n->value[FG_BEFORE] && !n->value[FG_AFTER] &&
+		    t->nodes[n->parent].value[FG_AFTER]) {
+			(*frames)++;
+			*samples += n->value[FG_BEFORE];
+		}
+	}
+}
+
+/* ---- escaping ------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p, 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string that is also safe inside a <script> element: no '<', so no
+ * "</script>", and names from /proc that are not UTF-8 show U+FFFD.
+ */
+static void json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', out);
+	while (*p) {
+		size_t n;
+
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', out);
+			fputc(*p++, out);
+		} else if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>' ||
+			   *p == '&') {
+			fprintf(out, "\\u%04x", *p++);
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, n, out);
+			p += n;
+		} else {
+			fputs("\\ufffd", out);
+			p++;
+		}
+	}
+	fputc('"', out);
+}
+
+void fg_xml_text(FILE *out, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t total = 0, keep = SIZE_MAX;
+
+	for (const unsigned char *q = p; *q; total++) {
+		size_t n = utf8_len(q);
+
+		q += n ? n : 1;
+	}
+	if (max_chars && total > max_chars)
+		keep = max_chars > 2 ? max_chars - 2 : 0;
+	for (size_t chars = 0; *p; chars++) {
+		size_t n = utf8_len(p);
+
+		if (chars == keep) {
+			fputs("..", out);
+			break;
+		}
+		if (*p == '&')
+			fputs("&amp;", out);
+		else if (*p == '<')
+			fputs("&lt;", out);
+		else if (*p == '>')
+			fputs("&gt;", out);
+		else if (*p == '"')
+			fputs("&quot;", out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fputc('?', out); /* not allowed in XML 1.0 */
+		else if (n)
+			fwrite(p, 1, n, out);
+		else
+			fputs("\xef\xbf\xbd", out);
+		p += n ? n : 1;
+	}
+}
+
+/* ---- HTML ---------------------------------------------------------------- */
+
+static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
+		       const struct fg_order *ord, FILE *out)
+{
+	uint64_t ob_frames, ob_samples;
+	bool diff = o->diff;
+
+	fputs("{\"version\":1,\"title\":", out);
+	json_string(out, o->title);
+	fputs(",\"notes\":[", out);
+	for (size_t i = 0; i < o->nr_notes; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, o->notes[i]);
+	}
+	fprintf(out, "],\"diff\":%s,\"total\":%" PRIu64,
+		diff ? "true" : "false", t->nodes[0].value[FG_AFTER]);
+	if (diff) {
+		only_before(t, &ob_frames, &ob_samples);
+		fprintf(out,
+			",\"totalBefore\":%" PRIu64
+			",\"onlyBefore\":{\"frames\":%" PRIu64
+			",\"samples\":%" PRIu64 "}",
+			t->nodes[0].value[FG_BEFORE], ob_frames, ob_samples);
+	}
+	if (t->off_cpu)
+		fprintf(out,
+			",\"offCpu\":{\"value\":\"%s\",\"sampleNs\":%" PRIu64
+			",\"total\":%" PRIu64 "}",
+			view_value_name(t->value), t->sample_ns,
+			t->nodes[0].off_cpu_ns);
+	fputs(",\"types\":[\"root\",\"comm\",\"user\",\"kernel\",\"jit\","
+	      "\"inline\",\"unknown\",\"idle\"]",
+	      out);
+	fputs(",\"strings\":[", out);
+	for (size_t i = 0; i < t->strings.nr; i++) {
+		if (i)
+			fputs(i % 64 ? "," : ",\n", out);
+		json_string(out, string_table_get(&t->strings, (uint32_t)i));
+	}
+	/* Flat: name, file, type, depth, samples[, samples before, or ns
+	 * off the CPU]: the page computes wall-clock time from the two. */
+	fprintf(out, "],\"stride\":%d,\"nodes\":[",
+		diff || t->off_cpu ? 6 : 5);
+	for (size_t k = 0; k < ord->n; k++) {
+		const struct fg_node *n = &t->nodes[ord->nodes[k]];
+
+		fprintf(out, "%s%u,%u,%u,%u,%" PRIu64,
+			k ? (k % 16 ? "," : ",\n") : "", n->name, n->file,
+			n->type, n->depth, n->value[FG_AFTER]);
+		if (diff)
+			fprintf(out, ",%" PRIu64, n->value[FG_BEFORE]);
+		else if (t->off_cpu)
+			fprintf(out, ",%" PRIu64, n->off_cpu_ns);
+	}
+	fputs("]}", out);
+}
+
+int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
+		  FILE *out)
+{
+	static const char *const markers[] = { "<!--@TITLE@-->",
+					       "<!--@STYLE@-->",
+					       "<!--@SCRIPT@-->",
+					       "<!--@DATA@-->" };
+	const char *p = (const char *)fg_asset_html;
+	struct fg_order ord;
+
+	if (fg_order_build(t, &ord))
+		return -ENOMEM;
+	for (;;) {
+		const char *next = NULL;
+		size_t which = 0;
+
+		for (size_t m = 0; m < sizeof(markers) / sizeof(*markers);
+		     m++) {
+			const char *q = strstr(p, markers[m]);
+
+			if (q && (!next || q < next)) {
+				next = q;
+				which = m;
+			}
+		}
+		if (!next) {
+			fputs(p, out);
+			break;
+		}
+		fwrite(p, 1, (size_t)(next - p), out);
+		p = next + strlen(markers[which]);
+		switch (which) {
+		case 0:
+			fg_xml_text(out, o->title, 0);
+			break;
+		case 1:
+			fwrite(fg_asset_css, 1, fg_asset_css_len, out);
+			break;
+		case 2:
+			fwrite(fg_asset_js, 1, fg_asset_js_len, out);
+			break;
+		default:
+			write_data(t, o, &ord, out);
+			break;
+		}
+	}
+	fg_order_free(&ord);
+	return 0;
+}
