@@ -6,7 +6,8 @@
 # the ratio new/old. Meant for "within noise of before" after a change that
 # should not change speed:
 #   bench/builds.sh OLD_DCPROF [NEW_DCPROF]   (NEW defaults to build/dcprof)
-# BENCH_RUNS (default 3) recordings per build, BENCH_SECONDS (default 10).
+# BENCH_RUNS (default 3) recordings per build, BENCH_SECONDS (default 10);
+# BENCH_RECORD_ARGS adds record options (e.g. "--backend bpf").
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OLD=${1:?usage: bench/builds.sh OLD_DCPROF [NEW_DCPROF]}
@@ -31,8 +32,9 @@ for ((i = 0; i < RUNS; i++)); do
 	for which in $order; do
 		bin=$OLD
 		[ "$which" = new ] && bin=$NEW
+		# shellcheck disable=SC2086 # the options' words
 		recorder "$bin" record -a -g -F 999 --duration "$SECONDS_EACH" \
-			-o "$TMP/$which.data" 2>/dev/null ||
+			${BENCH_RECORD_ARGS:-} -o "$TMP/$which.data" 2>/dev/null ||
 			die "'$bin record' failed"
 		cpu[$which]+="$CPU_MS "
 	done

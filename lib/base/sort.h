@@ -12,4 +12,11 @@ static inline int dcp_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static inline int dcp_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 #endif

@@ -385,13 +385,6 @@ static bool kept(uint32_t key, uint32_t gen, const uint64_t *keep,
 	       bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The stacks of generation gen deleted from map, but the ids kept: those
  * copied since the map was last emptied (t), one delete each. A stack no
@@ -422,7 +415,7 @@ static void clear_stack_map(struct bpf_map *map, uint32_t gen,
 		}
 	}
 	if (t->nr)
-		qsort(t->key, t->nr, sizeof(*t->key), cmp_u32);
+		qsort(t->key, t->nr, sizeof(*t->key), dcp_cmp_u32);
 	for (size_t i = 0; i < t->nr; i++) {
 		if (i && t->key[i] == t->key[i - 1])
 			continue;
