@@ -6,6 +6,11 @@
 # time, in one run: output size, the size ratio perf/dcprof, and the
 # recorder's own CPU (the recorder's and its children's CPU less the
 # workload's own, which the wrapper that runs it measures).
+# "dcprof" keeps its symbol cache in the user's home, filled by one
+# unmeasured recording first (the steady state of a developer who records
+# more than once, as in bench/record.sh); "dcprof-cold" records with the
+# cache off and inflates the compressed debug files of libc6-dbg (when
+# installed) every time. perf symbolizes nothing while recording.
 #   bench/noroot.sh     (BENCH_RUNS, default 1, runs of each)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -14,7 +19,6 @@ RUNS=${BENCH_RUNS:-1}
 need_dcprof
 need "$PERF" "perf is needed for the comparison"
 bench_init
-export DCPROF_CACHE_DIR=
 chmod 711 "$TMP"
 U=$TMP/u
 mkdir -p "$U/home"
@@ -66,6 +70,7 @@ cp "$TMP/busy" "$U/busy"
 [ "$(id -u)" -ne 0 ] || chown -R "$NAME:" "$U"
 say "paranoid $(cat /proc/sys/kernel/perf_event_paranoid), $NCPU CPUs, $SECONDS_EACH s, $BURNERS burners, churn every $CHURN_MS ms"
 
+CACHE=$U/home/.cache/dcprof
 run() { # NAME RECORDER-ARGS...: sets SIZE and REC_MS
 	local name=$1
 	shift
@@ -76,16 +81,27 @@ run() { # NAME RECORDER-ARGS...: sets SIZE and REC_MS
 	REC_MS=$((CPU_MS - $(cat "$U/$name.cpu")))
 }
 
-printf '%-8s %12s %12s\n' recorder "size (bytes)" "CPU (ms)"
+DC=("$DCPROF" record -g -F 999 -e cpu-clock)
+as_user mkdir -p -m 700 "$CACHE" || die "cannot make $CACHE"
+say "warm-up: one unmeasured dcprof recording fills $CACHE"
+run warmup env DCPROF_CACHE_DIR="$CACHE" "${DC[@]}" -o "$U/warmup.data"
+printf '%-11s %12s %12s\n' recorder "size (bytes)" "CPU (ms)"
 for ((i = 0; i < RUNS; i++)); do
-	run dcprof "$DCPROF" record -g -F 999 -e cpu-clock -o "$U/dcprof.data"
+	say "load average $(load_avg)"
+	run dcprof env DCPROF_CACHE_DIR="$CACHE" "${DC[@]}" \
+		-o "$U/dcprof.data"
 	d_size=$SIZE d_ms=$REC_MS
 	grep -q 'per-task events' "$TMP/dcprof.err" ||
 		say "note: dcprof did not fall back to per-task events (privileged user?)"
+	run cold env DCPROF_CACHE_DIR= "${DC[@]}" -o "$U/cold.data"
+	c_size=$SIZE c_ms=$REC_MS
 	run perf "$PERF" record -B -g -F 999 -e cpu-clock -o "$U/perf.data"
 	p_size=$SIZE p_ms=$REC_MS
-	printf '%-8s %12d %12d\n' dcprof "$d_size" "$d_ms" perf "$p_size" "$p_ms"
-	awk -v d="$d_size" -v p="$p_size" -v dm="$d_ms" -v pm="$p_ms" 'BEGIN {
-		printf "size perf/dcprof %.1fx; recorder CPU dcprof/perf %.2f\n",
-			p / d, (pm > 0 ? dm / pm : 0) }'
+	printf '%-11s %12d %12d\n' dcprof "$d_size" "$d_ms" dcprof-cold \
+		"$c_size" "$c_ms" perf "$p_size" "$p_ms"
+	awk -v d="$d_size" -v c="$c_size" -v p="$p_size" -v dm="$d_ms" \
+		-v cm="$c_ms" -v pm="$p_ms" 'BEGIN {
+		printf "size perf/dcprof %.1fx (cold %.1fx); ", p / d, p / c
+		printf "recorder CPU dcprof/perf %.2f (cold %.2f)\n",
+			(pm > 0 ? dm / pm : 0), (pm > 0 ? cm / pm : 0) }'
 done

@@ -291,7 +291,8 @@ void dcp_emit_strings(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 }
 
 void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
-		     const struct dcp_aggregate *agg, size_t from)
+		     const struct dcp_aggregate *agg, size_t from,
+		     const struct dcp_write_order *order)
 {
 	size_t n = dcp_aggregate_nr_stacks(agg), i;
 	const struct dcp_frame *f;
@@ -299,7 +300,8 @@ void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
 
 	chunk_begin(em, type, true);
 	for (i = from; i < n; i++) {
-		f = dcp_aggregate_stack(agg, (uint32_t)i, &nr);
+		f = dcp_aggregate_stack(
+			agg, order ? order->stack_at[i] : (uint32_t)i, &nr);
 		put_u32(&em->raw, (uint32_t)i);
 		put_u32(&em->raw, nr);
 		for (j = 0; j < nr; j++) {
@@ -332,19 +334,23 @@ void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 
 /* Rows: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
-		   const struct dcp_aggregate *agg, bool deltas)
+		   const struct dcp_aggregate *agg, bool deltas,
+		   const struct dcp_write_order *order)
 {
-	size_t n = dcp_aggregate_nr_rows(agg), i;
+	size_t n = dcp_aggregate_nr_rows(agg), i, r;
 	struct dcp_row_key key;
 	uint64_t count;
 
 	chunk_begin(em, type, true);
 	for (i = 0; i < n; i++) {
-		dcp_aggregate_row(agg, i, &key, &count);
+		r = order ? order->row_at[i] : i;
+		dcp_aggregate_row(agg, r, &key, &count);
 		if (deltas)
-			count = dcp_aggregate_row_unflushed(agg, i);
+			count = dcp_aggregate_row_unflushed(agg, r);
 		if (!count)
 			continue;
+		if (order)
+			key.stack_id = order->stack_pos[key.stack_id];
 		put_u32(&em->raw, key.comm_id);
 		put_u32(&em->raw, key.pid);
 		put_u32(&em->raw, key.stack_id);
@@ -357,9 +363,10 @@ void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 
 /* Off-CPU time: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_off_cpu_rows(struct dcp_emitter *em, uint32_t type,
-			   const struct dcp_aggregate *agg, bool deltas)
+			   const struct dcp_aggregate *agg, bool deltas,
+			   const struct dcp_write_order *order)
 {
-	size_t n = dcp_aggregate_nr_rows(agg), i;
+	size_t n = dcp_aggregate_nr_rows(agg), i, r;
 	uint64_t ns[DCP_OFF_CPU_NR_STATES];
 	struct dcp_row_key key;
 
@@ -367,9 +374,12 @@ void dcp_emit_off_cpu_rows(struct dcp_emitter *em, uint32_t type,
 		return;
 	chunk_begin(em, type, true);
 	for (i = 0; i < n; i++) {
-		if (!dcp_aggregate_row_off_cpu(agg, i, deltas, ns))
+		r = order ? order->row_at[i] : i;
+		if (!dcp_aggregate_row_off_cpu(agg, r, deltas, ns))
 			continue;
-		dcp_aggregate_row(agg, i, &key, NULL);
+		dcp_aggregate_row(agg, r, &key, NULL);
+		if (order)
+			key.stack_id = order->stack_pos[key.stack_id];
 		put_u32(&em->raw, key.comm_id);
 		put_u32(&em->raw, key.pid);
 		put_u32(&em->raw, key.stack_id);
@@ -463,11 +473,15 @@ static uint64_t rows_and_stacks_size(const struct dcp_aggregate *agg)
  * address per function); readers then read the whole file.
  */
 void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
-		      const struct dcp_symtab *symbols)
+		      const struct dcp_symtab *symbols,
+		      const struct dcp_write_order *order)
 {
+	struct dcp_write_order sum_order;
 	struct dcp_summary sum;
+	bool sorted;
 
-	if (dcp_summary_build(agg, symbols, &sum) < 0) {
+	if (dcp_summary_build(agg, symbols, order ? order->stack_at : NULL,
+			      &sum) < 0) {
 		dcp_log(DCP_LOG_WARN,
 			"the profile is written without its "
 			"summary: %s",
@@ -478,11 +492,17 @@ void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		dcp_summary_free(&sum);
 		return;
 	}
-	dcp_emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0);
+	/* unsorted when out of memory for the order: still the same file */
+	sorted = order && dcp_write_order_build(&sum_order, sum.agg) == 0;
+	dcp_emit_stacks(em, DCP_FMT_CHUNK_SUMMARY_STACKS, sum.agg, 0,
+			sorted ? &sum_order : NULL);
 	dcp_emit_threads(em, DCP_FMT_CHUNK_SUMMARY_THREADS, sum.agg, 0);
-	dcp_emit_rows(em, DCP_FMT_CHUNK_SUMMARY_ROWS, sum.agg, false);
+	dcp_emit_rows(em, DCP_FMT_CHUNK_SUMMARY_ROWS, sum.agg, false,
+		      sorted ? &sum_order : NULL);
 	dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS, sum.agg,
-			      false);
+			      false, sorted ? &sum_order : NULL);
+	if (sorted)
+		dcp_write_order_free(&sum_order);
 	dcp_emit_symbols(em, DCP_FMT_CHUNK_SUMMARY_SYMBOLS, sum.symbols);
 	dcp_emit_symbol_details(em, DCP_FMT_CHUNK_SUMMARY_SYMBOL_DETAILS,
 				sum.symbols);

@@ -16,6 +16,7 @@
 #include "dcprof/dcprof.h"
 #include "aggregate_internal.h"
 #include "cookie_internal.h"
+#include "profile_order_internal.h"
 #include "symtab_internal.h"
 
 /* Bytes in memory; an allocation failure is remembered, not checked at
@@ -68,26 +69,33 @@ void dcp_emit_dirty_cookies(struct dcp_emitter *em, struct dcp_cookie_table *t);
 void dcp_emit_all_cookies(struct dcp_emitter *em,
 			  const struct dcp_cookie_table *t,
 			  const struct dcp_aggregate *used_by);
-/* Strings and stacks from id from on; type: STACKS or SUMMARY_STACKS. */
+/* Strings and stacks from id from on; type: STACKS or SUMMARY_STACKS.
+ * With an order (compact file, from 0), stacks are written in that order,
+ * and rows name them by their position in it. */
 void dcp_emit_strings(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		      size_t from);
 void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
-		     const struct dcp_aggregate *agg, size_t from);
+		     const struct dcp_aggregate *agg, size_t from,
+		     const struct dcp_write_order *order);
 /* Threads from id from + 1 on; type: THREADS or SUMMARY_THREADS. */
 void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_aggregate *agg, size_t from);
 /* Rows: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_off_cpu_rows(struct dcp_emitter *em, uint32_t type,
-			   const struct dcp_aggregate *agg, bool deltas);
+			   const struct dcp_aggregate *agg, bool deltas,
+			   const struct dcp_write_order *order);
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
-		   const struct dcp_aggregate *agg, bool deltas);
+		   const struct dcp_aggregate *agg, bool deltas,
+		   const struct dcp_write_order *order);
 void dcp_emit_symbols(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_symtab *s);
 void dcp_emit_symbol_details(struct dcp_emitter *em, uint32_t type,
 			     const struct dcp_symtab *s);
-/* The summary's chunks, or none (see the comment in profile_encode.c). */
+/* The summary's chunks, or none (see the comment in profile_encode.c);
+ * with the full stacks' order, sorted too. */
 void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
-		      const struct dcp_symtab *symbols);
+		      const struct dcp_symtab *symbols,
+		      const struct dcp_write_order *order);
 void dcp_emit_stats(struct dcp_emitter *em, const struct dcp_profile_stats *s);
 void dcp_emit_end(struct dcp_emitter *em);
 

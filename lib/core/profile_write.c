@@ -163,12 +163,12 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 	if (agg) {
 		dcp_emit_strings(em, agg, w->strings_written);
 		dcp_emit_stacks(em, DCP_FMT_CHUNK_STACKS, agg,
-				w->stacks_written);
+				w->stacks_written, NULL);
 		dcp_emit_threads(em, DCP_FMT_CHUNK_THREADS, agg,
 				 w->threads_written);
-		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true);
+		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true, NULL);
 		dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
-				      true);
+				      true, NULL);
 	}
 	if (stats)
 		dcp_emit_stats(em, stats);
@@ -224,9 +224,15 @@ static int write_compact(const char *path, uint64_t created_ns,
 			 const struct dcp_profile_stats *stats, bool used_cookies)
 {
 	struct dcp_emitter em = { .level = DCP_ZSTD_LEVEL_FINAL };
+	struct dcp_write_order order = { 0 };
 	char *tmp = NULL;
 	int fd = -1, ret;
 
+	if (agg && dcp_write_order_build(&order, agg) < 0) {
+		ret = dcp_error(ENOMEM, "cannot write '%s': out of memory",
+				path);
+		goto out;
+	}
 	dcp_enc_put_header(&em.out, DCP_FMT_COMPLETE, created_ns);
 	if (meta)
 		dcp_emit_meta(&em, meta);
@@ -234,11 +240,11 @@ static int write_compact(const char *path, uint64_t created_ns,
 		dcp_emit_all_cookies(&em, cookies, used_cookies ? agg : NULL);
 	if (agg) {
 		dcp_emit_strings(&em, agg, 0);
-		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0);
+		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0, &order);
 		dcp_emit_threads(&em, DCP_FMT_CHUNK_THREADS, agg, 0);
-		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false);
+		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false, &order);
 		dcp_emit_off_cpu_rows(&em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
-				      false);
+				      false, &order);
 	}
 	if (symbols) {
 		dcp_emit_symbols(&em, DCP_FMT_CHUNK_SYMBOLS, symbols);
@@ -246,7 +252,7 @@ static int write_compact(const char *path, uint64_t created_ns,
 					symbols);
 	}
 	if (agg && symbols)
-		dcp_emit_summary(&em, agg, symbols);
+		dcp_emit_summary(&em, agg, symbols, &order);
 	if (stats)
 		dcp_emit_stats(&em, stats);
 	dcp_emit_end(&em);
@@ -302,6 +308,7 @@ out:
 	dcp_enc_buf_free(&em.raw);
 	dcp_enc_buf_free(&em.z);
 	ZSTD_freeCCtx(em.zstd);
+	dcp_write_order_free(&order);
 	return ret;
 }
 

@@ -153,7 +153,8 @@ static int representative(struct summarizer *s, const struct dcp_frame *f,
 	return 0;
 }
 
-static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
+static int summarize(struct summarizer *s, const struct dcp_aggregate *agg,
+		     const uint32_t *stack_order)
 {
 	size_t nr_stacks = dcp_aggregate_nr_stacks(agg), i;
 	struct dcp_frame *frames = NULL;
@@ -170,9 +171,8 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 	if (!stack_of)
 		return -ENOMEM;
 	for (i = 0; i < nr_stacks && !ret; i++) {
-		uint32_t nr;
-		const struct dcp_frame *f =
-			dcp_aggregate_stack(agg, (uint32_t)i, &nr);
+		uint32_t sid = stack_order ? stack_order[i] : (uint32_t)i, nr;
+		const struct dcp_frame *f = dcp_aggregate_stack(agg, sid, &nr);
 		struct dcp_frame *p =
 			dcp_grow(frames, &cap, nr ? nr : 1, sizeof(*p));
 		int64_t id;
@@ -192,7 +192,7 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 		if (id < 0)
 			ret = (int)id;
 		else
-			stack_of[i] = (uint32_t)id;
+			stack_of[sid] = (uint32_t)id;
 	}
 	for (i = 0; i < dcp_aggregate_nr_rows(agg) && !ret; i++) {
 		uint64_t ns[DCP_OFF_CPU_NR_STATES];
@@ -226,7 +226,8 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg)
 }
 
 int dcp_summary_build(const struct dcp_aggregate *agg,
-		      const struct dcp_symtab *symbols, struct dcp_summary *out)
+		      const struct dcp_symtab *symbols,
+		      const uint32_t *stack_order, struct dcp_summary *out)
 {
 	struct summarizer s = { .symbols = symbols, .out = out };
 	int ret = -ENOMEM;
@@ -238,7 +239,7 @@ int dcp_summary_build(const struct dcp_aggregate *agg,
 	s.key_cap = 256;
 	s.key = malloc(s.key_cap);
 	if (out->agg && out->symbols && s.frames && s.keys && s.key)
-		ret = summarize(&s, agg);
+		ret = summarize(&s, agg, stack_order);
 	dcp_aggregate_free(s.frames);
 	dcp_aggregate_free(s.keys);
 	free(s.rep_of_frame);

@@ -24,12 +24,15 @@ struct dcp_summary {
 };
 
 /*
- * Summarize agg, whose addresses symbols names. Returns 0 or -ENOMEM;
- * on success the caller frees out with dcp_summary_free().
+ * Summarize agg, whose addresses symbols names, taking its stacks in
+ * stack_order (aggregate stack ids; NULL: the aggregate's order), the
+ * order the file lists them in: a function's representative is its first
+ * address in that order. Returns 0 or -ENOMEM; on success the caller
+ * frees out with dcp_summary_free().
  */
 int dcp_summary_build(const struct dcp_aggregate *agg,
 		      const struct dcp_symtab *symbols,
-		      struct dcp_summary *out);
+		      const uint32_t *stack_order, struct dcp_summary *out);
 void dcp_summary_free(struct dcp_summary *s);
 
 #endif

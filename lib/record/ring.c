@@ -521,7 +521,7 @@ static int explain_task_error(int err, const struct dcp_ring_opts *opts,
 	if (paranoid >= 3)
 		return dcp_error(
 			err,
-			"perf_event_paranoid is %d: this kernel refuses every perf event to users without CAP_PERFMON: set /proc/sys/kernel/perf_event_paranoid to 2 (or lower), or run as root",
+			"kernel.perf_event_paranoid is %d: this kernel refuses every perf event to users without CAP_PERFMON: run as root or with CAP_PERFMON, or set kernel.perf_event_paranoid to 2 (or lower)",
 			paranoid);
 	owner = process_owner(pid);
 	if (owner != (uid_t)-1 && owner != geteuid())

@@ -15,12 +15,26 @@
 #  - -p of the user's own running process: all its samples kept, in its
 #    own function;
 #  - -p of root's process: one clear line naming the reason, non-zero, no
-#    file; -a: the clear refusal naming CAP_PERFMON and the sysctl, no file.
+#    file; -a: the clear refusal naming CAP_PERFMON and the sysctl, no file;
+#  - top -p of the user's own split workload (top --stdio, 2 intervals):
+#    the same fallback, the three functions named, no kernel frames;
+#  - perf_event_paranoid 3 (as root, set for this part and restored): a
+#    kernel that refuses every perf event to users then (Debian's patch;
+#    tests/tools/perf_gate.c probes which this kernel is) must get one line
+#    naming kernel.perf_event_paranoid and CAP_PERFMON, a non-zero status
+#    and no file; one that treats 3 as 2 (upstream) must record as with 2.
+#    The refusal is also checked on any kernel through perf_gate's seccomp
+#    filter, which fails perf_event_open with EACCES as Debian's kernels do.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 setpriv
 
 PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
 [ "$PARANOID" -le 2 ] || skip "perf_event_paranoid is $PARANOID: no perf events for users"
+PARANOID_FILE=/proc/sys/kernel/perf_event_paranoid
+restore_paranoid() {
+	[ "$(cat "$PARANOID_FILE")" = "$PARANOID" ] ||
+		echo "$PARANOID" >"$PARANOID_FILE"
+}
 
 # the user and a directory it owns
 chmod 711 "$TMP"
@@ -31,7 +45,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	NAME=dcpnr$$
 	useradd -M -d "$U/home" -s /bin/false "$NAME" ||
 		die "cannot create the user '$NAME'"
-	trap 'pkill -KILL -u "$NAME" 2>/dev/null; userdel "$NAME" 2>/dev/null; _cleanup' EXIT
+	# paranoid is raised to 3 for one part: put back in any case
+	trap 'restore_paranoid; pkill -KILL -u "$NAME" 2>/dev/null; userdel "$NAME" 2>/dev/null; _cleanup' EXIT
 	chown -R "$NAME:" "$U"
 	as_user() { setpriv --reuid="$NAME" --regid="$(id -g "$NAME")" \
 		--clear-groups env HOME="$U/home" "$@"; }
@@ -59,6 +74,8 @@ gcc -std=gnu11 -O1 -g -fomit-frame-pointer -shared -fPIC -Wl,--build-id \
 	gcc -std=gnu11 -O1 -g -fomit-frame-pointer -Wl,--build-id \
 		-o "$U/unwind_main" "$W/unwind_main.c" -L"$U" -ldcpwork \
 		-Wl,-rpath,"$U" || die "cannot build the dwarf workload"
+gcc -std=gnu11 -O1 -o "$U/perf_gate" "$TOP/tests/tools/perf_gate.c" ||
+	die "cannot build perf_gate"
 gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
 	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
 	die "cannot build the folded-stacks tool"
@@ -199,6 +216,95 @@ if [ "$PARANOID" -ge 1 ]; then
 	grep -q CAP_PERFMON "$TMP/err" && grep -q perf_event_paranoid "$TMP/err" ||
 		die "the -a refusal does not name CAP_PERFMON and the sysctl: $(cat "$TMP/err")"
 	[ ! -e "$U/all.data" ] || die "a refused recording left a file"
+fi
+
+# 7. top -p of the user's own process: the same per-task fallback
+spawn as_user "$U/split" 8
+SPLIT=$SPAWNED
+for ((i = 0; i < 50; i++)); do
+	SPLIT_PID=$(pgrep -n -f "^$U/split 8") && break
+	sleep 0.1
+done
+[ -n "$SPLIT_PID" ] || die "no split process"
+expect_exit 0 as_user "$DCPROF" top -p "$SPLIT_PID" --stdio --iterations 2 \
+	--delay 1.5 --format json --sort file,symbol --limit 50
+cp "$TMP/out" "$TMP/top.json"
+[ "$PARANOID" -lt 1 ] || grep -q 'per-task events' "$TMP/err" ||
+	die "top does not say it fell back to per-task events: $(cat "$TMP/err")"
+kill -KILL "$SPLIT" 2>/dev/null
+wait "$SPLIT" 2>/dev/null
+python3 - "$TMP/top.json" "$U/split" "$PARANOID" <<'PY' || die "top -p as a user"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, "want 2 intervals, got %d lines" % len(lines)
+want = {"work_fifty", "work_thirty", "work_twenty"}
+for n, line in enumerate(lines, 1):
+    d = json.loads(line)
+    rows = d["rows"]
+    named = {r["symbol"]: r["samples"] for r in rows if r["file"] == sys.argv[2]}
+    kernel = sum(r["samples"] for r in rows if r["file"].startswith("[kernel"))
+    print("interval %d: %s; kernel %d of %d" % (n, named, kernel, d["samples"]))
+    assert want <= set(named), "interval %d names %s" % (n, sorted(named))
+    assert sum(named[s] for s in want) >= 0.9 * d["samples"] >= 200, \
+        "interval %d: %d samples, %d in split's functions" % (
+            n, d["samples"], sum(named[s] for s in want))
+    if int(sys.argv[3]) >= 2:
+        assert kernel == 0, "interval %d: %d samples in kernel frames" % (n, kernel)
+PY
+
+# 8. perf_event_paranoid 3
+# refused3 CMD...: as the user, CMD must be refused for paranoid 3: one
+# line naming the sysctl and the capability, a status below 128 and not 0,
+# no file.
+refused3() {
+	rm -f "$U/p3.data"
+	as_user "$@" "$DCPROF" record -o "$U/p3.data" -- "$U/split" 1 \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] ||
+		die "paranoid 3 refused: exited $rc: $(cat "$TMP/err")"
+	refusal_line
+	grep -qF 'kernel.perf_event_paranoid' "$TMP/err" &&
+		grep -q CAP_PERFMON "$TMP/err" ||
+		die "the paranoid 3 refusal does not name kernel.perf_event_paranoid and CAP_PERFMON: $(cat "$TMP/err")"
+	[ ! -e "$U/p3.data" ] || die "a refused recording left a file"
+	! compgen -G "$U/p3.data*" >/dev/null ||
+		die "a refused recording left $(compgen -G "$U/p3.data*")"
+	echo "paranoid 3 refused: $(cat "$TMP/err")"
+}
+if [ "$(id -u)" -eq 0 ] && [ "$PARANOID" -ge 1 ]; then
+	echo 3 >"$PARANOID_FILE" || die "cannot set perf_event_paranoid to 3"
+	as_user "$U/perf_gate" probe
+	case $? in
+	0)
+		echo "this kernel lets users open perf events with paranoid 3 (as 2)"
+		expect_exit 0 as_user "$DCPROF" record -o "$U/p3.data" -- \
+			"$U/split" 1
+		grep -q 'per-task events' "$TMP/err" ||
+			die "paranoid 3: no per-task fallback: $(cat "$TMP/err")"
+		restore_paranoid
+		expect_exit 0 "$DCPROF" report -i "$U/p3.data" --format json \
+			--sort symbol
+		python3 - "$TMP/out" <<'PY' || die "paranoid 3 (as 2) recorded wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["meta"]["complete"] and d["meta"].get("kernel_excluded") is True
+syms = {r["symbol"] for r in d["rows"]}
+assert {"work_fifty", "work_thirty", "work_twenty"} <= syms, syms
+PY
+		;;
+	1)
+		echo "this kernel refuses users every perf event with paranoid 3"
+		refused3
+		;;
+	*) die "perf_gate probe failed" ;;
+	esac
+	# Debian's refusal, simulated where the kernel does not refuse
+	echo 3 >"$PARANOID_FILE" || die "cannot set perf_event_paranoid to 3"
+	refused3 "$U/perf_gate" deny
+	restore_paranoid
+else
+	skip_part "not root (or paranoid 0): perf_event_paranoid 3 is not tried"
 fi
 
 pass

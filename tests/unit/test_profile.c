@@ -499,6 +499,24 @@ static void test_round_trip(void **state)
 	rec_free(&r);
 }
 
+/* The compact file lists a process's rows together (profile_order.c:
+ * by process name, then pid), which the reader keeps. */
+static void assert_rows_grouped(const struct dcp_profile *p)
+{
+	struct dcp_sample_row row = { .sz = sizeof(row) };
+	char comm[64] = "";
+	uint32_t pid = 0;
+	size_t i;
+
+	for (i = 0; i < dcp_profile_nr_rows(p); i++) {
+		assert_int_equal(dcp_profile_row(p, i, &row), 0);
+		if (i && !strcmp(comm, row.comm))
+			assert_true(row.pid >= pid);
+		snprintf(comm, sizeof(comm), "%s", row.comm);
+		pid = row.pid;
+	}
+}
+
 static void test_compact_smaller(void **state)
 {
 	char *path = in_dir("prof.data");
@@ -532,6 +550,7 @@ static void test_compact_smaller(void **state)
 	assert_non_null(p);
 	assert_int_equal(profile_total(p), r.total);
 	assert_rows_match(p, r.agg);
+	assert_rows_grouped(p);
 	dcp_profile_close(p);
 	rec_free(&r);
 }
