@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flamegraph_internal.h"
@@ -123,8 +124,47 @@ void fg_xml_text(FILE *out, const char *s, size_t max_chars)
 
 /* ---- HTML ---------------------------------------------------------------- */
 
+/*
+ * The page's strings numbered in the order its nodes first use them: the
+ * tree interned them in the order the profile's rows came, which differs
+ * between a file and its summary (or two writers' row orders) for the same
+ * tree, and the page must not. to_page[tree string] is its page number;
+ * from_page lists the tree's strings in page order (*nr of them).
+ */
+static int number_strings(const struct fg_tree *t, const struct fg_order *ord,
+			  uint32_t **to_page, uint32_t **from_page, size_t *nr)
+{
+	uint32_t *to = malloc((t->strings.nr ? t->strings.nr : 1) * sizeof(*to));
+	uint32_t *from =
+		malloc((t->strings.nr ? t->strings.nr : 1) * sizeof(*from));
+	size_t n = 0;
+
+	if (!to || !from) {
+		free(to);
+		free(from);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->strings.nr; i++)
+		to[i] = UINT32_MAX;
+	for (size_t k = 0; k < ord->n; k++) {
+		const struct fg_node *nd = &t->nodes[ord->nodes[k]];
+		uint32_t s[2] = { nd->name, nd->file };
+
+		for (int j = 0; j < 2; j++)
+			if (to[s[j]] == UINT32_MAX) {
+				to[s[j]] = (uint32_t)n;
+				from[n++] = s[j];
+			}
+	}
+	*to_page = to;
+	*from_page = from;
+	*nr = n;
+	return 0;
+}
+
 static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
-		       const struct fg_order *ord, FILE *out)
+		       const struct fg_order *ord, const uint32_t *to_page,
+		       const uint32_t *from_page, size_t nr_strings, FILE *out)
 {
 	uint64_t ob_frames, ob_samples;
 	bool diff = o->diff;
@@ -157,10 +197,10 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 	      "\"inline\",\"unknown\",\"idle\"]",
 	      out);
 	fputs(",\"strings\":[", out);
-	for (size_t i = 0; i < t->strings.nr; i++) {
+	for (size_t i = 0; i < nr_strings; i++) {
 		if (i)
 			fputs(i % 64 ? "," : ",\n", out);
-		json_string(out, string_table_get(&t->strings, (uint32_t)i));
+		json_string(out, string_table_get(&t->strings, from_page[i]));
 	}
 	/* Flat: name, file, type, depth, samples[, samples before, or ns
 	 * off the CPU]: the page computes wall-clock time from the two. */
@@ -170,7 +210,8 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 		const struct fg_node *n = &t->nodes[ord->nodes[k]];
 
 		fprintf(out, "%s%u,%u,%u,%u,%" PRIu64,
-			k ? (k % 16 ? "," : ",\n") : "", n->name, n->file,
+			k ? (k % 16 ? "," : ",\n") : "", to_page[n->name],
+			to_page[n->file],
 			n->type, n->depth, n->value[FG_AFTER]);
 		if (diff)
 			fprintf(out, ",%" PRIu64, n->value[FG_BEFORE]);
@@ -188,10 +229,16 @@ int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
 					       "<!--@SCRIPT@-->",
 					       "<!--@DATA@-->" };
 	const char *p = (const char *)fg_asset_html;
+	uint32_t *to_page, *from_page;
+	size_t nr_strings;
 	struct fg_order ord;
 
 	if (fg_order_build(t, &ord))
 		return -ENOMEM;
+	if (number_strings(t, &ord, &to_page, &from_page, &nr_strings)) {
+		fg_order_free(&ord);
+		return -ENOMEM;
+	}
 	for (;;) {
 		const char *next = NULL;
 		size_t which = 0;
@@ -222,10 +269,13 @@ int fg_write_html(const struct fg_tree *t, const struct fg_output_opts *o,
 			fwrite(fg_asset_js, 1, fg_asset_js_len, out);
 			break;
 		default:
-			write_data(t, o, &ord, out);
+			write_data(t, o, &ord, to_page, from_page, nr_strings,
+				   out);
 			break;
 		}
 	}
 	fg_order_free(&ord);
+	free(to_page);
+	free(from_page);
 	return 0;
 }
