@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * dcprof top's table: each snapshot's rows grouped by the sort keys into
- * entries with the last interval's and the session's samples, filtered and
- * sorted; only rows new since the last interval are keyed again.
+ * entries with the last interval's and the session's samples (or off-CPU
+ * or wall-clock ns), filtered and sorted; only rows new since the last
+ * interval are keyed again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +33,41 @@ const char *top_key_name(enum top_key k)
 	return key_names[k];
 }
 
+static const char *const value_names[] = { "cpu", "off-cpu", "wall" };
+
+const char *top_value_name(enum view_value v)
+{
+	return value_names[v];
+}
+
+static uint64_t row_off_ns(const struct dcp_sample_row *row)
+{
+	uint64_t ns = 0;
+
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		ns += row->off_cpu_ns[s];
+	return ns;
+}
+
+/* Samples and off-CPU ns as the table's value. */
+static uint64_t value_of(const struct top *t, uint64_t count, uint64_t off)
+{
+	if (t->value == VIEW_VALUE_OFF_CPU)
+		return off;
+	if (t->value == VIEW_VALUE_WALL)
+		return off + count * t->sample_ns;
+	return count;
+}
+
+uint64_t top_row_session(const struct top *t, size_t i,
+			 const struct dcp_sample_row *row)
+{
+	bool known = i < t->nr_counts;
+
+	return value_of(t, row->count - (known ? t->base[i] : 0),
+			row_off_ns(row) - (known ? t->base_off[i] : 0));
+}
+
 const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
 {
 	static char bufs[TOP_MAX_KEYS][512];
@@ -54,10 +90,60 @@ const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
 	return out;
 }
 
-/* The frame a row is shown by: its leaf, or its first user frame. */
+/*
+ * The C library's system-call wrappers (nanosleep, read, the futex waits)
+ * say how a thread waited, not where from: they are passed over, as the
+ * kernel's path to the scheduler, to find the frame a thread blocked from.
+ */
+static bool in_c_library(const struct top *t, const struct dcp_frame *f)
+{
+	static const char *const prefixes[] = { "libc.so",   "libc-",
+						"libpthread", "ld-linux",
+						"libc.musl",  "ld-musl" };
+	const char *path = profile_view_file_name(&t->view, f->cookie);
+	const char *name = strrchr(path, '/');
+
+	name = name ? name + 1 : path;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * The frame a thread blocked from: every off-CPU stack ends in the
+ * scheduler, so its leaf says nothing. The first user frame outside the C
+ * library; else the first user frame (a thread that waits in the C library
+ * alone, as a thread started on read()); else, for kernel threads, the
+ * leaf, unless kernel frames are hidden.
+ */
+static const struct dcp_frame *blocked_frame(const struct top *t,
+					     const struct dcp_sample_row *row)
+{
+	const struct dcp_frame *user = NULL;
+
+	for (uint32_t i = 0; i < row->nr_frames; i++) {
+		const struct dcp_frame *f = &row->frames[i];
+
+		if (f->flags & DCP_FRAME_KERNEL)
+			continue;
+		if (!user)
+			user = f;
+		if (!in_c_library(t, f))
+			return f;
+	}
+	if (user || t->hide_kernel || !row->nr_frames)
+		return user;
+	return &row->frames[0];
+}
+
+/* The frame a row is shown by: its leaf, or its first user frame; in the
+ * off-CPU and wall views, the frame a row with off-CPU time blocked from. */
 const struct dcp_frame *top_shown_frame(const struct top *t,
 					const struct dcp_sample_row *row)
 {
+	if (t->value != VIEW_VALUE_CPU && row_off_ns(row))
+		return blocked_frame(t, row);
 	for (uint32_t i = 0; i < row->nr_frames; i++)
 		if (!t->hide_kernel ||
 		    !(row->frames[i].flags & DCP_FRAME_KERNEL))
@@ -142,33 +228,34 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 
 static int grow_counts(struct top *t, size_t n)
 {
+	uint64_t **counts[] = { &t->prev, &t->base, &t->prev_off,
+				&t->base_off };
+
 	if (n <= t->nr_counts)
 		return 0;
 	if (n > t->cap_counts) {
 		size_t cap = t->cap_counts ? t->cap_counts : 1024;
-		uint64_t *prev, *base;
 		uint32_t *re;
 
 		while (cap < n)
 			cap *= 2;
-		prev = realloc(t->prev, cap * sizeof(*prev));
-		if (!prev)
-			return -ENOMEM;
-		t->prev = prev;
-		base = realloc(t->base, cap * sizeof(*base));
-		if (!base)
-			return -ENOMEM;
-		t->base = base;
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]);
+		     i++) {
+			uint64_t *c = realloc(*counts[i], cap * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			*counts[i] = c;
+		}
 		re = realloc(t->row_entry, cap * sizeof(*re));
 		if (!re)
 			return -ENOMEM;
 		t->row_entry = re;
 		t->cap_counts = cap;
 	}
-	memset(t->prev + t->nr_counts, 0,
-	       (n - t->nr_counts) * sizeof(*t->prev));
-	memset(t->base + t->nr_counts, 0,
-	       (n - t->nr_counts) * sizeof(*t->base));
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		memset(*counts[i] + t->nr_counts, 0,
+		       (n - t->nr_counts) * sizeof(uint64_t));
 	memset(t->row_entry + t->nr_counts, 0,
 	       (n - t->nr_counts) * sizeof(*t->row_entry));
 	t->nr_counts = n;
@@ -247,9 +334,12 @@ void top_reset(struct top *t)
 {
 	struct dcp_sample_row row = { .sz = sizeof(row) };
 
-	for (size_t i = 0; i < t->nr_counts; i++)
-		if (!dcp_profile_row(t->view.profile, i, &row))
-			t->base[i] = row.count;
+	for (size_t i = 0; i < t->nr_counts; i++) {
+		if (dcp_profile_row(t->view.profile, i, &row))
+			continue;
+		t->base[i] = row.count;
+		t->base_off[i] = row_off_ns(&row);
+	}
 	for (size_t i = 0; i < t->nr_entries; i++) {
 		t->entries[i].session = 0;
 		t->entries[i].seen = false;
@@ -290,9 +380,12 @@ int top_update(struct top *t, bool advance)
 	ret = grow_counts(t, nr);
 	if (ret)
 		return ret;
-	if (t->row_entry_hide_idle != t->hide_idle) {
+	t->sample_ns = profile_view_sample_ns(&t->view);
+	if (t->row_entry_hide_idle != t->hide_idle ||
+	    t->row_entry_value != t->value) {
 		memset(t->row_entry, 0, t->nr_counts * sizeof(*t->row_entry));
 		t->row_entry_hide_idle = t->hide_idle;
+		t->row_entry_value = t->value;
 	}
 	for (size_t i = 0; i < t->nr_entries; i++) {
 		t->entries[i].last = 0;
@@ -304,14 +397,18 @@ int top_update(struct top *t, bool advance)
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 		const struct dcp_frame *f;
 		struct top_entry *e;
-		uint64_t last, session;
+		uint64_t last, session, off;
 
 		if (dcp_profile_row(p, i, &row))
 			continue;
-		last = row.count - t->prev[i];
-		session = row.count - t->base[i];
-		if (advance)
+		off = row_off_ns(&row);
+		last = value_of(t, row.count - t->prev[i], off - t->prev_off[i]);
+		session = value_of(t, row.count - t->base[i],
+				   off - t->base_off[i]);
+		if (advance) {
 			t->prev[i] = row.count;
+			t->prev_off[i] = off;
+		}
 		if (!session)
 			continue;
 		if (t->row_entry[i]) {
@@ -355,6 +452,8 @@ count:
 			t->stats.samples_idle - t->prev_stats.samples_idle;
 		t->throttled_last = t->stats.throttle_events -
 				    t->prev_stats.throttle_events;
+		t->off_cpu_ns_last =
+			t->stats.off_cpu_ns - t->prev_stats.off_cpu_ns;
 		t->prev_stats = t->stats;
 		t->interval++;
 	}
