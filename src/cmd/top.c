@@ -104,7 +104,7 @@ static void print_json(const struct top *t)
 	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
 	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
 	       ",\"naming_total_ms\":%.3f,\"naming_wait_ms\":%.3f"
-	       ",\"build_ms\":%.3f"
+	       ",\"build_ms\":%.3f,\"table_ms\":%.3f,\"table_cpu_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
 	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu"
 	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\",\"rows\":[",
@@ -114,6 +114,7 @@ static void print_json(const struct top *t)
 	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
 	       (double)t->naming.naming_ns / 1e6,
 	       (double)t->naming.wait_ns / 1e6, (double)t->build_ns / 1e6,
+	       (double)t->table_ns / 1e6, (double)t->table_cpu_ns / 1e6,
 	       (double)t->draw_ns / 1e6, (double)t->build_cpu_ns / 1e6,
 	       (double)t->draw_cpu_ns / 1e6, t->nr_entries,
 	       t->off_cpu ? "true" : "false", (double)t->off_cpu_ns_last / 1e6,

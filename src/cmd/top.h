@@ -70,6 +70,8 @@ struct top {
 	/* time to build this interval's table, and to print the last one */
 	uint64_t build_ns, draw_ns;
 	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */
+	/* of the build, the table alone (after the snapshot and its names) */
+	uint64_t table_ns, table_cpu_ns;
 	uint64_t samples_last, lost_last, idle_last, throttled_last;
 	uint64_t off_cpu_ns_last, sample_ns;
 	unsigned int interval;

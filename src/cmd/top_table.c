@@ -17,12 +17,17 @@
 
 #define SEP '\x1f'
 
-uint64_t top_now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t top_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static const char *const key_names[] = { "comm",    "pid",  "tid",
@@ -368,6 +373,7 @@ static bool name_pending(const struct top *t, const struct dcp_frame *f)
 int top_update(struct top *t, bool advance)
 {
 	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
+	uint64_t t0 = top_now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t nr;
 	char key[2048];
 	int ret;
@@ -458,5 +464,7 @@ count:
 		t->interval++;
 	}
 	top_sort(t);
+	t->table_ns = top_now_ns() - t0;
+	t->table_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return 0;
 }
