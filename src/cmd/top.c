@@ -510,6 +510,7 @@ int cmd_top(int argc, char **argv)
 	t.pids = a.pids;
 	t.nr_pids = a.nr_pids;
 	t.limit = a.stdio ? (a.limit ? a.limit : 20) : a.limit;
+	t.ordered = t.limit;
 	t.off_cpu = a.opts.off_cpu;
 	t.value = a.value;
 	t.row_entry_value = a.value;

@@ -50,9 +50,10 @@ struct top {
 	/* per aggregate row: the count and the off-CPU ns at the last
 	 * interval and at z */
 	uint64_t *prev, *base, *prev_off, *base_off;
-	/* per aggregate row: its entry + 1, 0 not known yet (keys are
-	 * stable; hide_idle and the value are the settings that change
-	 * which rows count, and by which frame) */
+	/* per aggregate row: its entry + 1, 0 not known yet, bit 31 while
+	 * its name is still being looked up (keys are stable; hide_idle and
+	 * the value are the settings that change which rows count, and by
+	 * which frame) */
 	uint32_t *row_entry;
 	bool row_entry_hide_idle;
 	enum view_value row_entry_value;
@@ -61,8 +62,10 @@ struct top {
 	struct string_table keystr;
 	struct top_entry *entries;
 	size_t nr_entries, cap_entries;
+	/* the first nr_sorted groups in order: only the rows that can be
+	 * shown are ordered (ordered, 0: all), out of nr_matching */
 	struct top_entry **sorted;
-	size_t nr_sorted;
+	size_t nr_sorted, nr_matching, ordered;
 	uint64_t total_last, total_session;
 	/* the interval */
 	struct dcp_profile_stats stats, prev_stats;
@@ -79,7 +82,8 @@ struct top {
 
 /* Take a snapshot and rebuild the table: 0 or a negative errno. */
 int top_update(struct top *t, bool advance);
-/* Re-sort and filter the groups (a key pressed between intervals). */
+/* Re-sort and filter the groups (a key pressed between intervals): the
+ * first top.ordered in order, the rest left out. */
 void top_sort(struct top *t);
 /* z: the session starts again now. */
 void top_reset(struct top *t);

@@ -16,6 +16,8 @@
 #include "top.h"
 
 #define SEP '\x1f'
+/* top.row_entry: the row's key was made before its name came */
+#define ROW_PENDING (1u << 31)
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -324,15 +326,55 @@ static bool filter_match(const struct top *t, const struct top_entry *e)
 	return !t->filter || !t->filter[0] || strstr(key, t->filter);
 }
 
+/* The heap of the best groups: its root the worst of them. */
+static void sift_down(struct top_entry **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, r = l + 1;
+		struct top_entry *tmp;
+
+		if (l < n && cmp_entries(&h[l], &h[worst]) > 0)
+			worst = l;
+		if (r < n && cmp_entries(&h[r], &h[worst]) > 0)
+			worst = r;
+		if (worst == i)
+			return;
+		tmp = h[i];
+		h[i] = h[worst];
+		h[worst] = tmp;
+		i = worst;
+	}
+}
+
+/*
+ * Only the rows a screen or --limit shows need an order: the best k of n
+ * groups are kept in a heap (n log k, and most groups are compared with
+ * its root only), then sorted; a full sort of every group of a large
+ * session was most of the time a screen took.
+ */
 void top_sort(struct top *t)
 {
-	t->nr_sorted = 0;
+	size_t n = 0, k;
+
 	for (size_t i = 0; i < t->nr_entries; i++)
 		if (t->entries[i].seen && filter_match(t, &t->entries[i]))
-			t->sorted[t->nr_sorted++] = &t->entries[i];
+			t->sorted[n++] = &t->entries[i];
+	t->nr_matching = n;
+	k = t->ordered && t->ordered < n ? t->ordered : n;
 	sort_top = t;
-	if (t->nr_sorted)
-		qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
+	if (k < n) {
+		for (size_t i = k / 2; i-- > 0;)
+			sift_down(t->sorted, k, i);
+		for (size_t i = k; i < n; i++) {
+			if (cmp_entries(&t->sorted[i], &t->sorted[0]) >= 0)
+				continue;
+			t->sorted[0] = t->sorted[i];
+			sift_down(t->sorted, k, 0);
+		}
+	}
+	if (k)
+		qsort(t->sorted, k, sizeof(*t->sorted), cmp_entries);
+	t->nr_sorted = k;
 }
 
 void top_reset(struct top *t)
@@ -349,7 +391,7 @@ void top_reset(struct top *t)
 		t->entries[i].session = 0;
 		t->entries[i].seen = false;
 	}
-	t->nr_sorted = 0;
+	t->nr_sorted = t->nr_matching = 0;
 	t->total_session = 0;
 }
 
@@ -417,6 +459,13 @@ int top_update(struct top *t, bool advance)
 		}
 		if (!session)
 			continue;
+		if (t->row_entry[i] & ROW_PENDING) {
+			/* its key again once its name came, not before */
+			e = &t->entries[(t->row_entry[i] & ~ROW_PENDING) - 1];
+			if (name_pending(t, top_shown_frame(t, &row)))
+				goto count;
+			t->row_entry[i] = 0;
+		}
 		if (t->row_entry[i]) {
 			e = &t->entries[t->row_entry[i] - 1];
 			goto count;
@@ -434,8 +483,9 @@ int top_update(struct top *t, bool advance)
 		e = entry_of(t, key);
 		if (!e)
 			return -ENOMEM;
-		if (!name_pending(t, f))
-			t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+		t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+		if (name_pending(t, f))
+			t->row_entry[i] |= ROW_PENDING;
 count:
 		if (!e->seen || last > 0)
 			e->agg_row = (uint32_t)i;

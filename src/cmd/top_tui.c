@@ -444,6 +444,7 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 	curs_set(0);
 	timeout(50);
 	set_escdelay(25);
+	t->ordered = (size_t)LINES;
 	read_cpus(&u.cpu_prev);
 	u.cpu_now = u.cpu_prev;
 	draw(&u);
@@ -456,7 +457,11 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			break;
 		ret = 0;
 		ch = getch();
+		/* the rows a screen can show are the ones put in order */
+		t->ordered = t->limit && t->limit < (size_t)LINES ? t->limit :
+								   (size_t)LINES;
 		if (ch == KEY_RESIZE) {
+			top_sort(t);
 			redraw = true;
 		} else if (ch != ERR) {
 			if (!on_key(&u, ch == '\r' ? '\n' : ch, &refill))
