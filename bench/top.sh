@@ -11,11 +11,11 @@
 # in the session: a workload of 10,000 tiny functions called round robin
 # (generated, one process per CPU), dcprof top --stdio -a -F 9999 --sort
 # symbol for BENCH_DRAW_DURATION 1 s intervals (default 10), the table
-# build (build_ms: the interval's samples folded in, the wait for the
-# naming thread's names (naming_wait_ms, reported apart, the recorder
-# draining meanwhile), the session sorted) and the print of a 20-row
-# screen (prev_draw_ms) that top reports in its JSON, with the samples
-# lost per interval. BENCH_TOP_ONLY=draw runs this part alone.
+# (table_ms: after the snapshot and the wait for the naming thread's names,
+# naming_wait_ms, reported apart: the interval's samples folded in, the
+# rows shown put in order) and the print of a 20-row screen
+# (prev_draw_ms) that top reports in its JSON, in wall and CPU time, with
+# the samples lost per interval. BENCH_TOP_ONLY=draw runs this part alone.
 set -u
 BENCH=top
 # shellcheck source=bench/lib.sh
@@ -55,28 +55,33 @@ import json, sys
 d = [json.loads(l) for l in open(sys.argv[1])]
 n = int(sys.argv[2])
 # the draw of interval i is reported by interval i + 1
-# build_ms includes the wait for the naming thread (naming_wait_ms, the
-# recorder draining meanwhile); the screen is the rest of the build (fold,
-# sort) and the draw, in wall time and in the CPU time of top's thread
-# (the workload holds every CPU); naming_ms is the naming thread's last
-# batch
+# table_ms: the table alone, after the snapshot (the wait for the naming
+# thread's names, naming_wait_ms, the recorder draining meanwhile, is
+# reported apart): the interval's samples folded in and the rows put in
+# order; the screen is the table and the draw, in wall time and in the CPU
+# time of top's thread (the workload holds every CPU, so the wall time
+# counts the time other tasks had the CPU); naming_ms is the naming
+# thread's last batch
 rows = [(d[i]["entries"], d[i]["naming_ms"], d[i]["naming_wait_ms"],
-         d[i]["build_ms"] - d[i]["naming_wait_ms"], d[i + 1]["prev_draw_ms"],
-         d[i]["build_cpu_ms"], d[i + 1]["prev_draw_cpu_ms"], d[i]["lost"])
+         d[i]["table_ms"], d[i]["table_cpu_ms"], d[i + 1]["prev_draw_ms"],
+         d[i + 1]["prev_draw_cpu_ms"], d[i]["lost"])
         for i in range(len(d) - 1)]
 full = [r for r in rows if r[0] >= n]
 print()
-print("| interval | symbols in session | naming ms | wait ms | table ms "
-      "| draw ms | screen ms (table + draw) | build + draw CPU ms | lost |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for i, (e, m, w, b, p, bc, pc, lost) in enumerate(rows, 1):
-    print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d |"
-          % (i, e, m, w, b, p, b + p, bc + pc, lost))
+print("| interval | groups in session | naming ms | wait ms | table ms "
+      "| table CPU ms | draw ms | screen ms (table + draw) | screen CPU ms | lost |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for i, (e, m, w, b, bc, p, pc, lost) in enumerate(rows, 1):
+    print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d |"
+          % (i, e, m, w, b, bc, p, b + p, bc + pc, lost))
 if full:
-    s = sorted(r[3] + r[4] for r in full)
+    s = sorted(r[3] + r[5] for r in full)
+    c = sorted(r[4] + r[6] for r in full)
     print()
-    print("With >= %d symbols: screen (table + draw) median %.2f ms, max "
-          "%.2f ms over %d intervals." % (n, s[len(s) // 2], s[-1], len(s)))
+    print("With >= %d groups: screen (table + draw) median %.2f ms, max "
+          "%.2f ms; its CPU time median %.2f ms, max %.2f ms; over %d "
+          "intervals." % (n, s[len(s) // 2], s[-1], c[len(c) // 2], c[-1],
+                          len(s)))
 PY
 }
 if [ "${BENCH_TOP_ONLY:-}" = draw ]; then

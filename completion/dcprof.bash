@@ -37,7 +37,7 @@ _dcprof_options()
 	top)
 		echo -a --all-cpus -p -g -F --freq --only --backend --delay \
 			-s --sort --comm --pid --stdio --iterations --format \
-			--limit -o --output
+			--limit -o --output --off-cpu --off-cpu-min --value
 		;;
 	collect)
 		echo --kind --backend -p --pid --buffer --format

@@ -212,6 +212,7 @@ static const struct cmd commands[] = {
 	{ "top", cmd_top, CMD_NEEDS_PERF,
 	  "show the functions taking the CPU now, refreshed every interval",
 	  "[-a] [-p PID,...] [-g] [-F HZ] [--only FILE]... [--backend B]\n"
+	  "              [--off-cpu [--off-cpu-min USEC] [--value cpu|off-cpu|wall]]\n"
 	  "              [--delay SECONDS] [--sort KEYS] [--comm C,...] [--pid P,...]\n"
 	  "              [--stdio [--iterations N] [--format text|json] [--limit N]] [-o FILE]\n"
 	  "\n"
@@ -221,6 +222,12 @@ static const struct cmd commands[] = {
 	  "  -F, --freq HZ          sampling frequency (default 999)\n"
 	  "      --only FILE        keep only samples whose leaf frame is in FILE\n"
 	  "      --backend B        bpf, perf (default) or auto, as record\n"
+	  "      --off-cpu          also the time threads spend off the CPU, as record\n"
+	  "                         (implies -g; not with --only)\n"
+	  "      --off-cpu-min USEC drop shorter off-CPU blocks, as record\n"
+	  "      --value V          what the table adds up: cpu (samples, default),\n"
+	  "                         off-cpu or wall (ms; needs --off-cpu): off-CPU time\n"
+	  "                         by the frame its thread blocked from\n"
 	  "      --delay SECONDS    refresh interval (default 1; above 0)\n"
 	  "  -s, --sort KEYS        group by comm, pid, tid, process, file, symbol,\n"
 	  "                         comma-separated (default comm,file,symbol)\n"
@@ -233,8 +240,8 @@ static const struct cmd commands[] = {
 	  "      --limit N          rows per interval (--stdio default 20)\n"
 	  "  -o, --output FILE      also write the whole session as a profile at the end\n"
 	  "\n"
-	  "  keys: s sort, i idle, k kernel, / filter, Enter call tree, z reset,\n"
-	  "        space pause, ? help, q quit\n" },
+	  "  keys: s sort, v value (--off-cpu), i idle, k kernel, / filter,\n"
+	  "        Enter call tree, z reset, space pause, ? help, q quit\n" },
 	{ "collect", cmd_collect, 0,
 	  "print the tasks or maps that recording would inject",
 	  "[--kind tasks|maps] [--backend proc|bpf] [-p PID,...]\n"

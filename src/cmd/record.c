@@ -307,8 +307,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->opts.off_cpu = true;
 			break;
 		case 'M':
-			ret = record_parse_off_cpu_min(optarg,
-						       &a->opts.off_cpu_min_ns);
+			ret = record_parse_off_cpu_min(
+				"record", optarg, &a->opts.off_cpu_min_ns);
 			if (ret)
 				return ret;
 			a->off_cpu_min_given = true;

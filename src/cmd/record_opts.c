@@ -100,7 +100,7 @@ int record_check_frequency(unsigned long hz)
 	return 0;
 }
 
-int record_parse_off_cpu_min(const char *arg, uint64_t *ns)
+int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns)
 {
 	char *end;
 	unsigned long long v;
@@ -110,7 +110,7 @@ int record_parse_off_cpu_min(const char *arg, uint64_t *ns)
 	if (errno || end == arg || *end || arg[0] < '0' || arg[0] > '9' ||
 	    v > UINT64_MAX / 1000)
 		return cmd_usage_error(
-			"record",
+			cmd,
 			"invalid --off-cpu-min '%s': expected microseconds, 0 or more",
 			arg);
 	*ns = (uint64_t)v * 1000;

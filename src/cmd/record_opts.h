@@ -16,8 +16,9 @@ int record_parse_user(const char *arg, uint32_t *uid);
 int record_check_frequency(unsigned long hz);
 /* --only: an existing file or a whole build id */
 int record_check_only(const char *arg);
-/* --off-cpu-min: microseconds (0 or more) into *ns, a usage error */
-int record_parse_off_cpu_min(const char *arg, uint64_t *ns);
+/* --off-cpu-min: microseconds (0 or more) into *ns, a usage error of
+ * the command cmd (record, top) */
+int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns);
 
 /*
  * Whether the process pid is gone for a recorder: no such task, or a

@@ -2,8 +2,9 @@
 /*
  * dcprof top: record the whole system (or some processes) and show, every
  * interval, the functions that took the CPU in the last interval and since
- * the start, from the recorder's live snapshot; --stdio prints the table
- * as text or JSON, else the full-screen view (top_tui.c) draws it.
+ * the start (or, with --off-cpu, the time threads spent off the CPU, or
+ * both), from the recorder's live snapshot; --stdio prints the table as
+ * text or JSON, else the full-screen view (top_tui.c) draws it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "record_opts.h"
 #include "top.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -50,24 +52,39 @@ static size_t shown_rows(const struct top *t)
 static void print_text(const struct top *t)
 {
 	double secs = (double)t->interval_ns / 1e9;
+	bool ms = t->value != VIEW_VALUE_CPU;
 
 	printf("interval %u: %.2f s, %" PRIu64
 	       " samples (%.0f/s), lost %" PRIu64
-	       ", idle %.1f%%, naming %.1f ms (%" PRIu64 " addresses)\n",
+	       ", idle %.1f%%, naming %.1f ms (%" PRIu64 " addresses)",
 	       t->interval, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       pct(t->idle_last, t->samples_last),
 	       (double)t->naming.last_naming_ns / 1e6,
 	       t->naming.addresses_named);
-	printf("%8s %8s %8s", "last", "session", "samples");
+	if (t->off_cpu)
+		printf(", off-CPU %.1f ms, value %s",
+		       (double)t->off_cpu_ns_last / 1e6,
+		       top_value_name(t->value));
+	printf("\n");
+	if (ms)
+		printf("%8s %8s %10s %10s", "last", "session", "ms",
+		       "session_ms");
+	else
+		printf("%8s %8s %8s", "last", "session", "samples");
 	for (size_t k = 0; k < t->nr_keys; k++)
 		printf("  %s", top_key_name(t->keys[k]));
 	printf("\n");
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
 
-		printf("%7.2f%% %7.2f%% %8" PRIu64, pct(e->last, t->total_last),
-		       pct(e->session, t->total_session), e->last);
+		printf("%7.2f%% %7.2f%%", pct(e->last, t->total_last),
+		       pct(e->session, t->total_session));
+		if (ms)
+			printf(" %10.1f %10.1f", (double)e->last / 1e6,
+			       (double)e->session / 1e6);
+		else
+			printf(" %8" PRIu64, e->last);
 		for (size_t k = 0; k < t->nr_keys; k++) {
 			printf("  ");
 			text_print_safe(stdout, top_field(t, e, k), 0);
@@ -81,22 +98,27 @@ static void print_json(const struct top *t)
 {
 	double secs = (double)t->interval_ns / 1e9;
 
-	printf("{\"interval\":%u,\"seconds\":%.3f,\"samples\":%" PRIu64
+	printf("{\"interval\":%u,\"end_ns\":%" PRIu64
+	       ",\"seconds\":%.3f,\"samples\":%" PRIu64
 	       ",\"samples_per_second\":%.1f,\"lost\":%" PRIu64
 	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
 	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
 	       ",\"naming_total_ms\":%.3f,\"naming_wait_ms\":%.3f"
-	       ",\"build_ms\":%.3f"
+	       ",\"build_ms\":%.3f,\"table_ms\":%.3f,\"table_cpu_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
-	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu,\"rows\":[",
-	       t->interval, secs, t->samples_last,
+	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu"
+	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\",\"rows\":[",
+	       t->interval, t->last_ns, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
 	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
 	       (double)t->naming.naming_ns / 1e6,
 	       (double)t->naming.wait_ns / 1e6, (double)t->build_ns / 1e6,
+	       (double)t->table_ns / 1e6, (double)t->table_cpu_ns / 1e6,
 	       (double)t->draw_ns / 1e6, (double)t->build_cpu_ns / 1e6,
-	       (double)t->draw_cpu_ns / 1e6, t->nr_entries);
+	       (double)t->draw_cpu_ns / 1e6, t->nr_entries,
+	       t->off_cpu ? "true" : "false", (double)t->off_cpu_ns_last / 1e6,
+	       top_value_name(t->value));
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
 
@@ -106,10 +128,15 @@ static void print_json(const struct top *t)
 			json_print_string(stdout, top_field(t, e, k));
 			printf(",");
 		}
-		printf("\"samples\":%" PRIu64 ",\"share\":%.2f"
-		       ",\"session_samples\":%" PRIu64
-		       ",\"session_share\":%.2f}",
-		       e->last, pct(e->last, t->total_last), e->session,
+		if (t->value == VIEW_VALUE_CPU)
+			printf("\"samples\":%" PRIu64
+			       ",\"session_samples\":%" PRIu64 ",",
+			       e->last, e->session);
+		else
+			printf("\"ms\":%.3f,\"session_ms\":%.3f,",
+			       (double)e->last / 1e6, (double)e->session / 1e6);
+		printf("\"share\":%.2f,\"session_share\":%.2f}",
+		       pct(e->last, t->total_last),
 		       pct(e->session, t->total_session));
 	}
 	printf("]}\n");
@@ -129,6 +156,8 @@ struct top_args {
 	const char *output;
 	size_t limit;
 	const char *sort;
+	enum view_value value;
+	bool value_given, off_cpu_min_given;
 };
 
 enum {
@@ -140,7 +169,10 @@ enum {
 	OPT_COMM,
 	OPT_PID,
 	OPT_BACKEND,
-	OPT_LIMIT
+	OPT_LIMIT,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN,
+	OPT_VALUE
 };
 
 static const struct option top_options[] = {
@@ -157,6 +189,9 @@ static const struct option top_options[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "value", required_argument, NULL, OPT_VALUE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -235,6 +270,21 @@ static int parse_sort(struct top *t, const char *arg)
 	}
 	if (!t->nr_keys)
 		return cmd_usage_error("top", "--sort needs at least one key");
+	return 0;
+}
+
+/* What --off-cpu needs and cannot be combined with, as record says it. */
+static int check_off_cpu(const struct top_args *a)
+{
+	if (a->off_cpu_min_given && !a->opts.off_cpu)
+		return cmd_usage_error("top", "--off-cpu-min needs --off-cpu");
+	if (a->value_given && a->value != VIEW_VALUE_CPU && !a->opts.off_cpu)
+		return cmd_usage_error("top", "--value %s needs --off-cpu",
+				       a->value == VIEW_VALUE_WALL ? "wall" :
+								     "off-cpu");
+	if (a->opts.off_cpu && a->nr_only)
+		return cmd_usage_error("top",
+				       "--off-cpu cannot be combined with --only");
 	return 0;
 }
 
@@ -329,6 +379,24 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 						       "--limit wants a count");
 			a->limit = v;
 			break;
+		case OPT_OFF_CPU:
+			a->opts.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+			c = record_parse_off_cpu_min("top", optarg,
+						     &a->opts.off_cpu_min_ns);
+			if (c)
+				return c;
+			a->off_cpu_min_given = true;
+			break;
+		case OPT_VALUE:
+			if (view_value_parse(optarg, &a->value))
+				return cmd_usage_error(
+					"top",
+					"unknown value '%s' (cpu, off-cpu, wall)",
+					optarg);
+			a->value_given = true;
+			break;
 		case 'h':
 			cmd_usage(cmd_find("top"), stdout);
 			return cmd_finish_stdout(0) ? 1 : -1;
@@ -343,7 +411,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 	if (optind < argc)
 		return cmd_usage_error("top", "unexpected argument '%s'",
 				       argv[optind]);
-	return 0;
+	return check_off_cpu(a);
 }
 
 /* Without -o the working profile goes to a private directory, removed. */
@@ -411,6 +479,8 @@ static void top_free(struct top *t)
 	free(t->sorted);
 	free(t->prev);
 	free(t->base);
+	free(t->prev_off);
+	free(t->base_off);
 	free(t->row_entry);
 }
 
@@ -440,6 +510,10 @@ int cmd_top(int argc, char **argv)
 	t.pids = a.pids;
 	t.nr_pids = a.nr_pids;
 	t.limit = a.stdio ? (a.limit ? a.limit : 20) : a.limit;
+	t.ordered = t.limit;
+	t.off_cpu = a.opts.off_cpu;
+	t.value = a.value;
+	t.row_entry_value = a.value;
 	a.opts.pids = a.targets;
 	a.opts.nr_pids = a.nr_targets;
 	a.opts.only = a.only;

@@ -23,7 +23,7 @@ enum top_order { TOP_BY_LAST, TOP_BY_SESSION, TOP_BY_NAME, TOP_NR_ORDERS };
 /* One line of the table: a group of the --sort keys. */
 struct top_entry {
 	uint32_t key; /* in top.keys */
-	uint64_t last, session;
+	uint64_t last, session; /* of top.value: samples, or ns */
 	uint32_t agg_row; /* a row of the group (its stack, for the tree) */
 	bool seen;
 };
@@ -40,23 +40,32 @@ struct top {
 	const char *filter; /* the view's "/": comm or symbol contains */
 	enum top_order order;
 	size_t limit;
+	/* recorded with --off-cpu; what the table adds up (v cycles it) */
+	bool off_cpu;
+	enum view_value value;
 
 	struct dcp_recorder *rec;
 	struct profile_view view;
 	struct dcp_snapshot_info naming;
-	/* per aggregate row: the count at the last interval and at z */
-	uint64_t *prev, *base;
-	/* per aggregate row: its entry + 1, 0 not known yet (keys are
-	 * stable; hide_idle is the one setting that changes which rows count) */
+	/* per aggregate row: the count and the off-CPU ns at the last
+	 * interval and at z */
+	uint64_t *prev, *base, *prev_off, *base_off;
+	/* per aggregate row: its entry + 1, 0 not known yet, bit 31 while
+	 * its name is still being looked up (keys are stable; hide_idle and
+	 * the value are the settings that change which rows count, and by
+	 * which frame) */
 	uint32_t *row_entry;
 	bool row_entry_hide_idle;
+	enum view_value row_entry_value;
 	size_t nr_counts, cap_counts;
 	/* the groups */
 	struct string_table keystr;
 	struct top_entry *entries;
 	size_t nr_entries, cap_entries;
+	/* the first nr_sorted groups in order: only the rows that can be
+	 * shown are ordered (ordered, 0: all), out of nr_matching */
 	struct top_entry **sorted;
-	size_t nr_sorted;
+	size_t nr_sorted, nr_matching, ordered;
 	uint64_t total_last, total_session;
 	/* the interval */
 	struct dcp_profile_stats stats, prev_stats;
@@ -64,20 +73,30 @@ struct top {
 	/* time to build this interval's table, and to print the last one */
 	uint64_t build_ns, draw_ns;
 	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */
+	/* of the build, the table alone (after the snapshot and its names) */
+	uint64_t table_ns, table_cpu_ns;
 	uint64_t samples_last, lost_last, idle_last, throttled_last;
+	uint64_t off_cpu_ns_last, sample_ns;
 	unsigned int interval;
 };
 
 /* Take a snapshot and rebuild the table: 0 or a negative errno. */
 int top_update(struct top *t, bool advance);
-/* Re-sort and filter the groups (a key pressed between intervals). */
+/* Re-sort and filter the groups (a key pressed between intervals): the
+ * first top.ordered in order, the rest left out. */
 void top_sort(struct top *t);
 /* z: the session starts again now. */
 void top_reset(struct top *t);
 /* The key's fields, split: value i of the group e (static buffer). */
 const char *top_field(const struct top *t, const struct top_entry *e, size_t i);
 const char *top_key_name(enum top_key k);
-/* The frame a row is shown by (NULL: kernel frames only, hidden). */
+const char *top_value_name(enum view_value v);
+/* The row i's value (of top.value) since z: samples, or ns. */
+uint64_t top_row_session(const struct top *t, size_t i,
+			 const struct dcp_sample_row *row);
+/* The frame a row is shown by (NULL: kernel frames only, hidden); in the
+ * off-CPU and wall views, a row with off-CPU time is shown by the frame
+ * its thread blocked from. */
 const struct dcp_frame *top_shown_frame(const struct top *t,
 					const struct dcp_sample_row *row);
 /* The group key of a row into buf: 0 or a negative errno. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * dcprof top's table: each snapshot's rows grouped by the sort keys into
- * entries with the last interval's and the session's samples, filtered and
- * sorted; only rows new since the last interval are keyed again.
+ * entries with the last interval's and the session's samples (or off-CPU
+ * or wall-clock ns), filtered and sorted; only rows new since the last
+ * interval are keyed again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,13 +16,20 @@
 #include "top.h"
 
 #define SEP '\x1f'
+/* top.row_entry: the row's key was made before its name came */
+#define ROW_PENDING (1u << 31)
 
-uint64_t top_now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t top_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static const char *const key_names[] = { "comm",    "pid",  "tid",
@@ -30,6 +38,41 @@ static const char *const key_names[] = { "comm",    "pid",  "tid",
 const char *top_key_name(enum top_key k)
 {
 	return key_names[k];
+}
+
+static const char *const value_names[] = { "cpu", "off-cpu", "wall" };
+
+const char *top_value_name(enum view_value v)
+{
+	return value_names[v];
+}
+
+static uint64_t row_off_ns(const struct dcp_sample_row *row)
+{
+	uint64_t ns = 0;
+
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		ns += row->off_cpu_ns[s];
+	return ns;
+}
+
+/* Samples and off-CPU ns as the table's value. */
+static uint64_t value_of(const struct top *t, uint64_t count, uint64_t off)
+{
+	if (t->value == VIEW_VALUE_OFF_CPU)
+		return off;
+	if (t->value == VIEW_VALUE_WALL)
+		return off + count * t->sample_ns;
+	return count;
+}
+
+uint64_t top_row_session(const struct top *t, size_t i,
+			 const struct dcp_sample_row *row)
+{
+	bool known = i < t->nr_counts;
+
+	return value_of(t, row->count - (known ? t->base[i] : 0),
+			row_off_ns(row) - (known ? t->base_off[i] : 0));
 }
 
 const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
@@ -54,10 +97,60 @@ const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
 	return out;
 }
 
-/* The frame a row is shown by: its leaf, or its first user frame. */
+/*
+ * The C library's system-call wrappers (nanosleep, read, the futex waits)
+ * say how a thread waited, not where from: they are passed over, as the
+ * kernel's path to the scheduler, to find the frame a thread blocked from.
+ */
+static bool in_c_library(const struct top *t, const struct dcp_frame *f)
+{
+	static const char *const prefixes[] = { "libc.so",   "libc-",
+						"libpthread", "ld-linux",
+						"libc.musl",  "ld-musl" };
+	const char *path = profile_view_file_name(&t->view, f->cookie);
+	const char *name = strrchr(path, '/');
+
+	name = name ? name + 1 : path;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * The frame a thread blocked from: every off-CPU stack ends in the
+ * scheduler, so its leaf says nothing. The first user frame outside the C
+ * library; else the first user frame (a thread that waits in the C library
+ * alone, as a thread started on read()); else, for kernel threads, the
+ * leaf, unless kernel frames are hidden.
+ */
+static const struct dcp_frame *blocked_frame(const struct top *t,
+					     const struct dcp_sample_row *row)
+{
+	const struct dcp_frame *user = NULL;
+
+	for (uint32_t i = 0; i < row->nr_frames; i++) {
+		const struct dcp_frame *f = &row->frames[i];
+
+		if (f->flags & DCP_FRAME_KERNEL)
+			continue;
+		if (!user)
+			user = f;
+		if (!in_c_library(t, f))
+			return f;
+	}
+	if (user || t->hide_kernel || !row->nr_frames)
+		return user;
+	return &row->frames[0];
+}
+
+/* The frame a row is shown by: its leaf, or its first user frame; in the
+ * off-CPU and wall views, the frame a row with off-CPU time blocked from. */
 const struct dcp_frame *top_shown_frame(const struct top *t,
 					const struct dcp_sample_row *row)
 {
+	if (t->value != VIEW_VALUE_CPU && row_off_ns(row))
+		return blocked_frame(t, row);
 	for (uint32_t i = 0; i < row->nr_frames; i++)
 		if (!t->hide_kernel ||
 		    !(row->frames[i].flags & DCP_FRAME_KERNEL))
@@ -142,33 +235,34 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 
 static int grow_counts(struct top *t, size_t n)
 {
+	uint64_t **counts[] = { &t->prev, &t->base, &t->prev_off,
+				&t->base_off };
+
 	if (n <= t->nr_counts)
 		return 0;
 	if (n > t->cap_counts) {
 		size_t cap = t->cap_counts ? t->cap_counts : 1024;
-		uint64_t *prev, *base;
 		uint32_t *re;
 
 		while (cap < n)
 			cap *= 2;
-		prev = realloc(t->prev, cap * sizeof(*prev));
-		if (!prev)
-			return -ENOMEM;
-		t->prev = prev;
-		base = realloc(t->base, cap * sizeof(*base));
-		if (!base)
-			return -ENOMEM;
-		t->base = base;
+		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]);
+		     i++) {
+			uint64_t *c = realloc(*counts[i], cap * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			*counts[i] = c;
+		}
 		re = realloc(t->row_entry, cap * sizeof(*re));
 		if (!re)
 			return -ENOMEM;
 		t->row_entry = re;
 		t->cap_counts = cap;
 	}
-	memset(t->prev + t->nr_counts, 0,
-	       (n - t->nr_counts) * sizeof(*t->prev));
-	memset(t->base + t->nr_counts, 0,
-	       (n - t->nr_counts) * sizeof(*t->base));
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		memset(*counts[i] + t->nr_counts, 0,
+		       (n - t->nr_counts) * sizeof(uint64_t));
 	memset(t->row_entry + t->nr_counts, 0,
 	       (n - t->nr_counts) * sizeof(*t->row_entry));
 	t->nr_counts = n;
@@ -232,29 +326,72 @@ static bool filter_match(const struct top *t, const struct top_entry *e)
 	return !t->filter || !t->filter[0] || strstr(key, t->filter);
 }
 
+/* The heap of the best groups: its root the worst of them. */
+static void sift_down(struct top_entry **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, r = l + 1;
+		struct top_entry *tmp;
+
+		if (l < n && cmp_entries(&h[l], &h[worst]) > 0)
+			worst = l;
+		if (r < n && cmp_entries(&h[r], &h[worst]) > 0)
+			worst = r;
+		if (worst == i)
+			return;
+		tmp = h[i];
+		h[i] = h[worst];
+		h[worst] = tmp;
+		i = worst;
+	}
+}
+
+/*
+ * Only the rows a screen or --limit shows need an order: the best k of n
+ * groups are kept in a heap (n log k, and most groups are compared with
+ * its root only), then sorted; a full sort of every group of a large
+ * session was most of the time a screen took.
+ */
 void top_sort(struct top *t)
 {
-	t->nr_sorted = 0;
+	size_t n = 0, k;
+
 	for (size_t i = 0; i < t->nr_entries; i++)
 		if (t->entries[i].seen && filter_match(t, &t->entries[i]))
-			t->sorted[t->nr_sorted++] = &t->entries[i];
+			t->sorted[n++] = &t->entries[i];
+	t->nr_matching = n;
+	k = t->ordered && t->ordered < n ? t->ordered : n;
 	sort_top = t;
-	if (t->nr_sorted)
-		qsort(t->sorted, t->nr_sorted, sizeof(*t->sorted), cmp_entries);
+	if (k < n) {
+		for (size_t i = k / 2; i-- > 0;)
+			sift_down(t->sorted, k, i);
+		for (size_t i = k; i < n; i++) {
+			if (cmp_entries(&t->sorted[i], &t->sorted[0]) >= 0)
+				continue;
+			t->sorted[0] = t->sorted[i];
+			sift_down(t->sorted, k, 0);
+		}
+	}
+	if (k)
+		qsort(t->sorted, k, sizeof(*t->sorted), cmp_entries);
+	t->nr_sorted = k;
 }
 
 void top_reset(struct top *t)
 {
 	struct dcp_sample_row row = { .sz = sizeof(row) };
 
-	for (size_t i = 0; i < t->nr_counts; i++)
-		if (!dcp_profile_row(t->view.profile, i, &row))
-			t->base[i] = row.count;
+	for (size_t i = 0; i < t->nr_counts; i++) {
+		if (dcp_profile_row(t->view.profile, i, &row))
+			continue;
+		t->base[i] = row.count;
+		t->base_off[i] = row_off_ns(&row);
+	}
 	for (size_t i = 0; i < t->nr_entries; i++) {
 		t->entries[i].session = 0;
 		t->entries[i].seen = false;
 	}
-	t->nr_sorted = 0;
+	t->nr_sorted = t->nr_matching = 0;
 	t->total_session = 0;
 }
 
@@ -278,6 +415,7 @@ static bool name_pending(const struct top *t, const struct dcp_frame *f)
 int top_update(struct top *t, bool advance)
 {
 	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
+	uint64_t t0 = top_now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t nr;
 	char key[2048];
 	int ret;
@@ -290,9 +428,12 @@ int top_update(struct top *t, bool advance)
 	ret = grow_counts(t, nr);
 	if (ret)
 		return ret;
-	if (t->row_entry_hide_idle != t->hide_idle) {
+	t->sample_ns = profile_view_sample_ns(&t->view);
+	if (t->row_entry_hide_idle != t->hide_idle ||
+	    t->row_entry_value != t->value) {
 		memset(t->row_entry, 0, t->nr_counts * sizeof(*t->row_entry));
 		t->row_entry_hide_idle = t->hide_idle;
+		t->row_entry_value = t->value;
 	}
 	for (size_t i = 0; i < t->nr_entries; i++) {
 		t->entries[i].last = 0;
@@ -304,16 +445,27 @@ int top_update(struct top *t, bool advance)
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 		const struct dcp_frame *f;
 		struct top_entry *e;
-		uint64_t last, session;
+		uint64_t last, session, off;
 
 		if (dcp_profile_row(p, i, &row))
 			continue;
-		last = row.count - t->prev[i];
-		session = row.count - t->base[i];
-		if (advance)
+		off = row_off_ns(&row);
+		last = value_of(t, row.count - t->prev[i], off - t->prev_off[i]);
+		session = value_of(t, row.count - t->base[i],
+				   off - t->base_off[i]);
+		if (advance) {
 			t->prev[i] = row.count;
+			t->prev_off[i] = off;
+		}
 		if (!session)
 			continue;
+		if (t->row_entry[i] & ROW_PENDING) {
+			/* its key again once its name came, not before */
+			e = &t->entries[(t->row_entry[i] & ~ROW_PENDING) - 1];
+			if (name_pending(t, top_shown_frame(t, &row)))
+				goto count;
+			t->row_entry[i] = 0;
+		}
 		if (t->row_entry[i]) {
 			e = &t->entries[t->row_entry[i] - 1];
 			goto count;
@@ -331,8 +483,9 @@ int top_update(struct top *t, bool advance)
 		e = entry_of(t, key);
 		if (!e)
 			return -ENOMEM;
-		if (!name_pending(t, f))
-			t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+		t->row_entry[i] = (uint32_t)(e - t->entries) + 1;
+		if (name_pending(t, f))
+			t->row_entry[i] |= ROW_PENDING;
 count:
 		if (!e->seen || last > 0)
 			e->agg_row = (uint32_t)i;
@@ -355,9 +508,13 @@ count:
 			t->stats.samples_idle - t->prev_stats.samples_idle;
 		t->throttled_last = t->stats.throttle_events -
 				    t->prev_stats.throttle_events;
+		t->off_cpu_ns_last =
+			t->stats.off_cpu_ns - t->prev_stats.off_cpu_ns;
 		t->prev_stats = t->stats;
 		t->interval++;
 	}
 	top_sort(t);
+	t->table_ns = top_now_ns() - t0;
+	t->table_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return 0;
 }

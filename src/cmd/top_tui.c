@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dcprof top's full-screen view (ncurses): a header (samples per second,
- * lost and throttled, idle share, per-CPU busy share from /proc/stat), the
- * sorted table, and the keys. Only ASCII is drawn (names are shown with
+ * lost and throttled, idle share, per-CPU busy share from /proc/stat,
+ * off-CPU time with --off-cpu), the sorted table, and the keys. Only ASCII is drawn (names are shown with
  * other bytes as '?'), so that any terminal and locale shows the same; the
  * terminal is restored on q, on Ctrl-C and SIGTERM (the stop flag), and
  * on errors.
@@ -107,14 +107,14 @@ static void draw_header(struct tui *u, int *y)
 
 	snprintf(line, sizeof(line),
 		 "dcprof top  %.0f samples/s  lost %" PRIu64
-		 "  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s",
+		 "  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s%s",
 		 secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 		 t->throttled_last,
 		 t->samples_last ? 100.0 * (double)t->idle_last /
 					   (double)t->samples_last :
 				   0.0,
 		 (double)t->naming.last_naming_ns / 1e6,
-		 u->paused ? "  [paused]" : "",
+		 t->off_cpu ? "  [off-CPU on]" : "", u->paused ? "  [paused]" : "",
 		 t->hide_idle ? "  [no idle]" : "");
 	put_line((*y)++, line, A_BOLD);
 	len = snprintf(line, sizeof(line), "cpu busy:");
@@ -128,11 +128,19 @@ static void draw_header(struct tui *u, int *y)
 				" cpu%d %3.0f%%", i,
 				tot ? 100.0 * (double)busy / (double)tot : 0.0);
 	}
+	if (t->off_cpu)
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+				"  off-CPU %.0f ms/s",
+				secs > 0 ? (double)t->off_cpu_ns_last / 1e6 /
+						   secs :
+					   0.0);
 	put_line((*y)++, line, 0);
 	snprintf(line, sizeof(line),
-		 "s:sort(%s) i:idle k:kernel%s /:filter%s%s Enter:tree z:reset "
-		 "space:pause ?:help q:quit",
-		 order_names[t->order], t->hide_kernel ? "(hidden)" : "",
+		 "s:sort(%s) %s%s%si:idle k:kernel%s /:filter%s%s Enter:tree "
+		 "z:reset space:pause ?:help q:quit",
+		 order_names[t->order], t->off_cpu ? "v:value(" : "",
+		 t->off_cpu ? top_value_name(t->value) : "",
+		 t->off_cpu ? ") " : "", t->hide_kernel ? "(hidden)" : "",
 		 u->filter[0] ? "=" : "", u->filter);
 	put_line((*y)++, line, 0);
 }
@@ -143,8 +151,14 @@ static void draw_table(struct tui *u, int y)
 	char line[1024];
 	int len;
 
-	len = snprintf(line, sizeof(line), "%7s %8s %7s", "last", "session",
-		       "samples");
+	bool ms = t->value != VIEW_VALUE_CPU;
+
+	if (ms)
+		len = snprintf(line, sizeof(line), "%7s %8s %9s", "last",
+			       "session", "ms");
+	else
+		len = snprintf(line, sizeof(line), "%7s %8s %7s", "last",
+			       "session", "samples");
 	for (size_t k = 0; k < t->nr_keys; k++)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, "  %s",
 				top_key_name(t->keys[k]));
@@ -154,15 +168,22 @@ static void draw_table(struct tui *u, int y)
 	for (size_t i = 0; i < t->nr_sorted && y < LINES - 1; i++, y++) {
 		const struct top_entry *e = t->sorted[i];
 
-		len = snprintf(line, sizeof(line), "%6.2f%% %7.2f%% %7" PRIu64,
-			       t->total_last ? 100.0 * (double)e->last /
-						       (double)t->total_last :
-					       0.0,
-			       t->total_session ?
-				       100.0 * (double)e->session /
-					       (double)t->total_session :
-				       0.0,
-			       e->last);
+		double last = t->total_last ? 100.0 * (double)e->last /
+						      (double)t->total_last :
+					      0.0;
+		double session = t->total_session ?
+					 100.0 * (double)e->session /
+						 (double)t->total_session :
+					 0.0;
+
+		if (ms)
+			len = snprintf(line, sizeof(line),
+				       "%6.2f%% %7.2f%% %9.1f", last, session,
+				       (double)e->last / 1e6);
+		else
+			len = snprintf(line, sizeof(line),
+				       "%6.2f%% %7.2f%% %7" PRIu64, last,
+				       session, e->last);
 		for (size_t k = 0; k < t->nr_keys && len < 900; k++)
 			len += snprintf(line + len, sizeof(line) - (size_t)len,
 					"  %.200s", top_field(t, e, k));
@@ -187,6 +208,8 @@ static void draw_help(void)
 		"  s        sort by the last interval, the session, the name",
 		"  i        hide or show the idle task",
 		"  k        hide or show kernel frames (rows by user frame)",
+		"  v        the value, with --off-cpu: CPU samples, off-CPU ms,",
+		"           wall ms (off-CPU time by the frame it blocked from)",
 		"  /        filter by comm or symbol (Enter keeps, Esc clears)",
 		"  Up/Down  select a row (j: down)",
 		"  Enter    the call tree of the selected row (needs -g)",
@@ -235,7 +258,7 @@ static size_t tree_paths(struct top *t, const struct top_entry *e,
 
 		if (dcp_profile_row(p, i, &row))
 			continue;
-		session = row.count - (i < t->nr_counts ? t->base[i] : 0);
+		session = top_row_session(t, i, &row);
 		f = top_shown_frame(t, &row);
 		if (!session || !f ||
 		    top_row_key(t, &row, f, key, sizeof(key)) ||
@@ -364,6 +387,12 @@ static bool on_key(struct tui *u, int ch, bool *refill)
 		t->hide_kernel = !t->hide_kernel;
 		*refill = true;
 		break;
+	case 'v':
+		if (!t->off_cpu)
+			break; /* no off-CPU time without --off-cpu */
+		t->value = (enum view_value)((t->value + 1) % 3);
+		*refill = true;
+		break;
 	case '/':
 		u->editing = true;
 		break;
@@ -415,6 +444,7 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 	curs_set(0);
 	timeout(50);
 	set_escdelay(25);
+	t->ordered = (size_t)LINES;
 	read_cpus(&u.cpu_prev);
 	u.cpu_now = u.cpu_prev;
 	draw(&u);
@@ -427,7 +457,11 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			break;
 		ret = 0;
 		ch = getch();
+		/* the rows a screen can show are the ones put in order */
+		t->ordered = t->limit && t->limit < (size_t)LINES ? t->limit :
+								   (size_t)LINES;
 		if (ch == KEY_RESIZE) {
+			top_sort(t);
 			redraw = true;
 		} else if (ch != ERR) {
 			if (!on_key(&u, ch == '\r' ? '\n' : ch, &refill))

@@ -2,7 +2,8 @@
 # dcprof top --stdio on the split workload (a known 50/30/20 split of CPU
 # time, truth measured by the workload as in t0100-split.sh): every one of
 # 3 intervals has the three functions on top with shares within 3 points of
-# the truth; text blocks are separated by a blank line; -o writes a profile
+# the truth; with --limit 3 the three rows shown are these, in order, out
+# of more groups; text blocks are separated by a blank line; -o writes a profile
 # that report reads; bad input is refused with a clear message.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
@@ -52,6 +53,22 @@ d = json.load(open(sys.argv[1]))
 assert d["meta"]["complete"], "the profile is not complete"
 syms = {r["symbol"] for r in d["rows"]}
 assert {"work_fifty", "work_thirty", "work_twenty"} <= syms, syms
+PY
+
+# --- --limit 3: only the rows shown are put in order, and they are the best
+"$SPLIT" 5 >/dev/null &
+SPLIT_PID=$!
+sleep 0.5
+expect_exit 0 "$DCPROF" top --stdio --iterations 2 --delay 1.5 --format json \
+	--limit 3 --pid "$SPLIT_PID"
+wait "$SPLIT_PID" || die "split failed"
+python3 - "$TMP/out" <<'PY' || die "--limit 3 does not show the best rows: $(cat "$TMP/out")"
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    syms = [r["symbol"] for r in d["rows"]]
+    assert syms == ["work_fifty", "work_thirty", "work_twenty"], syms
+    assert d["entries"] > 3, "the heap was not needed: %d groups" % d["entries"]
 PY
 
 # --- text: blocks separated by one blank line ------------------------------
