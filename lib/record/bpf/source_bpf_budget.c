@@ -37,14 +37,14 @@
 #define BUDGET_WINDOW_NS 1000000000ull
 #define MAX_PERCENT_SYSCTL "/proc/sys/kernel/perf_cpu_time_max_percent"
 
-static uint32_t read_max_percent(void)
+static double read_max_percent(void)
 {
 	const char *env = getenv("DCPROF_BPF_CPU_MAX_PERCENT");
 	unsigned int v = 25; /* the kernel's default */
 	FILE *f;
 
 	if (env && *env)
-		return (uint32_t)strtoul(env, NULL, 10);
+		return strtod(env, NULL); /* tests: fractions too */
 	f = fopen(MAX_PERCENT_SYSCTL, "re");
 	if (f) {
 		if (fscanf(f, "%u", &v) != 1)
@@ -73,10 +73,10 @@ void dcp_bpf_budget_start(struct bpf_source *bs, uint32_t freq)
 	bs->stats_fd = -1;
 	bs->max_percent = read_max_percent();
 	/* 0 and 100 turn the kernel's throttling off: so they do here */
-	if (bs->max_percent == 0 || bs->max_percent >= 100) {
+	if (bs->max_percent <= 0 || bs->max_percent >= 100) {
 		dcp_log(DCP_LOG_INFO,
 			"bpf: no CPU budget for the sampling program "
-			"(kernel.perf_cpu_time_max_percent is %" PRIu32 ")",
+			"(kernel.perf_cpu_time_max_percent is %g)",
 			bs->max_percent);
 		return;
 	}
@@ -125,7 +125,7 @@ void dcp_bpf_budget_check(struct bpf_source *bs)
 	bs->base.counts.throttle_events++;
 	dcp_log(DCP_LOG_WARN,
 		"the BPF sampling program took %.1f%% of the CPUs' time "
-		"(kernel.perf_cpu_time_max_percent is %" PRIu32
+		"(kernel.perf_cpu_time_max_percent is %g"
 		"): sampling lowered to %" PRIu64
 		" Hz, each sample counted %" PRIu32 " times",
 		percent, bs->max_percent, freq, bs->weight);

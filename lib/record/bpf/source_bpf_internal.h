@@ -96,7 +96,8 @@ struct bpf_source {
 
 	/* the sampling program's CPU budget (source_bpf_budget.c) */
 	int stats_fd; /* BPF_ENABLE_STATS while held; -1: no budget */
-	uint32_t freq, weight, max_percent;
+	uint32_t freq, weight;
+	double max_percent;
 	uint64_t budget_at_ns, budget_run_ns;
 };
 
