@@ -17,7 +17,10 @@
 # - three busy threads on two CPUs: their waits are preempted (runnable),
 #   not blocked;
 # - report --threads: the main thread's time on + off the CPU is its
-#   lifetime (within 5%);
+#   lifetime as its clock saw it (within 5%) and 90-105% of the lifetime
+#   the profile kept; a thread the program starts a quarter into the run
+#   and ends at three quarters has the lifetime its clock measured
+#   (within 10%), and starts and ends where it did;
 # - the views: report --value off-cpu|wall (text and JSON), pprof with an
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
 # - the whole system (-a) for 10 s: the file and the recorder's CPU stay
@@ -95,7 +98,8 @@ tmp = sys.argv[1]
 sys.path.insert(0, tmp)
 from rounds import folded, against_clock
 comm = sys.argv[2]
-tid, life_ns = map(int, open(tmp + "/main").readline().split())
+lines = [tuple(map(int, l.split())) for l in open(tmp + "/main")]
+(tid, life_ns), (late_tid, late_ns) = lines
 in_f2, in_f3 = map(int, open(tmp + "/times").read().split())
 
 f2, f3 = against_clock("perf", folded(tmp + "/off.folded"), in_f2, in_f3)
@@ -125,6 +129,25 @@ assert tid in th, "--threads has no main thread %d: %s" % (tid, sorted(th))
 acc = th[tid]["total_ms"] * 1e6 / life_ns
 assert 0.95 <= acc <= 1.05, \
     "--threads: on + off the CPU is %.1f%% of the main thread's lifetime" % (100 * acc)
+# the lifetimes the recorder kept: the main thread accounted for, the
+# latecomer's as long as its clock says, in the middle of the run
+main_life = th[tid]["percent_of_lifetime"]
+assert 90 <= main_life <= 105, \
+    "--threads: the main thread's on + off the CPU is %.1f%% of its kept lifetime" % main_life
+assert late_tid in th, "--threads has no latecomer %d: %s" % (late_tid, sorted(th))
+late = th[late_tid]
+assert abs(late["lifetime_ms"] * 1e6 / late_ns - 1) <= 0.1, \
+    "--threads: the latecomer lived %.1f ms, its clock says %.1f" % (
+        late["lifetime_ms"], late_ns / 1e6)
+length = json.load(open(tmp + "/threads.json"))["length_ms"]
+assert 0.2 <= late["start_ms"] / length <= 0.3 and 0.7 <= late["end_ms"] / length <= 0.8, \
+    "--threads: the latecomer lived %.1f-%.1f ms of %.1f" % (late["start_ms"], late["end_ms"], length)
+assert 90 <= late["percent_of_lifetime"] <= 105, \
+    "--threads: the latecomer's on + off the CPU is %.1f%% of its lifetime" % late["percent_of_lifetime"]
+print("--threads: main %.1f%% of its lifetime, latecomer %.1f ms (its clock %.1f) "
+      "from %.1f to %.1f ms, %.1f%% of it accounted" % (
+          main_life, late["lifetime_ms"], late_ns / 1e6, late["start_ms"],
+          late["end_ms"], late["percent_of_lifetime"]))
 
 cpu = folded(tmp + "/cpu.folded")
 main_cpu = {s: n for s, n in cpu.items() if ";main;" in s or ";main" in s.split(";")[1:3]}
@@ -217,6 +240,18 @@ against_clock("bpf", stacks, in_f2, in_f3)
 # the kernel stacks start at __schedule, as the ring's: not in the program
 inner = {s.split(";")[-1] for s in stacks if ";f2_sleep;" in s}
 assert inner == {"__schedule_[k]"}, "bpf: innermost frames %s" % inner
+PY
+	# the main thread's lifetime, from its exec to its exit (its rows
+	# hold the other threads' time too: the backend counts by process)
+	expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
+	python3 - "$TMP/out" "$TMP/main" <<'PY' || die "--backend bpf: the main thread's lifetime is not kept"
+import json, sys
+tid, life_ns = map(int, open(sys.argv[2]).readline().split())
+th = {t["tid"]: t for t in json.load(open(sys.argv[1]))["threads"]}
+assert tid in th and "lifetime_ms" in th[tid], "bpf: no lifetime of %d: %s" % (tid, th)
+got = th[tid]["lifetime_ms"] * 1e6
+print("bpf: the main thread lived %.1f ms, its clock says %.1f" % (got / 1e6, life_ns / 1e6))
+assert abs(got / life_ns - 1) <= 0.1, "bpf: lifetime %.1f ms, its clock %.1f" % (got / 1e6, life_ns / 1e6)
 PY
 	# a block longer than many drains keeps its stack: the drains empty
 	# the stack maps of their generation, but for the stacks of threads
@@ -323,6 +358,10 @@ print("10 s of -a --off-cpu: %d bytes, recorder %d ms of CPU, %d switches, "
 assert size < 4 << 20, "the file is %d bytes" % size
 assert cpu_ms < 2000, "the recorder used %d ms of CPU in 10 s" % cpu_ms
 PY
+# the whole system keeps no thread lifetimes: --threads is as before
+expect_exit 0 "$DCPROF" report -i "$F" --threads --limit 3
+grep -q "against the recording's" "$TMP/out" ||
+	die "-a: --threads does not compare with the recording: $(head -n 12 "$TMP/out")"
 
 # ---- continuous periods: a range read as one adds up their off-CPU time ----
 D=$TMP/periods
