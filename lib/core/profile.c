@@ -104,8 +104,10 @@ DCPROF_API int dcp_profile_thread_lifetime(const struct dcp_profile *p,
 	if (!DCP_SZ_VALID(out))
 		return DCP_SZ_ERROR(dcp_thread_lifetime, out);
 	if (i >= dcp_lives_count(l))
-		return dcp_error(ERANGE, "no thread lifetime %zu: the profile "
-			"has %zu", i, dcp_lives_count(l));
+		return dcp_error(ERANGE,
+				 "no thread lifetime %zu: the profile "
+				 "has %zu",
+				 i, dcp_lives_count(l));
 	t = dcp_lives_get(l, i);
 	life = (struct dcp_thread_lifetime){
 		.pid = t->pid,

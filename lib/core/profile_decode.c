@@ -344,11 +344,11 @@ static int read_lives(struct reader *r, struct cursor *c)
 			return dcp_reader_malformed(r);
 		if ((t.flags & ~DCP_LIFE_KNOWN_FLAGS) ||
 		    (!(t.flags & DCP_LIFE_RUNNING) && t.end_ns < t.start_ns))
-			return dcp_reader_corrupt(
-				r,
-				"thread %" PRIu32 "'s lifetime is malformed, "
-				"in chunk at offset %" PRIu64,
-				t.tid, r->chunk_off);
+			return dcp_reader_corrupt(r,
+						  "thread %" PRIu32
+						  "'s lifetime is malformed, "
+						  "in chunk at offset %" PRIu64,
+						  t.tid, r->chunk_off);
 		if (dcp_lives_put(dcp_aggregate_lives(r->p->agg), &t))
 			return dcp_reader_nomem();
 	}

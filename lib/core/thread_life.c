@@ -135,8 +135,7 @@ size_t dcp_lives_count(const struct dcp_lives *l)
 	return l ? l->n : 0;
 }
 
-const struct dcp_thread_life *dcp_lives_get(const struct dcp_lives *l,
-					    size_t i)
+const struct dcp_thread_life *dcp_lives_get(const struct dcp_lives *l, size_t i)
 {
 	return &l->v[i].t;
 }

@@ -133,16 +133,16 @@ static void print_json_line(const struct report_threads *t,
 			    const struct thread_line *l, double on,
 			    double total, double share, bool first)
 {
-	printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":", first ? "" : ",",
-	       l->pid, l->tid);
+	printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":", first ? "" : ",", l->pid,
+	       l->tid);
 	json_print_string(stdout, string_table_get(&t->names, l->name));
 	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
 	       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
 	       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
 	       ",\"percent_of_recording\":%.4f",
 	       l->samples, on, (double)l->off_cpu[0] / 1e6,
-	       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6,
-	       total, share);
+	       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6, total,
+	       share);
 	if (l->has_life)
 		printf(",\"start_ms\":%.3f,\"end_ms\":%.3f,\"lifetime_ms\":%.3f"
 		       ",\"percent_of_lifetime\":%.4f",
@@ -198,8 +198,8 @@ void report_threads_print(struct report_threads *t,
 		}
 		printf("%8u %8u %10.1f %10.1f %10.1f %10.1f %10.1f ", l->pid,
 		       l->tid, on, (double)l->off_cpu[0] / 1e6,
-		       (double)l->off_cpu[1] / 1e6,
-		       (double)l->off_cpu[2] / 1e6, total);
+		       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6,
+		       total);
 		if (!lives)
 			printf("%6.1f%%  ", share);
 		else if (l->has_life && l->life_ns)
