@@ -151,7 +151,8 @@ static const struct cmd commands[] = {
 	  "                         off-cpu (ms off the CPU, record --off-cpu) or wall\n"
 	  "                         (ms: samples times the period, plus off-CPU)\n"
 	  "      --threads          each thread's time on the CPU and off it (record\n"
-	  "                         --off-cpu), against the recording's length\n" },
+	  "                         --off-cpu), against its lifetime (a recorded\n"
+	  "                         command or -p) or the recording's length\n" },
 	{ "diff", cmd_diff, 0,
 	  "compare two recordings function by function",
 	  "[--format text|json] [--limit N] OLD NEW\n"

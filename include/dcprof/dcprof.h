@@ -336,6 +336,26 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 			       struct dcp_sample_row *row);
 
 /*
+ * When a thread of the recorded processes (a command and its children,
+ * or -p) began and ended, in ns since the recording began. Profiles
+ * recorded before lifetimes were kept, or of the whole system, have none.
+ */
+struct dcp_thread_lifetime {
+	size_t sz; /* sizeof(struct dcp_thread_lifetime), set by the caller */
+	uint32_t pid, tid;
+	uint64_t start_ns; /* its fork; 0 with started_before */
+	uint64_t end_ns; /* its exit; the recording's length with running */
+	bool started_before; /* it existed when recording began */
+	bool running; /* it had not exited when recording stopped */
+};
+
+DCPROF_API size_t dcp_profile_nr_thread_lifetimes(const struct dcp_profile *p);
+/* Lifetime i into *t (t->sz set by the caller); -ERANGE past the end. */
+DCPROF_API int dcp_profile_thread_lifetime(const struct dcp_profile *p,
+					   size_t i,
+					   struct dcp_thread_lifetime *t);
+
+/*
  * The symbol stored for (cookie, offset) into *sym (sym->sz set by the
  * caller); -ENOENT, and sym->name NULL, when none was.
  */

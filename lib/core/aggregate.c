@@ -86,6 +86,8 @@ struct dcp_aggregate {
 
 	struct off_cpu_entry *off_cpu;
 	size_t nr_off_cpu, cap_off_cpu;
+
+	struct dcp_lives *lives; /* the recorded processes' threads */
 };
 
 /* Ids are handed out as uint32_t and stored in the index as id + 1. */
@@ -212,7 +214,8 @@ struct dcp_aggregate *dcp_aggregate_new(void)
 		return dcp_error_null(ENOMEM, "out of memory");
 	if (index_init(&a->string_index) < 0 ||
 	    index_init(&a->stack_index) < 0 ||
-	    index_init(&a->thread_index) < 0 || index_init(&a->row_index) < 0) {
+	    index_init(&a->thread_index) < 0 || index_init(&a->row_index) < 0 ||
+	    !(a->lives = dcp_lives_new())) {
 		dcp_aggregate_free(a);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}
@@ -241,6 +244,7 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 	free(a->rows);
 	free(a->row_index.slots);
 	free(a->off_cpu);
+	dcp_lives_free(a->lives);
 	free(a);
 }
 
@@ -543,4 +547,10 @@ void dcp_aggregate_mark_flushed(struct dcp_aggregate *a)
 	for (i = 0; i < a->nr_off_cpu; i++)
 		memcpy(a->off_cpu[i].flushed, a->off_cpu[i].ns,
 		       sizeof(a->off_cpu[i].ns));
+	dcp_lives_mark_flushed(a->lives);
+}
+
+struct dcp_lives *dcp_aggregate_lives(const struct dcp_aggregate *a)
+{
+	return a->lives;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "dcprof/dcprof.h"
+#include "thread_life_internal.h"
 
 struct dcp_aggregate;
 
@@ -79,5 +80,9 @@ void dcp_aggregate_row(const struct dcp_aggregate *a, size_t i,
  */
 uint64_t dcp_aggregate_row_unflushed(const struct dcp_aggregate *a, size_t i);
 void dcp_aggregate_mark_flushed(struct dcp_aggregate *a);
+
+/* The lifetimes of the recorded processes' threads (marked flushed with
+ * the rows). */
+struct dcp_lives *dcp_aggregate_lives(const struct dcp_aggregate *a);
 
 #endif

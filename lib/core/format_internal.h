@@ -72,6 +72,8 @@ enum dcp_fmt_chunk_type {
 	 * summary's */
 	DCP_FMT_CHUNK_OFF_CPU_ROWS = 16,
 	DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS = 17,
+	/* when the recorded processes' threads began and ended */
+	DCP_FMT_CHUNK_THREAD_LIFETIMES = 18,
 };
 
 /* Chunk header flags. */
@@ -213,6 +215,19 @@ struct dcp_fmt_thread {
 };
 
 _Static_assert(sizeof(struct dcp_fmt_thread) == 16, "thread size");
+
+/* THREAD_LIFETIMES record: ns since the recording began. */
+struct dcp_fmt_thread_life {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t flags; /* DCP_LIFE_* (thread_life_internal.h) */
+	uint32_t reserved;
+	uint64_t start_ns;
+	uint64_t end_ns; /* 0 while DCP_LIFE_RUNNING */
+};
+
+_Static_assert(sizeof(struct dcp_fmt_thread_life) == 32, "lifetime size");
+_Static_assert(offsetof(struct dcp_fmt_thread_life, start_ns) == 16, "l1");
 
 /* SYMBOLS record: the fixed part, then the name (NULL: unresolved). */
 struct dcp_fmt_symbol {

@@ -88,6 +88,43 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 	return 0;
 }
 
+DCPROF_API size_t dcp_profile_nr_thread_lifetimes(const struct dcp_profile *p)
+{
+	return dcp_lives_count(dcp_aggregate_lives(p->agg));
+}
+
+DCPROF_API int dcp_profile_thread_lifetime(const struct dcp_profile *p,
+					   size_t i,
+					   struct dcp_thread_lifetime *out)
+{
+	const struct dcp_lives *l = dcp_aggregate_lives(p->agg);
+	const struct dcp_thread_life *t;
+	struct dcp_thread_lifetime life;
+
+	if (!DCP_SZ_VALID(out))
+		return DCP_SZ_ERROR(dcp_thread_lifetime, out);
+	if (i >= dcp_lives_count(l))
+		return dcp_error(ERANGE,
+				 "no thread lifetime %zu: the profile "
+				 "has %zu",
+				 i, dcp_lives_count(l));
+	t = dcp_lives_get(l, i);
+	life = (struct dcp_thread_lifetime){
+		.pid = t->pid,
+		.tid = t->tid,
+		.start_ns = t->start_ns,
+		.end_ns = t->flags & DCP_LIFE_RUNNING ? p->meta.duration_ns :
+							t->end_ns,
+		.started_before = t->flags & DCP_LIFE_STARTED_BEFORE,
+		.running = t->flags & DCP_LIFE_RUNNING,
+	};
+	/* a thread that began after a working file's last meta was written */
+	if (life.end_ns < life.start_ns)
+		life.end_ns = life.start_ns;
+	dcp_sz_copy(out, &life, sizeof(life));
+	return 0;
+}
+
 DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p, uint32_t cookie,
 				  uint64_t offset, struct dcp_symbol *out)
 {

@@ -324,6 +324,37 @@ static int read_threads(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* Lifetimes name no other record: a later one of the same thread (a
+ * working file's later flush) replaces the earlier. */
+static int read_lives(struct reader *r, struct cursor *c)
+{
+	uint32_t count = get_u32(c), i;
+	struct dcp_thread_life t;
+
+	if (!room_for(c, count, sizeof(struct dcp_fmt_thread_life)))
+		return dcp_reader_malformed(r);
+	for (i = 0; i < count; i++) {
+		t.pid = get_u32(c);
+		t.tid = get_u32(c);
+		t.flags = get_u32(c);
+		get_u32(c);
+		t.start_ns = get_u64(c);
+		t.end_ns = get_u64(c);
+		if (c->bad)
+			return dcp_reader_malformed(r);
+		if ((t.flags & ~DCP_LIFE_KNOWN_FLAGS) ||
+		    (!(t.flags & DCP_LIFE_RUNNING) && t.end_ns < t.start_ns))
+			return dcp_reader_corrupt(r,
+						  "thread %" PRIu32
+						  "'s lifetime is malformed, "
+						  "in chunk at offset %" PRIu64,
+						  t.tid, r->chunk_off);
+		if (dcp_lives_put(dcp_aggregate_lives(r->p->agg), &t))
+			return dcp_reader_nomem();
+	}
+	return 0;
+}
+
 /* Rows may only name strings and stacks of earlier chunks: the writer
  * puts those first, so even a torn file keeps to this. ROWS and
  * OFF_CPU_ROWS share their key. */
@@ -431,6 +462,8 @@ const char *dcp_fmt_chunk_name(uint32_t type)
 		return "OFF_CPU_ROWS";
 	case DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS:
 		return "SUMMARY_OFF_CPU_ROWS";
+	case DCP_FMT_CHUNK_THREAD_LIFETIMES:
+		return "THREAD_LIFETIMES";
 	}
 	return "unknown";
 }
@@ -461,6 +494,9 @@ int dcp_reader_decode_chunk(struct reader *r, uint32_t type, const uint8_t *p,
 		break;
 	case DCP_FMT_CHUNK_THREADS:
 		ret = read_threads(r, &c);
+		break;
+	case DCP_FMT_CHUNK_THREAD_LIFETIMES:
+		ret = read_lives(r, &c);
 		break;
 	case DCP_FMT_CHUNK_SYMBOLS:
 		ret = dcp_reader_read_symbols(r, &c);

@@ -332,6 +332,29 @@ void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 	chunk_end(em);
 }
 
+void dcp_emit_lives(struct dcp_emitter *em, const struct dcp_aggregate *agg,
+		    bool changed)
+{
+	const struct dcp_lives *l = dcp_aggregate_lives(agg);
+	size_t n = dcp_lives_count(l);
+
+	chunk_begin(em, DCP_FMT_CHUNK_THREAD_LIFETIMES, true);
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_thread_life *t = dcp_lives_get(l, i);
+
+		if (changed && !dcp_lives_dirty(l, i))
+			continue;
+		put_u32(&em->raw, t->pid);
+		put_u32(&em->raw, t->tid);
+		put_u32(&em->raw, t->flags);
+		put_u32(&em->raw, 0);
+		put_u64(&em->raw, t->start_ns);
+		put_u64(&em->raw, t->flags & DCP_LIFE_RUNNING ? 0 : t->end_ns);
+		record_done(em);
+	}
+	chunk_end(em);
+}
+
 /* Rows: the deltas since the last flush, or (compact) the totals. */
 void dcp_emit_rows(struct dcp_emitter *em, uint32_t type,
 		   const struct dcp_aggregate *agg, bool deltas,

@@ -169,6 +169,7 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true, NULL);
 		dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
 				      true, NULL);
+		dcp_emit_lives(em, agg, true);
 	}
 	if (stats)
 		dcp_emit_stats(em, stats);
@@ -245,6 +246,7 @@ static int write_compact(const char *path, uint64_t created_ns,
 		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false, &order);
 		dcp_emit_off_cpu_rows(&em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
 				      false, &order);
+		dcp_emit_lives(&em, agg, false);
 	}
 	if (symbols) {
 		dcp_emit_symbols(&em, DCP_FMT_CHUNK_SYMBOLS, symbols);

@@ -2,7 +2,8 @@
 /*
  * Replay: the sync records (MMAP2, COMM, FORK, EXIT and munmap), in time
  * order, into the process table, so that every sample finds the maps its
- * process had when it was taken. MMAP2 names its file by a cookie.
+ * process had when it was taken. MMAP2 names its file by a cookie. FORK,
+ * exec and EXIT also give the lifetimes of the recorded processes' threads.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +35,32 @@ struct dcp_process *dcp_replay_process(struct dcp_recorder *r, pid_t pid)
 	r->stats.processes_seen++;
 	p->target = is_root_target(r, pid);
 	return p;
+}
+
+/*
+ * Thread tid of a recorded process (-p, a command and its children) began
+ * at time; before: it existed when recording began. Whole-system
+ * recordings keep no lifetimes, nor continuous ones (each period's
+ * profile starts anew).
+ */
+static int life_begin(struct dcp_recorder *r, uint32_t pid, uint32_t tid,
+		      uint64_t time, bool before)
+{
+	const struct dcp_process *p;
+	uint64_t start = 0;
+
+	if (!r->targeted || r->periods)
+		return 0;
+	p = dcp_process_table_find(r->procs, (pid_t)pid);
+	if (!p || !p->target)
+		return 0;
+	if (!before && time > r->start_mono_ns)
+		start = time - r->start_mono_ns;
+	if (dcp_lives_start(dcp_aggregate_lives(r->agg), pid, tid, start,
+			    DCP_LIFE_RUNNING |
+				    (start ? 0 : DCP_LIFE_STARTED_BEFORE)))
+		return dcp_error(ENOMEM, "out of memory");
+	return 0;
 }
 
 /* The Dwfl of an unwound process follows its maps through this. */
@@ -138,6 +165,10 @@ static int replay_comm(struct dcp_recorder *r, const struct dcp_comm_record *c)
 			p->exec_time = dcp_record_sample_id(&c->header)->time;
 			maps_changed(r, p);
 			p->user_id = 0; /* a new program may JIT anew */
+			/* a command started by the recorder is first seen
+			 * here, before its fork was recorded: it began then */
+			if (life_begin(r, c->pid, c->tid, p->exec_time, false))
+				return -ENOMEM;
 		}
 	}
 	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)sizeof(p->comm) - 1,
@@ -156,7 +187,7 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 		 * the live state wins, so a task seen both ways is one task.
 		 */
 		if (t->pid != t->tid)
-			return 0;
+			return life_begin(r, t->pid, t->tid, t->time, true);
 		p = dcp_process_table_find(r->procs, (pid_t)t->pid);
 		if (p && p->live)
 			return 0;
@@ -167,10 +198,10 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 		p->ppid = (pid_t)t->ppid;
 		p->start_time = t->time;
 		r->stats.tasks_injected++;
-		return 0;
+		return life_begin(r, t->pid, t->tid, t->time, true);
 	}
-	if (t->pid == t->ppid)
-		return 0; /* a new thread shares its process's maps */
+	if (t->pid == t->ppid) /* a new thread shares its process's maps */
+		return life_begin(r, t->pid, t->tid, t->time, false);
 	/* the pid of a process that exited within the grace, reused */
 	p = dcp_process_table_find(r->procs, (pid_t)t->pid);
 	if (p && r->unwinder)
@@ -185,7 +216,7 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 	maps_changed(r, p);
 	if (is_root_target(r, p->pid))
 		p->target = true;
-	return 0;
+	return life_begin(r, t->pid, t->tid, t->time, false);
 }
 
 /*
@@ -248,6 +279,11 @@ static int replay_exit(struct dcp_recorder *r, const struct dcp_task_record *t)
 		p->exited = true;
 		p->exit_time = t->time;
 	}
+	if (r->targeted)
+		dcp_lives_end(dcp_aggregate_lives(r->agg), t->tid,
+			      t->time > r->start_mono_ns ?
+				      t->time - r->start_mono_ns :
+				      0);
 	return 0;
 }
 

@@ -2,9 +2,11 @@
 /*
  * dcprof report --threads: where each thread's wall-clock time went, on
  * the CPU (its samples times the sampling period) and off it (record
- * --off-cpu, by state), against the recording's length. A thread that
- * lived through the whole recording accounts for about all of it; the
- * profile holds no thread lifetimes, so a shorter one shows less.
+ * --off-cpu, by state), against its lifetime: from its fork (or the
+ * recording's start) to its exit (or the recording's end), which the
+ * recorder keeps for the threads of a command or of -p. Profiles without
+ * lifetimes (older files, -a) compare against the recording's length:
+ * a thread that lived shorter shows less.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +23,10 @@ struct thread_line {
 	uint32_t name; /* the thread's name, in names */
 	uint64_t samples;
 	uint64_t off_cpu[DCP_OFF_CPU_NR_STATES];
+	/* its lifetimes (a tid reused is another), summed; first start,
+	 * last end */
+	bool has_life;
+	uint64_t life_ns, start_ns, end_ns;
 };
 
 struct report_threads {
@@ -89,6 +95,30 @@ static uint64_t off_cpu_total(const struct thread_line *l)
 	return n;
 }
 
+/* Each line's lifetime, from the profile's; whether there are any. */
+static bool add_lifetimes(struct report_threads *t, const struct dcp_profile *p)
+{
+	size_t n = dcp_profile_nr_thread_lifetimes(p);
+	struct dcp_thread_lifetime life = { .sz = sizeof(life) };
+	uint32_t i;
+
+	for (size_t k = 0; k < n; k++) {
+		struct thread_line *l;
+
+		if (dcp_profile_thread_lifetime(p, k, &life) ||
+		    key_map_find(&t->index, life.pid, life.tid, &i))
+			continue; /* a thread with neither samples nor waits */
+		l = &t->lines[i];
+		if (!l->has_life || life.start_ns < l->start_ns)
+			l->start_ns = life.start_ns;
+		if (!l->has_life || life.end_ns > l->end_ns)
+			l->end_ns = life.end_ns;
+		l->life_ns += life.end_ns - life.start_ns;
+		l->has_life = true;
+	}
+	return n > 0;
+}
+
 /* By pid, then tid. */
 static int compare_threads(const void *a, const void *b)
 {
@@ -99,6 +129,29 @@ static int compare_threads(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+static void print_json_line(const struct report_threads *t,
+			    const struct thread_line *l, double on,
+			    double total, double share, bool first)
+{
+	printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":", first ? "" : ",", l->pid,
+	       l->tid);
+	json_print_string(stdout, string_table_get(&t->names, l->name));
+	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
+	       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
+	       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
+	       ",\"percent_of_recording\":%.4f",
+	       l->samples, on, (double)l->off_cpu[0] / 1e6,
+	       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6, total,
+	       share);
+	if (l->has_life)
+		printf(",\"start_ms\":%.3f,\"end_ms\":%.3f,\"lifetime_ms\":%.3f"
+		       ",\"percent_of_lifetime\":%.4f",
+		       (double)l->start_ns / 1e6, (double)l->end_ns / 1e6,
+		       (double)l->life_ns / 1e6,
+		       l->life_ns ? 100 * total * 1e6 / (double)l->life_ns : 0);
+	printf("}");
+}
+
 void report_threads_print(struct report_threads *t,
 			  const struct profile_view *v)
 {
@@ -106,6 +159,7 @@ void report_threads_print(struct report_threads *t,
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	double period_ms = (double)profile_view_sample_ns(v) / 1e6;
 	double length_ms = (double)m->duration_ns / 1e6;
+	bool lives = add_lifetimes(t, v->profile);
 	size_t shown = 0;
 
 	if (t->nr_lines)
@@ -113,6 +167,15 @@ void report_threads_print(struct report_threads *t,
 		      compare_threads);
 	if (a->json)
 		printf(",\"length_ms\":%.3f,\"threads\":[", length_ms);
+	else if (lives)
+		printf("# each thread's time on the CPU (samples x %.3f ms) and "
+		       "off it, against its lifetime (from its start, or the "
+		       "recording's, to its exit, or the recording's end at "
+		       "%.1f ms)\n"
+		       "%8s %8s %10s %10s %10s %10s %10s %10s %7s  %s\n",
+		       period_ms, length_ms, "pid", "tid", "on-CPU ms",
+		       "preempted", "sleeping", "blocked", "total ms",
+		       "life ms", "of life", "thread");
 	else
 		printf("# each thread's time on the CPU (samples x %.3f ms) and "
 		       "off it, against the recording's %.1f ms\n"
@@ -129,28 +192,24 @@ void report_threads_print(struct report_threads *t,
 		if (a->limit >= 0 && shown >= (size_t)a->limit)
 			break;
 		if (a->json) {
-			printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":",
-			       shown ? "," : "", l->pid, l->tid);
-			json_print_string(stdout,
-					  string_table_get(&t->names, l->name));
-			printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
-			       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
-			       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
-			       ",\"percent_of_recording\":%.4f}",
-			       l->samples, on, (double)l->off_cpu[0] / 1e6,
-			       (double)l->off_cpu[1] / 1e6,
-			       (double)l->off_cpu[2] / 1e6, total, share);
-		} else {
-			printf("%8u %8u %10.1f %10.1f %10.1f %10.1f %10.1f "
-			       "%6.1f%%  ",
-			       l->pid, l->tid, on, (double)l->off_cpu[0] / 1e6,
-			       (double)l->off_cpu[1] / 1e6,
-			       (double)l->off_cpu[2] / 1e6, total, share);
-			text_print_safe(stdout,
-					string_table_get(&t->names, l->name),
-					0);
-			printf("\n");
+			print_json_line(t, l, on, total, share, !shown);
+			shown++;
+			continue;
 		}
+		printf("%8u %8u %10.1f %10.1f %10.1f %10.1f %10.1f ", l->pid,
+		       l->tid, on, (double)l->off_cpu[0] / 1e6,
+		       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6,
+		       total);
+		if (!lives)
+			printf("%6.1f%%  ", share);
+		else if (l->has_life && l->life_ns)
+			printf("%10.1f %6.1f%%  ", (double)l->life_ns / 1e6,
+			       100 * total * 1e6 / (double)l->life_ns);
+		else
+			printf("%10s %7s  ", "-", "-");
+		text_print_safe(stdout, string_table_get(&t->names, l->name),
+				0);
+		printf("\n");
 		shown++;
 	}
 	if (a->json)

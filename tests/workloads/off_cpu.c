@@ -1,12 +1,16 @@
 /*
  * Off-CPU workloads: where threads wait.
- *   off_cpu rounds SECONDS FILE: the main thread, in rounds of 10 ms,
- *     burns 4 ms in f1_burn, sleeps 4 ms in f2_sleep (nanosleep) and
- *     waits ~2 ms in f3_wait for a helper thread to answer through a
- *     pipe; writes "tid lifetime_ns" of the main thread to FILE and,
- *     given a second file TIMES, "f2_ns f3_ns": the time it spent in
+ *   off_cpu rounds SECONDS FILE [TIMES [CALLS]]: the main thread, in
+ *     rounds of 10 ms, burns 4 ms in f1_burn, sleeps 4 ms in f2_sleep
+ *     (nanosleep) and waits ~2 ms in f3_wait for a helper thread to
+ *     answer through a pipe. A third thread, "latecomer", lives from a
+ *     quarter of the run to three quarters, napping 5 ms and burning
+ *     0.2 ms in turn. Writes to FILE "tid lifetime_ns" of the main
+ *     thread, then of the latecomer (from its first step to its last);
+ *     given TIMES, "f2_ns f3_ns": the time the main thread spent in
  *     f2_sleep and in f3_wait as its clock saw it (2:1 on an idle
- *     machine; other load lengthens the pipe wait, two wake-ups, more).
+ *     machine; other load lengthens the pipe wait, two wake-ups, more);
+ *     given CALLS, those two times of every round, a line each.
  *   off_cpu mutex SECONDS: two threads take turns on one mutex, each
  *     holding it 2 ms (in hold_lock), burning 0.5 ms outside it, and
  *     waiting for it in take_lock.
@@ -18,6 +22,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,29 +109,70 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static int rounds(const char *out, const char *times)
+struct latecomer {
+	unsigned long long end, first, last;
+	long tid;
+};
+
+static void *latecomer(void *arg)
+{
+	struct latecomer *l = arg;
+
+	l->first = now_ns();
+	l->tid = (long)syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), "latecomer");
+	while (now_ns() < l->end) {
+		sleep_ns(5000000);
+		f1_burn(200000);
+	}
+	l->last = now_ns();
+	return NULL;
+}
+
+static int rounds(const char *out, const char *times, const char *calls)
 {
 	unsigned long long start = now_ns(), end, t0, in_f2 = 0, in_f3 = 0;
-	pthread_t t;
-	FILE *f;
+	unsigned long long f2, f3, late_start;
+	struct latecomer late = { 0 };
+	bool late_started = false;
+	FILE *f, *c = NULL;
+	pthread_t t, lt;
 
 	if (pipe(request) || pipe(answer) ||
 	    pthread_create(&t, NULL, helper, NULL))
 		return 1;
+	if (calls && !(c = fopen(calls, "w")))
+		return 1;
 	end = start + (unsigned long long)(seconds * 1e9);
+	late_start = start + (end - start) / 4;
+	late.end = start + 3 * (end - start) / 4;
 	while (now_ns() < end) {
+		if (!late_started && now_ns() >= late_start) {
+			if (pthread_create(&lt, NULL, latecomer, &late))
+				return 1;
+			late_started = true;
+		}
 		f1_burn(4000000);
 		t0 = now_ns();
 		f2_sleep(4000000);
-		in_f2 += now_ns() - t0;
+		f2 = now_ns() - t0;
 		t0 = now_ns();
 		f3_wait();
-		in_f3 += now_ns() - t0;
+		f3 = now_ns() - t0;
+		in_f2 += f2;
+		in_f3 += f3;
+		if (c)
+			fprintf(c, "%llu %llu\n", f2, f3);
 	}
+	if (late_started)
+		pthread_join(lt, NULL);
+	if (c && fclose(c))
+		return 1;
 	f = fopen(out, "w");
 	if (!f)
 		return 1;
-	fprintf(f, "%ld %llu\n", (long)syscall(SYS_gettid), now_ns() - start);
+	fprintf(f, "%ld %llu\n%ld %llu\n", (long)syscall(SYS_gettid),
+		now_ns() - start, late.tid, late.last - late.first);
 	fclose(f);
 	if (!times)
 		return 0;
@@ -251,7 +297,8 @@ int main(int argc, char **argv)
 		return 2;
 	seconds = atof(argv[2]);
 	if (!strcmp(argv[1], "rounds") && argc > 3)
-		return rounds(argv[3], argc > 4 ? argv[4] : NULL);
+		return rounds(argv[3], argc > 4 ? argv[4] : NULL,
+			      argc > 5 ? argv[5] : NULL);
 	if (!strcmp(argv[1], "mutex"))
 		return mutex();
 	if (!strcmp(argv[1], "busy3"))
