@@ -127,7 +127,8 @@ assert 0.9 <= wall / life_ns <= 1.1, \
 th = {t["tid"]: t for t in json.load(open(tmp + "/threads.json"))["threads"]}
 assert tid in th, "--threads has no main thread %d: %s" % (tid, sorted(th))
 acc = th[tid]["total_ms"] * 1e6 / life_ns
-assert 0.95 <= acc <= 1.05, \
+# (on a loaded VM the hypervisor's steal leaves a few % unseen)
+assert 0.9 <= acc <= 1.05, \
     "--threads: on + off the CPU is %.1f%% of the main thread's lifetime" % (100 * acc)
 # the lifetimes the recorder kept: the main thread accounted for, the
 # latecomer's as long as its clock says, in the middle of the run
@@ -241,17 +242,23 @@ against_clock("bpf", stacks, in_f2, in_f3)
 inner = {s.split(";")[-1] for s in stacks if ";f2_sleep;" in s}
 assert inner == {"__schedule_[k]"}, "bpf: innermost frames %s" % inner
 PY
-	# the main thread's lifetime, from its exec to its exit (its rows
-	# hold the other threads' time too: the backend counts by process)
+	# rows per thread, as the ring's: the main thread's on + off the CPU
+	# is its lifetime (from its exec to its exit), and the latecomer's
+	# lifetime (thread exits come from the kernel too) is its clock's
 	expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
-	python3 - "$TMP/out" "$TMP/main" <<'PY' || die "--backend bpf: the main thread's lifetime is not kept"
+	python3 - "$TMP/out" "$TMP/main" <<'PY' || die "--backend bpf: the threads' lifetimes are not kept"
 import json, sys
-tid, life_ns = map(int, open(sys.argv[2]).readline().split())
+lines = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
+(tid, life_ns), (late_tid, late_ns) = lines
 th = {t["tid"]: t for t in json.load(open(sys.argv[1]))["threads"]}
-assert tid in th and "lifetime_ms" in th[tid], "bpf: no lifetime of %d: %s" % (tid, th)
-got = th[tid]["lifetime_ms"] * 1e6
-print("bpf: the main thread lived %.1f ms, its clock says %.1f" % (got / 1e6, life_ns / 1e6))
-assert abs(got / life_ns - 1) <= 0.1, "bpf: lifetime %.1f ms, its clock %.1f" % (got / 1e6, life_ns / 1e6)
+for t, ns, name in ((tid, life_ns, "main thread"), (late_tid, late_ns, "latecomer")):
+    assert t in th and "lifetime_ms" in th[t], "bpf: no lifetime of the %s %d: %s" % (name, t, th)
+    got = th[t]["lifetime_ms"] * 1e6
+    print("bpf: the %s lived %.1f ms (its clock %.1f), %.1f%% of it accounted"
+          % (name, got / 1e6, ns / 1e6, th[t]["percent_of_lifetime"]))
+    assert abs(got / ns - 1) <= 0.1, "bpf: the %s lived %.1f ms, its clock %.1f" % (name, got / 1e6, ns / 1e6)
+    assert 90 <= th[t]["percent_of_lifetime"] <= 105, \
+        "bpf: the %s's on + off the CPU is %.1f%% of its lifetime" % (name, th[t]["percent_of_lifetime"])
 PY
 	# a block longer than many drains keeps its stack: the drains empty
 	# the stack maps of their generation, but for the stacks of threads

@@ -275,9 +275,8 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dcp_exit, struct task_struct *p)
 {
-	/* the process, not each of its threads */
-	if (BPF_CORE_READ(p, pid) == BPF_CORE_READ(p, tgid))
-		task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
+	/* every thread: its end is its lifetime's (report --threads) */
+	task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
 	return 0;
 }
 

@@ -264,7 +264,11 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 	}
 	if (bs->call_graph == DCP_CALL_GRAPH_NONE)
 		n = 1; /* without -g, the leaf only */
-	c.comm = comm[0] ? comm : NULL;
+	/* rows per thread, as the ring backend's: the kernel's name is the
+	 * thread's; the process keeps the name its COMM records gave it */
+	c.tid = k->tid;
+	c.thread_comm = comm[0] ? comm : NULL;
+	c.comm = p->comm[0] || !comm[0] ? NULL : comm;
 	c.frames = bs->frames;
 	c.nr_frames = n;
 	return dcp_recorder_take_stack(r, &c);

@@ -210,7 +210,8 @@ int dcp_bpf_apply_exits(struct bpf_source *bs)
 
 		rec.t = bs->exits[i];
 		fill_trailer(&rec.sid, rec.t.pid, rec.t.tid, rec.t.time);
-		forget_maps(bs, rec.t.pid);
+		if (rec.t.tid == rec.t.pid)
+			forget_maps(bs, rec.t.pid);
 		ret = dcp_recorder_take_record(bs->r, rec.t.time, &rec.t.header,
 					       sizeof(rec));
 	}
