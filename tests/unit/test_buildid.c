@@ -379,7 +379,7 @@ static const struct dcp_file_id *ident(struct dcp_ident_cache *c,
  */
 static void test_ident_cache_holds_files(void **state)
 {
-	char a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], want[64], hex[64];
+	char a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], want[128], hex[128];
 	struct dcp_ident_cache held = { .held_max = 2 }, walk = { 0 };
 	struct opener oa = { 0 }, ob = { 0 }, oc = { 0 }, none = { 0 };
 	const struct dcp_file_id *id;
