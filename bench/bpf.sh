@@ -12,7 +12,9 @@
 # bytes per sample, the records it copies out, which the ring backend also
 # reads). The BPF backend runs twice: user frames as plain addresses named
 # from the process's maps in user space (the default), and named by build id
-# in the kernel (DCPROF_BPF_FRAMES=buildid). Needs root (BPF, -a).
+# in the kernel (DCPROF_BPF_FRAMES=buildid). bpftrace's profile:hz:999 with
+# kernel and user stacks, the in-kernel-counting peer, runs too when it is
+# installed. Needs root (BPF, -a).
 set -u
 BENCH=bpf
 # shellcheck source=bench/lib.sh
@@ -65,6 +67,17 @@ recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$DURATION" \
 RING_CPU=$CPU_MS
 RING_SAMPLES=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/ring.err")
 
+BT_CPU= BT_NS= BT_SAMPLES=
+if command -v bpftrace >/dev/null; then
+	say "bpftrace profile:hz:999 with kernel and user stacks, $DURATION s"
+	bpftrace_record "$DURATION" "profile:hz:999 { @[kstack, ustack, comm] = count(); }
+		interval:s:$DURATION { exit(); }" "$TMP/bpftrace.out" &&
+		BT_CPU=$CPU_MS BT_NS=$BPF_NS BT_SAMPLES=$(sed -n 's/^.*\]: \([0-9]*\)$/\1/p' \
+			"$TMP/bpftrace.out" | awk '{ s += $1 } END { print s + 0 }')
+else
+	say "bpftrace is not installed: its row is left out (apt-get install bpftrace)"
+fi
+
 say "perf record, $DURATION s"
 recorder perf_record -a -g -F 999 -o "$TMP/perf.data" -- sleep "$DURATION" \
 	>/dev/null 2>"$TMP/perf.err" || die "perf record failed: $(tail -3 "$TMP/perf.err")"
@@ -84,5 +97,7 @@ row "dcprof bpf, build-id frames" "$BPF_SAMPLES" "$BPF_CPU" "$BPF_NS" \
 	"$(div "$BPF_BYTES" "$BPF_SAMPLES" %.0f)" "$PERF_PERK"
 row "dcprof bpf (address frames)" "$IP_SAMPLES" "$IP_CPU" "$IP_NS" \
 	"$(div "$IP_BYTES" "$IP_SAMPLES" %.0f)" "$PERF_PERK"
+[ -n "$BT_CPU" ] && row "bpftrace (in-kernel counts)" "$BT_SAMPLES" "$BT_CPU" "$BT_NS" \
+	"-" "$PERF_PERK"
 echo
 echo "BPF program: $(div "$BPF_NS" "$BPF_SAMPLES" %.0f) ns per sample with build-id frames, $(div "$IP_NS" "$IP_SAMPLES" %.0f) ns with address frames."

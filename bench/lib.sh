@@ -222,6 +222,31 @@ nprocs() { compgen -G '/proc/[0-9]*' | wc -l; }
 # and carries device and inode instead. Without the pass perf does less
 # work than by default, which only makes the CPU comparisons stricter for
 # dcprof. See "perf and the build-id flag" in docs/PERFORMANCE.md.
+# bpftrace_record SECONDS PROGRAM OUT: bpftrace running PROGRAM (which
+# ends itself after SECONDS) as the current recorder (CPU_MS as recorder()
+# sets it: bpftrace's own CPU, its symbolizing at the end included), its
+# printed maps in OUT; BPF_NS: the run time of the BPF programs it loaded,
+# read with bpftool half a second before the end (kernel.bpf_stats_enabled
+# must be 1). Returns 1 when bpftrace or bpftool is missing.
+bpftrace_record() {
+	local secs=$1 prog=$2 out=$3 q bpftool
+	bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
+	command -v bpftrace >/dev/null && [ -x "$bpftool" ] || return 1
+	(
+		sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')"
+		"$bpftool" prog show -j | python3 -c '
+import json, sys
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
+          if any(x.get("comm") == "bpftrace" for x in p.get("pids", []))))
+' >"$TMP/bpftrace.ns"
+	) &
+	q=$!
+	recorder bpftrace -e "$prog" >"$out" 2>"$out.err" ||
+		die "bpftrace failed: $(grep -v 'stack id\|RLIMIT' "$out.err" | tail -2)"
+	wait "$q"
+	BPF_NS=$(cat "$TMP/bpftrace.ns")
+}
+
 perf_record() {
 	"$PERF" record "${PERF_MODE:--B}" -e cpu-clock "$@"
 }

@@ -11,7 +11,9 @@
 # the recorder alone: the workload runs apart, started by this script;
 # for bpf plus the run time of its programs, kernel.bpf_stats_enabled=1),
 # the output size, and for pingpong the round trips per second against a
-# run without a recorder (the slowdown). Prints a markdown table on stdout,
+# run without a recorder (the slowdown). bpftrace's off-CPU one-liner with
+# kernel and user stacks runs too when it is installed (its CPU plus its
+# programs' run time; its output is its printed maps). Prints a markdown table on stdout,
 # progress on stderr. About 1 minute with the defaults.
 #
 # Environment:
@@ -64,6 +66,24 @@ record() {
 			"$TMP/$who.err" | awk '{ s += $1 } END { printf "%.0f", s }')
 		CPU_MS=$((CPU_MS + bpf_ns / 1000000))
 		;;
+	bpftrace)
+		# each switch-out's time, stacks and name kept per thread;
+		# at its switch-in the time off the CPU is summed by stacks
+		bpftrace_record "$DURATION" '
+tracepoint:sched:sched_switch {
+	@start[args->prev_pid] = nsecs;
+	@kst[args->prev_pid] = kstack;
+	@ust[args->prev_pid] = ustack;
+	$t = @start[args->next_pid];
+	if ($t) {
+		@off[@kst[args->next_pid], @ust[args->next_pid], args->next_comm] =
+			sum(nsecs - $t);
+		delete(@start[args->next_pid]);
+	}
+}
+interval:s:'"$DURATION"' { clear(@start); clear(@kst); clear(@ust); exit(); }' "$out"
+		CPU_MS=$((CPU_MS + BPF_NS / 1000000))
+		;;
 	perf)
 		recorder "$PERF" record -q -e sched:sched_switch -g -a \
 			-o "$out" -- sleep "$DURATION" >/dev/null \
@@ -85,7 +105,9 @@ echo "| workload | recorder | recorder CPU (ms) | output (bytes) | round trips/s
 echo "| --- | --- | ---: | ---: | ---: | ---: |"
 for name in pingpong rounds; do
 	declare -A cpu=() size=()
-	for who in dcprof dcprof-bpf perf; do
+	whos="dcprof dcprof-bpf perf"
+	command -v bpftrace >/dev/null && whos+=" bpftrace"
+	for who in $whos; do
 		say "$who on $name, $DURATION s"
 		record "$who" "$name"
 		cpu[$who]=$CPU_MS
@@ -100,6 +122,11 @@ for name in pingpong rounds; do
 		echo "| $name | $who | ${cpu[$who]} | ${size[$who]} | $rate | $slow |"
 	done
 	for who in dcprof dcprof-bpf; do
+		[ -n "${cpu[bpftrace]:-}" ] && awk -v n="$name" -v w="$who" \
+			-v ds="${size[$who]}" -v bs="${size[bpftrace]}" \
+			-v dc="${cpu[$who]}" -v bc="${cpu[bpftrace]}" 'BEGIN {
+			printf "| %s | bpftrace / %s | %.1fx | %.0fx | | |\n", n, w,
+				dc ? bc / dc : 0, ds ? bs / ds : 0 }'
 		awk -v n="$name" -v w="$who" -v ds="${size[$who]}" \
 			-v ps="${size[perf]}" -v dc="${cpu[$who]}" \
 			-v pc="${cpu[perf]}" 'BEGIN {
