@@ -225,20 +225,23 @@ nprocs() { compgen -G '/proc/[0-9]*' | wc -l; }
 # bpftrace_record SECONDS PROGRAM OUT: bpftrace running PROGRAM (which
 # ends itself after SECONDS) as the current recorder (CPU_MS as recorder()
 # sets it: bpftrace's own CPU, its symbolizing at the end included), its
-# printed maps in OUT; BPF_NS: the run time of the BPF programs it loaded,
-# read with bpftool half a second before the end (kernel.bpf_stats_enabled
-# must be 1). Returns 1 when bpftrace or bpftool is missing.
+# printed maps in OUT; BPF_NS: the run time of the BPF programs it loaded
+# (those with ids above every program loaded before it), read with bpftool
+# half a second before the end (kernel.bpf_stats_enabled must be 1).
+# Returns 1 when bpftrace or bpftool is missing.
 bpftrace_record() {
-	local secs=$1 prog=$2 out=$3 q bpftool
+	local secs=$1 prog=$2 out=$3 q bpftool last
 	bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
 	command -v bpftrace >/dev/null && [ -x "$bpftool" ] || return 1
+	last=$("$bpftool" prog show -j | python3 -c '
+import json, sys
+print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
 	(
 		sleep "$(awk -v s="$secs" 'BEGIN { print s - 0.5 }')"
 		"$bpftool" prog show -j | python3 -c '
 import json, sys
 print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
-          if any(x.get("comm") == "bpftrace" for x in p.get("pids", []))))
-' >"$TMP/bpftrace.ns"
+          if p["id"] > int(sys.argv[1])))' "$last" >"$TMP/bpftrace.ns"
 	) &
 	q=$!
 	recorder bpftrace -e "$prog" >"$out" 2>"$out.err" ||
