@@ -16,6 +16,9 @@
 # programs' run time; its output is its printed maps). Prints a markdown table on stdout,
 # progress on stderr. About 1 minute with the defaults.
 #
+# perf runs with -B (no build-id pass at its end), which otherwise aborts
+# on this kernel (docs/PERFORMANCE.md, "perf and the build-id flag").
+#
 # Environment:
 #   BENCH_DURATION=10   seconds of each recording (and workload run)
 #   BENCH_KEEP=1        keep the temporary directory
@@ -85,7 +88,7 @@ interval:s:'"$DURATION"' { clear(@start); clear(@kst); clear(@ust); exit(); }' "
 		CPU_MS=$((CPU_MS + BPF_NS / 1000000))
 		;;
 	perf)
-		recorder "$PERF" record -q -e sched:sched_switch -g -a \
+		recorder "$PERF" record -q -B -e sched:sched_switch -g -a \
 			-o "$out" -- sleep "$DURATION" >/dev/null \
 			2>"$TMP/$who.err" ||
 			die "perf failed: $(tail -3 "$TMP/$who.err")"
