@@ -138,8 +138,12 @@ static int size_maps(struct bpf_source *bs,
 	bs->off_keys = calloc(bs->count_entries, sizeof(*bs->off_keys));
 	if (!bs->keys || !bs->vals || !bs->off_keys)
 		return dcp_error(ENOMEM, "out of memory");
+	/* without --off-cpu no switch program runs: its maps stay empty,
+	 * and a preallocated map's memory is zeroed at load */
 	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
-				     bs->off_cpu ? bs->count_entries : 1))
+				     bs->off_cpu ? bs->count_entries : 1) ||
+	    (!bs->off_cpu &&
+	     bpf_map__set_max_entries(bs->skel->maps.off_starts, 1)))
 		return dcp_error(EINVAL, "cannot size the BPF maps");
 	return 0;
 }
