@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "flamegraph_internal.h"
 
 /* Frames of BEFORE with no counterpart in AFTER, counted where they part. */
@@ -29,31 +30,13 @@ static void only_before(const struct fg_tree *t, uint64_t *frames,
 
 /* ---- escaping ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at p, 0 when it is not one. */
+/*
+ * The valid UTF-8 sequence at p of a NUL-terminated string, 0 when it is
+ * not one: the NUL fails any sequence it would be part of.
+ */
 static size_t utf8_len(const unsigned char *p)
 {
-	size_t n, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
+	return export_utf8_len(p, 4);
 }
 
 /*
