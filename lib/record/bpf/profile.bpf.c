@@ -30,6 +30,8 @@ volatile __u32 sample_weight = 1;
 const volatile int filter_marked = 0;
 /* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
 const volatile int user_build_ids = 0;
+/* 1: the exec program sends the new program's mappings (dcp_mmap loads) */
+const volatile int send_exec_mappings = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
 
@@ -264,11 +266,107 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * Executable mappings of files as processes make them (mmap(2): the loader
+ * mapping libraries, dlopen): a process that lives a few milliseconds maps
+ * its libraries and is gone before user space could read its maps; with
+ * these its frames are named from the identities user space holds
+ * (source_bpf_tasks.c). The program and its loader, mapped by exec itself,
+ * are sent by the exec program after its event. (fentry on
+ * perf_event_mmap(), where perf makes its MMAP2 records, would see every
+ * mapping, but this kernel refuses fentry programs.)
+ */
+#define DCP_VM_EXEC 0x00000004UL
+
+struct dcp_sys_exit_args {
+	__u64 common;
+	int syscall_nr;
+	long ret;
+};
+
+static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	struct dcp_bpf_mmap_event *e = data;
+	struct file *file = vma->vm_file;
+	struct inode *inode;
+
+	e->flags = (__u32)vma->vm_flags;
+	e->end = vma->vm_end;
+	if (!(vma->vm_flags & DCP_VM_EXEC) || !file)
+		return 0;
+	inode = file->f_inode;
+	e->start = vma->vm_start;
+	e->len = vma->vm_end - vma->vm_start;
+	e->pgoff = (__u64)vma->vm_pgoff << 12;
+	e->dev = inode->i_sb->s_dev;
+	e->ino = inode->i_ino;
+	e->generation = inode->i_generation;
+	return 0;
+}
+
+/*
+ * The executable file mapping of the current task at addr into the ring;
+ * returns the end of the vma there (0: none, or busy), for walking on.
+ */
+static __always_inline __u64 send_mapping(__u64 addr)
+{
+	struct dcp_bpf_mmap_event m = {}, *e;
+	__u64 id;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m,
+			 0))
+		return 0;
+	if (!m.ino)
+		return m.end; /* not executable, or no file */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_stat(DCP_BPF_STAT_LOST_EVENTS);
+		return 0;
+	}
+	id = bpf_get_current_pid_tgid();
+	m.type = DCP_BPF_EVENT_MMAP;
+	m.pid = id >> 32;
+	m.tid = (__u32)id;
+	m.time = bpf_ktime_get_ns();
+	*e = m;
+	bpf_ringbuf_submit(e, 0);
+	return m.end;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int dcp_mmap(struct dcp_sys_exit_args *ctx)
+{
+	long ret = ctx->ret;
+
+	if (ret >= 0 || ret <= -4096)
+		send_mapping((__u64)ret);
+	return 0;
+}
+
+#define DCP_AT_BASE 7 /* auxv: the program interpreter's base */
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
+	struct mm_struct *mm = BPF_CORE_READ(p, mm);
+	__u64 base = 0, addr;
+
 	task_event(DCP_BPF_EVENT_EXEC, p, NULL, bprm);
+	if (!mm || !send_exec_mappings)
+		return 0;
+	/* after the event, whose record empties the process's maps: the
+	 * program's text, then the loader's segments, from its base on */
+	send_mapping(BPF_CORE_READ(mm, start_code));
+	for (int i = 0; i < 54; i += 2)
+		if (BPF_CORE_READ(mm, saved_auxv[i]) == DCP_AT_BASE) {
+			base = BPF_CORE_READ(mm, saved_auxv[i + 1]);
+			break;
+		}
+	addr = base;
+	for (int k = 0; k < 4 && addr; k++)
+		addr = send_mapping(addr);
 	return 0;
 }
 

@@ -78,6 +78,7 @@ enum dcp_bpf_event_type {
 	DCP_BPF_EVENT_EXEC = 1,
 	DCP_BPF_EVENT_EXIT = 2,
 	DCP_BPF_EVENT_FORK = 3,
+	DCP_BPF_EVENT_MMAP = 4, /* struct dcp_bpf_mmap_event */
 };
 
 /* A task event in the ring buffer. */
@@ -91,6 +92,24 @@ struct dcp_bpf_event {
 	unsigned long long time; /* CLOCK_MONOTONIC ns */
 	char comm[DCP_BPF_COMM_LEN];
 	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */
+};
+
+/*
+ * An executable mapping of a file as it is made (perf_event_mmap(), where
+ * perf takes its MMAP2 records): the file by device and inode, named by
+ * user space from the identities it holds.
+ */
+struct dcp_bpf_mmap_event {
+	unsigned int type; /* DCP_BPF_EVENT_MMAP */
+	unsigned int pid; /* tgid */
+	unsigned int tid;
+	unsigned int dev; /* the inode's s_dev: major << 20 | minor */
+	unsigned long long time; /* CLOCK_MONOTONIC ns */
+	unsigned long long start, len, pgoff; /* pgoff in bytes */
+	unsigned long long ino;
+	unsigned int generation;
+	unsigned int flags; /* the vma's VM_* flags, low 32 bits */
+	unsigned long long end; /* the vma's end (the program's own walk) */
 };
 
 #endif

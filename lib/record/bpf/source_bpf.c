@@ -75,6 +75,38 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
+/*
+ * Where __traceiter_sched_switch lies (/proc/kallsyms: to the next
+ * symbol), for the switch program's stacks; left 0 when hidden.
+ */
+static void find_traceiter(struct bpf_source *bs)
+{
+	char line[256], name[128], type;
+	unsigned long long addr;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+			continue;
+		if (found) {
+			bs->traceiter_end = addr;
+			break;
+		}
+		if (addr && !strcmp(name, "__traceiter_sched_switch")) {
+			bs->traceiter_start = addr;
+			found = true;
+		}
+	}
+	if (bs->traceiter_end <= bs->traceiter_start)
+		bs->traceiter_start = bs->traceiter_end = 0;
+	if (f)
+		fclose(f);
+}
+
+/* mmap(2)'s exit tracepoint: executable mappings as they are made */
+#define SYS_EXIT_MMAP "/sys/kernel/tracing/events/syscalls/sys_exit_mmap"
+
 static int load_error(int err, const char *what)
 {
 	if (err == EPERM || err == EACCES)
@@ -176,8 +208,14 @@ static int bpf_start(struct dcp_source *s,
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
 	bs->off_cpu = set->off_cpu;
+	if (bs->off_cpu)
+		find_traceiter(bs);
 	/* without --off-cpu, switches cost nothing: no program on them */
 	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
+	bs->mapping_events = !access(SYS_EXIT_MMAP, F_OK);
+	bpf_program__set_autoload(bs->skel->progs.dcp_mmap,
+				  bs->mapping_events);
+	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
@@ -315,6 +353,10 @@ static int bpf_stop(struct dcp_source *s)
 			0.0,
 		(unsigned long long)info.run_cnt,
 		(unsigned long long)info.run_time_ns);
+	dcp_log(DCP_LOG_INFO,
+		"bpf: %" PRIu64 " executable mappings named from the kernel's "
+		"events, %" PRIu64 " left to the maps in /proc",
+		bs->mmaps_named, bs->mmaps_unnamed);
 	memset(&info, 0, sizeof(info));
 	len = sizeof(info);
 	if (bs->off_cpu &&

@@ -198,22 +198,33 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 	return kc;
 }
 
-static uint32_t kernel_frames(struct bpf_source *bs, int id)
+/*
+ * switch_out: a stack the switch program took. It skips the program's own
+ * frames, but when another program also runs on sched_switch the
+ * tracepoint calls them through __traceiter_sched_switch, one frame more:
+ * dropped, so that the stack starts at __schedule either way.
+ */
+static uint32_t kernel_frames(struct bpf_source *bs, int id, bool switch_out)
 {
 	struct bpf_map *const maps[2] = { bs->skel->maps.kernel_stacks,
 					  bs->skel->maps.kernel_stacks_1 };
 	const struct kstack_copy *kc =
 		id < 0 ? NULL : ip_stack(bs, bs->kcache, maps, 1, id);
-	uint32_t n = 0;
+	uint32_t n = 0, first = 0;
 
 	if (!kc)
 		return 0;
-	for (uint32_t i = 0; i < kc->nr && n < MAX_STACK; i++) {
+	while (switch_out && first < kc->nr &&
+	       kc->ips[first] >= bs->traceiter_start &&
+	       kc->ips[first] < bs->traceiter_end)
+		first++;
+	for (uint32_t i = first; i < kc->nr && n < MAX_STACK; i++) {
 		struct dcp_frame *f = &bs->frames[n++];
 
 		f->flags = DCP_FRAME_KERNEL;
 		f->cookie = dcp_kernel_layout_resolve(
-			&bs->r->kernel, kc->ips[i] - (i ? 1 : 0), &f->offset);
+			&bs->r->kernel, kc->ips[i] - (i > first ? 1 : 0),
+			&f->offset);
 	}
 	return n;
 }
@@ -240,7 +251,7 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 		p = dcp_replay_process(r, (pid_t)k->pid);
 	if (!p || (r->targeted && !p->target))
 		return dcp_recorder_take_stack(r, &c); /* counted as other */
-	n = kernel_frames(bs, k->kernel_stack);
+	n = kernel_frames(bs, k->kernel_stack, off_ns != NULL);
 	ret = user_frames(bs, p, k->user_stack, n, n > 0);
 	if (ret < 0)
 		return ret;

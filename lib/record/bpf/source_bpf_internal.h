@@ -60,6 +60,11 @@ struct bpf_source {
 	uint32_t drain_gen;
 	/* the identities of mapped files, kept open while cached */
 	struct dcp_ident_cache idents;
+	/* the kernel sends executable mappings (mmap(2) and exec's own) */
+	bool mapping_events;
+	/* --off-cpu: __traceiter_sched_switch, trimmed off switch stacks */
+	uint64_t traceiter_start, traceiter_end;
+	uint64_t mmaps_named, mmaps_unnamed; /* for -v */
 
 	/*
 	 * Stacks copied from the kernel, by stack id (generation included):

@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "buildid_internal.h"
 #include "collect_internal.h"
 #include "log_internal.h"
+#include "records_internal.h"
 #include "source_bpf_internal.h"
 
 static int read_maps(struct bpf_source *bs, struct dcp_process *p);
@@ -164,12 +166,12 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 		ret = pin_exec(bs, e->pid, path);
 	}
 	/*
-	 * The new program's maps, read now: a sample the kernel could not
-	 * name by build id (the mmap lock was busy, as it often is while a
-	 * program starts) is looked up in them even if the process has
-	 * exited by the next drain.
+	 * The new program's maps: the kernel sends its own mappings (the
+	 * program, its loader) right after this event; without mapping
+	 * events, read now from /proc, so that its frames are named even if
+	 * it has exited by the next drain.
 	 */
-	if (!ret) {
+	if (!ret && !bs->mapping_events) {
 		struct dcp_process *p =
 			dcp_process_table_find(bs->r->procs, (pid_t)e->pid);
 
@@ -179,12 +181,128 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 	return ret;
 }
 
+/* ---- executable mappings from the kernel -------------------------------- */
+
+struct mapped {
+	uint32_t pid;
+	uint64_t start, end;
+};
+
+static int open_mapped_file(void *ctx)
+{
+	const struct mapped *m = ctx;
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The path the cookie is known by, else the one the mapping shows. */
+static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
+			const struct mapped *m, char *buf, size_t size)
+{
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	char link[96];
+	ssize_t n;
+
+	if (!dcp_cookie_table_lookup(bs->r->cookies, cookie, &info) &&
+	    info.nr_paths && strlen(info.paths[0]) < size) {
+		strcpy(buf, info.paths[0]);
+		return true;
+	}
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->end);
+	n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		buf[n - 10] = 0;
+	return buf[0] == '/';
+}
+
+/*
+ * An executable mapping the kernel reported: an MMAP2 record with the
+ * file's build id, when the identity cache has it (held open: its inode is
+ * that file) or the file can still be opened through the process. Else the
+ * process's maps are read from /proc when a frame needs them, as before.
+ */
+static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
+{
+	struct dcp_recorder *r = bs->r;
+	struct mapped m = { e->pid, e->start, e->start + e->len };
+	struct dcp_process *p = dcp_process_table_find(r->procs, (pid_t)e->pid);
+	const struct dcp_file_id *id;
+	union {
+		struct dcp_mmap2_record m;
+		_Alignas(8) unsigned char bytes[sizeof(struct dcp_mmap2_record) +
+						384 + sizeof(struct dcp_sample_id)];
+	} rec;
+	char path[384];
+	size_t name_space, size;
+	int64_t cookie;
+	int ret;
+
+	if (!p || (r->targeted && !p->target) || !e->ino)
+		return 0;
+	ret = dcp_ident_cache_get(&bs->idents, e->dev >> 20, e->dev & 0xfffff,
+				  e->ino, open_mapped_file, &m, &id);
+	if (ret)
+		return ret;
+	cookie = id->build_id_size ? dcp_recorder_file_cookie(r, id, NULL) : 0;
+	if (cookie < 0)
+		return (int)cookie;
+	if (!cookie || !mapped_path(bs, (uint32_t)cookie, &m, path,
+				    sizeof(path))) {
+		bs->mmaps_unnamed++;
+		return 0;
+	}
+	name_space = (strlen(path) + 8) & ~(size_t)7;
+	size = sizeof(rec.m) + name_space + sizeof(struct dcp_sample_id);
+	memset(&rec, 0, size);
+	rec.m.header.type = PERF_RECORD_MMAP2;
+	rec.m.header.misc =
+		PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID;
+	rec.m.header.size = (uint16_t)size;
+	rec.m.pid = e->pid;
+	rec.m.tid = e->tid;
+	rec.m.addr = e->start;
+	rec.m.len = e->len;
+	rec.m.pgoff = e->pgoff;
+	rec.m.build_id_size = id->build_id_size;
+	memcpy(rec.m.build_id, id->build_id, id->build_id_size);
+	rec.m.prot = PROT_EXEC | (e->flags & 1 ? PROT_READ : 0);
+	rec.m.flags = e->flags & 8 ? MAP_SHARED : MAP_PRIVATE; /* VM_SHARED */
+	strcpy(rec.m.filename, path);
+	fill_trailer((struct dcp_sample_id *)(rec.bytes + size -
+					       sizeof(struct dcp_sample_id)),
+		     e->pid, e->tid, e->time);
+	bs->mmaps_named++;
+	if (!dcp_cookie_table_pin_tried(r->cookies, (uint32_t)cookie)) {
+		int fd = open_mapped_file(&m);
+
+		dcp_cookie_table_set_pin_tried(r->cookies, (uint32_t)cookie);
+		if (fd >= 0 &&
+		    dcp_cookie_table_pin(r->cookies, (uint32_t)cookie, fd) == 0)
+			r->stats.files_pinned++;
+		else if (fd < 0)
+			r->stats.files_unpinned++;
+	}
+	return dcp_recorder_take_record(r, e->time, &rec.m.header, size);
+}
+
 int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 {
 	struct bpf_source *bs = ctx;
 	const struct dcp_bpf_event *e = data;
 
 	bs->bytes_read += size;
+	if (size >= sizeof(struct dcp_bpf_mmap_event) &&
+	    e->type == DCP_BPF_EVENT_MMAP)
+		return take_mmap(bs, data);
 	if (size < sizeof(*e))
 		return 0;
 	switch (e->type) {
