@@ -123,10 +123,19 @@ static int size_maps(struct bpf_source *bs,
 {
 	const char *env = getenv("DCPROF_BPF_MAP_ENTRIES");
 	uint64_t want;
+	long online;
 
-	/* a quarter of a flush interval's samples, each a new stack */
-	want = (uint64_t)set->sample_freq * (uint64_t)bs->nr_possible *
-	       bs->r->flush_interval_ms / 1000 / 4;
+	/*
+	 * Two drain intervals' samples, each a new stack: the maps hold what
+	 * came since the last drain (DRAIN_MS, or the flush before it). Not
+	 * the flush interval: top has none (UINT32_MAX), and its maps came
+	 * to the cap, a million entries, gigabytes of kernel memory zeroed
+	 * at load. Online CPUs, not possible ones: VMs often declare many
+	 * more.
+	 */
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	want = (uint64_t)set->sample_freq * (uint64_t)(online > 0 ? online : 1) *
+	       DRAIN_MS * 2 / 1000;
 	if (want < 16384)
 		want = 16384;
 	if (want > 1u << 20)
