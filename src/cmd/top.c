@@ -60,12 +60,15 @@ bool top_command_ended(struct top *t)
 
 void top_command_state(const struct top *t, char *buf, size_t size)
 {
+	/* the pid tells which; the directory would crowd the header */
+	const char *slash = strrchr(t->command_name, '/');
+	const char *name = slash && slash[1] ? slash + 1 : t->command_name;
+
 	if (t->command_ended)
 		snprintf(buf, size, "'%s' (pid %d) exited with status %d",
-			 t->command_name, (int)t->command_pid,
-			 t->command_status);
+			 name, (int)t->command_pid, t->command_status);
 	else
-		snprintf(buf, size, "'%s' (pid %d) running", t->command_name,
+		snprintf(buf, size, "'%s' (pid %d) running", name,
 			 (int)t->command_pid);
 }
 
