@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * dcprof top: record the whole system (or some processes) and show, every
- * interval, the functions that took the CPU in the last interval and since
- * the start (or, with --off-cpu, the time threads spent off the CPU, or
- * both), from the recorder's live snapshot; --stdio prints the table as
- * text or JSON, else the full-screen view (top_tui.c) draws it.
+ * dcprof top: record the whole system (or some processes, or a command it
+ * starts, until the command exits) and show, every interval, the functions
+ * that took the CPU in the last interval and since the start (or, with
+ * --off-cpu, the time threads spent off the CPU, or both), from the
+ * recorder's live snapshot; --stdio prints the table as text or JSON, else
+ * the full-screen view (top_tui.c) draws it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -65,8 +66,8 @@ void top_command_state(const struct top *t, char *buf, size_t size)
 	const char *name = slash && slash[1] ? slash + 1 : t->command_name;
 
 	if (t->command_ended)
-		snprintf(buf, size, "'%s' (pid %d) exited with status %d",
-			 name, (int)t->command_pid, t->command_status);
+		snprintf(buf, size, "'%s' (pid %d) exited with status %d", name,
+			 (int)t->command_pid, t->command_status);
 	else
 		snprintf(buf, size, "'%s' (pid %d) running", name,
 			 (int)t->command_pid);
