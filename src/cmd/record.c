@@ -555,13 +555,9 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.command) {
-		int e = workload_check(a.command[0]);
-
-		if (e) {
-			ret = cmd_error("cannot run '%s': %s", a.command[0],
-					strerror(e));
+		ret = workload_check(a.command[0]);
+		if (ret)
 			goto out;
-		}
 		ret = workload_prepare(a.command, false, &w);
 		if (ret)
 			goto out;

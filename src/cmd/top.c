@@ -566,15 +566,8 @@ int cmd_top(int argc, char **argv)
 				"for text");
 		goto out;
 	}
-	if (a.command) {
-		int e = workload_check(a.command[0]);
-
-		if (e) {
-			ret = cmd_error("cannot run '%s': %s", a.command[0],
-					strerror(e));
-			goto out;
-		}
-	}
+	if (a.command && (ret = workload_check(a.command[0])))
+		goto out;
 	cmd_setup_log(0);
 	t.comms = a.comms;
 	t.nr_comms = a.nr_comms;

@@ -72,7 +72,8 @@ int workload_prepare(char **command, bool detached, struct workload *w)
 	return 0;
 }
 
-int workload_check(const char *command)
+/* 0, or the errno execvp would fail with */
+static int command_findable(const char *command)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
@@ -97,6 +98,13 @@ int workload_check(const char *command)
 			path++;
 	}
 	return err;
+}
+
+int workload_check(const char *command)
+{
+	int e = command_findable(command);
+
+	return e ? cmd_error("cannot run '%s': %s", command, strerror(e)) : 0;
 }
 
 int workload_start(struct workload *w, const char *name)

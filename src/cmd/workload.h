@@ -19,7 +19,7 @@ struct workload {
 #define WORKLOAD_INIT { .pid = -1, .go_fd = -1, .err_fd = -1 }
 
 /*
- * Whether execvp would find command: 0 or the errno it would fail with,
+ * Whether execvp would find command: 0, or 1 with the reason said;
  * checked before the recorder starts, so that a mistyped command leaves
  * an earlier profile where it is.
  */
