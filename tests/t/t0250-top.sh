@@ -7,9 +7,11 @@
 # that report reads; bad input is refused with a clear message.
 # top -- CMD on split (another split busy beside it): rows of the command's
 # pid only, the three functions within 3 points of the truth in every full
-# interval and in the final session totals, and top ends by itself (status
-# 0) when the command exits, its last object saying so; --iterations ending
-# first stops the command; a command that does not exist is one error line.
+# interval where the command had 300 samples (at least one: a loaded machine
+# may starve it in some) and in the final session totals, and top ends by
+# itself (status 0) when the command exits, its last object saying so;
+# --iterations ending first stops the command; a command that does not
+# exist is one error line.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -112,6 +114,7 @@ want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
 assert 3 <= len(objs) < 30, "%d tables for a 3.5 s command" % len(objs)
 pid = objs[0]["command_pid"]
 assert pid != other
+judged = 0
 for n, d in enumerate(objs, 1):
     last = n == len(objs)
     assert d["command_exited"] == last, "table %d: command_exited %s" % (n, d["command_exited"])
@@ -119,20 +122,26 @@ for n, d in enumerate(objs, 1):
     assert pids == {str(pid)} or pids == {pid}, "table %d: rows of pids %s, the command is %d" % (n, pids, pid)
     # the command's first instants, forked but not yet exec'd, are dcprof
     assert {r["comm"] for r in d["rows"]} <= {"split", "dcprof"}, d["rows"]
-    def check(key, what):
+    def check(key, what, least):
         rows = [r for r in d["rows"] if r["file"] == mine and r["symbol"] in want]
         total = sum(r[key] for r in rows)
-        assert total >= 300, "%s: only %d samples" % (what, total)
+        if total < least and what != "session":
+            # a loaded machine gave the command little CPU this interval
+            print("%s: %d samples, not judged" % (what, total))
+            return 0
+        assert total >= least, "%s: only %d samples" % (what, total)
         for r in rows:
             share = 100.0 * r[key] / total
             print("%s %s: %.1f%% (want %.1f%%)" % (what, r["symbol"], share, want[r["symbol"]]))
             assert abs(share - want[r["symbol"]]) <= 3, "%s: %s" % (what, r["symbol"])
         assert {r["symbol"] for r in rows} == set(want)
+        return 1
     if not last:
-        check("samples", "interval %d" % n)
+        judged += check("samples", "interval %d" % n, 300)
     else:
         assert d["command_status"] == 0, d["command_status"]
-        check("session_samples", "session")
+        check("session_samples", "session", 1500)
+assert judged >= 1, "no interval had 300 samples of the command"
 PY2
 
 # --iterations ending first: the command is stopped with top
