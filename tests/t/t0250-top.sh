@@ -99,6 +99,7 @@ expect_exit 0 "$DCPROF" top --stdio --iterations 60 --delay 1 --format json \
 	--sort pid,comm,file,symbol --limit 50 -- "$SPLIT" 3.5 --truth
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 kill -KILL "$OTHER" 2>/dev/null
+wait "$OTHER" 2>/dev/null
 grep '^split: ' "$TMP/out" >"$TMP/cmd.truth" || die "the command printed no truth"
 grep '^{' "$TMP/out" >"$TMP/cmd.json"
 echo "top -- split 3.5: ended after $elapsed_ms ms"

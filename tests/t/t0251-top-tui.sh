@@ -162,6 +162,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	tm send-keys -t "$S" q
 	check_exit "--off-cpu"
 	kill -KILL "$NAPPID" 2>/dev/null
+	wait "$NAPPID" 2>/dev/null
 else
 	skip_part "not root: --off-cpu is not tried"
 fi
