@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * dcprof top's full-screen view (ncurses): a header (samples per second,
- * lost and throttled, idle share, per-CPU busy share from /proc/stat,
- * off-CPU time with --off-cpu), the sorted table, and the keys. Only ASCII is drawn (names are shown with
- * other bytes as '?'), so that any terminal and locale shows the same; the
- * terminal is restored on q, on Ctrl-C and SIGTERM (the stop flag), and
- * on errors.
+ * dcprof top's full-screen view (ncurses): a header (with -- CMD the
+ * command and, once it exited, its status; samples per second, lost and
+ * throttled, idle share, per-CPU busy share from /proc/stat, off-CPU time
+ * with --off-cpu), the sorted table, and the keys. Only ASCII is drawn
+ * (names are shown with other bytes as '?'), so that any terminal and
+ * locale shows the same; the terminal is restored on q, on Ctrl-C and
+ * SIGTERM (the stop flag), and on errors.
  */
 #include <curses.h>
 #include <errno.h>
