@@ -173,8 +173,9 @@ if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/bpf-probe.data" \
 	>"$TMP/bpf-probe.out" 2>"$TMP/bpf-probe.err"; then
 	start_pane --backend bpf -- "$SPLIT" 4
 	# the view is drawn once the recorder runs: the BPF backend's start
-	# (its stack maps made) took from 0.3 to 17 s on a loaded machine, so
-	# the 3 s count from the view's first drawing
+	# (making its stack maps, 1M entries each) took from 1 to 16 s on this
+	# 2-CPU machine at load 4, so the 3 s count from the view's first
+	# drawing
 	wait_screen "^dcprof top  'split' \\(pid [0-9]+\\) running" 30 ||
 		die "bpf: no view after 30 s: $(screen)"
 	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +split .* work_fifty$' 3 ||
