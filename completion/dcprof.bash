@@ -94,7 +94,7 @@ _dcprof()
 		esac
 		return 0
 	fi
-	# record ... -- COMMAND ARGS: the profiled command's own words.
+	# record/top ... -- COMMAND ARGS: the profiled command's own words.
 	for ((i = i + 1; i < COMP_CWORD; i++)); do
 		[ "${COMP_WORDS[i]}" = -- ] || continue
 		if [ "$i" -eq $((COMP_CWORD - 1)) ]; then

@@ -18,6 +18,7 @@
 #include "continuous.h"
 #include "read_opts.h"
 #include "record_opts.h"
+#include "workload.h"
 
 static volatile sig_atomic_t stop_requested, cut_requested;
 
@@ -430,94 +431,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 }
 
 /*
- * The command is forked first and waits on a pipe, so that the recorder
- * knows its pid and has the events running before its first instruction.
- */
-struct workload {
-	pid_t pid;
-	int go_fd; /* closing it lets the child exec */
-	int err_fd; /* the child reports a failed exec here */
-};
-
-static int workload_prepare(char **command, struct workload *w)
-{
-	int go[2], err[2];
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-		return cmd_error("cannot create a pipe: %s", strerror(errno));
-	w->pid = fork();
-	if (w->pid < 0)
-		return cmd_error("cannot fork: %s", strerror(errno));
-	if (w->pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(err[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 0)
-			_exit(127); /* the recorder failed to start */
-		execvp(command[0], command);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	w->go_fd = go[1];
-	w->err_fd = err[0];
-	return 0;
-}
-
-/*
- * Whether execvp would find command: checked before the recorder starts,
- * so that a mistyped command leaves an earlier profile where it is.
- */
-static int command_check(const char *command)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	int err = ENOENT;
-
-	if (strchr(command, '/'))
-		return access(command, X_OK) == 0 ? 0 : errno;
-	if (!path)
-		path = "/bin:/usr/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-
-		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path,
-			     len ? "/" : "", command) < (int)sizeof(buf)) {
-			if (access(buf, X_OK) == 0)
-				return 0;
-			if (errno != ENOENT && errno != ENOTDIR)
-				err = errno;
-		}
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return err;
-}
-
-/* Let the child run; returns its exec error, if any. */
-static int workload_start(struct workload *w, const char *name)
-{
-	int e = 0;
-
-	close(w->go_fd);
-	w->go_fd = -1;
-	if (read(w->err_fd, &e, sizeof(e)) == sizeof(e)) {
-		close(w->err_fd);
-		return cmd_error("cannot run '%s': %s", name, strerror(e));
-	}
-	close(w->err_fd);
-	return 0;
-}
-
-/*
  * Whether a -p target still runs (a zombie does not). Children they forked
  * are not waited for: the recording follows them only while a target lives.
  */
@@ -527,15 +440,6 @@ static bool any_alive(const pid_t *pids, size_t n)
 		if (!record_process_gone(pids[i]))
 			return true;
 	return false;
-}
-
-static int exit_status_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
 }
 
 static double elapsed_since(const struct timespec *start)
@@ -603,7 +507,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .opts = { .sz = sizeof(a.opts) },
 				 .ready_fd = -1 };
-	struct workload w = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct workload w = WORKLOAD_INIT;
 	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct dcp_recorder *r = NULL;
 	struct sigaction sa;
@@ -651,14 +555,10 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.command) {
-		int e = command_check(a.command[0]);
-
-		if (e) {
-			ret = cmd_error("cannot run '%s': %s", a.command[0],
-					strerror(e));
+		ret = workload_check(a.command[0]);
+		if (ret)
 			goto out;
-		}
-		ret = workload_prepare(a.command, &w);
+		ret = workload_prepare(a.command, false, &w);
 		if (ret)
 			goto out;
 		/* -a -- CMD: the whole system, for as long as CMD runs */
@@ -715,7 +615,7 @@ int cmd_record(int argc, char **argv)
 		if (w.pid > 0 && !child_done &&
 		    waitpid(w.pid, &status, WNOHANG) == w.pid) {
 			child_done = true;
-			exit_code = exit_status_of(status);
+			exit_code = workload_exit_code(status);
 			break;
 		}
 		if (a.nr_pids && !any_alive(a.pids, a.nr_pids))
@@ -740,16 +640,13 @@ int cmd_record(int argc, char **argv)
 		 * with us and its status becomes ours */
 		kill(w.pid, SIGTERM);
 		waitpid(w.pid, &status, 0);
-		exit_code = exit_status_of(status);
+		exit_code = workload_exit_code(status);
 	}
 	if (!ret)
 		ret = exit_code;
 out:
-	if (w.pid > 0 && !child_done && !r) {
-		/* the recorder never started: the child must not run */
-		kill(w.pid, SIGKILL);
-		waitpid(w.pid, &status, 0);
-	}
+	if (w.pid > 0 && !child_done && !r)
+		workload_cancel(&w); /* the recorder never started */
 	dcp_recorder_free(r);
 	free(a.pids);
 	free(a.cpus);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * dcprof top: record the whole system (or some processes) and show, every
- * interval, the functions that took the CPU in the last interval and since
- * the start (or, with --off-cpu, the time threads spent off the CPU, or
- * both), from the recorder's live snapshot; --stdio prints the table as
- * text or JSON, else the full-screen view (top_tui.c) draws it.
+ * dcprof top: record the whole system (or some processes, or a command it
+ * starts, until the command exits) and show, every interval, the functions
+ * that took the CPU in the last interval and since the start (or, with
+ * --off-cpu, the time threads spent off the CPU, or both), from the
+ * recorder's live snapshot; --stdio prints the table as text or JSON, else
+ * the full-screen view (top_tui.c) draws it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "record_opts.h"
 #include "top.h"
+#include "workload.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -37,6 +40,37 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool top_command_ended(struct top *t)
+{
+	int status;
+
+	if (!t->command_pid || t->command_ended)
+		return t->command_ended;
+	if (waitpid(t->command_pid, &status, WNOHANG) != t->command_pid)
+		return false;
+	t->command_ended = true;
+	t->command_status = workload_exit_code(status);
+	/* its last samples: rings read, the reordering rounds let through */
+	for (int i = 0; i < 3; i++)
+		if (dcp_recorder_poll(t->rec, 0) && i)
+			break;
+	return true;
+}
+
+void top_command_state(const struct top *t, char *buf, size_t size)
+{
+	/* the pid tells which; the directory would crowd the header */
+	const char *slash = strrchr(t->command_name, '/');
+	const char *name = slash && slash[1] ? slash + 1 : t->command_name;
+
+	if (t->command_ended)
+		snprintf(buf, size, "'%s' (pid %d) exited with status %d", name,
+			 (int)t->command_pid, t->command_status);
+	else
+		snprintf(buf, size, "'%s' (pid %d) running", name,
+			 (int)t->command_pid);
 }
 
 static double pct(uint64_t n, uint64_t total)
@@ -66,6 +100,13 @@ static void print_text(const struct top *t)
 		printf(", off-CPU %.1f ms, value %s",
 		       (double)t->off_cpu_ns_last / 1e6,
 		       top_value_name(t->value));
+	if (t->command_pid) {
+		char state[PATH_MAX + 64];
+
+		top_command_state(t, state, sizeof(state));
+		printf(", ");
+		text_print_safe(stdout, state, 0);
+	}
 	printf("\n");
 	if (ms)
 		printf("%8s %8s %10s %10s", "last", "session", "ms",
@@ -107,7 +148,7 @@ static void print_json(const struct top *t)
 	       ",\"build_ms\":%.3f,\"table_ms\":%.3f,\"table_cpu_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
 	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu"
-	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\",\"rows\":[",
+	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\"",
 	       t->interval, t->last_ns, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
@@ -119,6 +160,16 @@ static void print_json(const struct top *t)
 	       (double)t->draw_cpu_ns / 1e6, t->nr_entries,
 	       t->off_cpu ? "true" : "false", (double)t->off_cpu_ns_last / 1e6,
 	       top_value_name(t->value));
+	if (t->command_pid) {
+		printf(",\"command\":");
+		json_print_string(stdout, t->command_name);
+		printf(",\"command_pid\":%d,\"command_exited\":%s",
+		       (int)t->command_pid,
+		       t->command_ended ? "true" : "false");
+		if (t->command_ended)
+			printf(",\"command_status\":%d", t->command_status);
+	}
+	printf(",\"rows\":[");
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
 
@@ -158,6 +209,8 @@ struct top_args {
 	const char *sort;
 	enum view_value value;
 	bool value_given, off_cpu_min_given;
+	bool all_cpus; /* -a given: with a command, the whole system */
+	char **command; /* top -- CMD [ARGS] */
 };
 
 enum {
@@ -296,10 +349,11 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":aF:gp:o:s:h", top_options,
+	while ((c = getopt_long(argc, argv, "+:aF:gp:o:s:h", top_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
+			a->all_cpus = true;
 			break;
 		case 'F':
 			if (parse_ulong(optarg, 1000000, &v) || !v)
@@ -409,8 +463,12 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 		}
 	}
 	if (optind < argc)
-		return cmd_usage_error("top", "unexpected argument '%s'",
-				       argv[optind]);
+		a->command = &argv[optind];
+	if (a->command && a->nr_targets)
+		return cmd_usage_error("top",
+				       "-p and a command exclude each other");
+	if (a->all_cpus && a->nr_targets)
+		return cmd_usage_error("top", "-a and -p exclude each other");
 	return check_off_cpu(a);
 }
 
@@ -438,6 +496,7 @@ static int run_stdio(struct top *t, struct top_args *a)
 		uint64_t now = top_now_ns();
 		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000);
 		uint64_t t0, t1, c0, c1;
+		bool ended;
 		int ret;
 
 		if (wait_ms > 100)
@@ -445,7 +504,9 @@ static int run_stdio(struct top *t, struct top_args *a)
 		ret = dcp_recorder_poll(t->rec, wait_ms);
 		if (ret && ret != -EINTR)
 			return cmd_error("%s", dcp_last_error());
-		if (top_now_ns() < next)
+		/* the command's end cuts the interval short: a last table */
+		ended = top_command_ended(t);
+		if (!ended && top_now_ns() < next)
 			continue;
 		next += delay_ns;
 		t0 = top_now_ns();
@@ -466,7 +527,7 @@ static int run_stdio(struct top *t, struct top_args *a)
 					 strerror(errno));
 		t->draw_ns = top_now_ns() - t1;
 		t->draw_cpu_ns = cpu_ns() - c1;
-		if (a->iterations && ++done >= a->iterations)
+		if (ended || (a->iterations && ++done >= a->iterations))
 			break;
 	}
 	return 0;
@@ -489,9 +550,10 @@ int cmd_top(int argc, char **argv)
 	struct top_args a = { .opts = { .sz = sizeof(a.opts) }, .delay = 1.0 };
 	struct top t = { .keys = { TK_COMM, TK_FILE, TK_SYMBOL },
 			 .nr_keys = 3 };
+	struct workload w = WORKLOAD_INIT;
 	char dir[PATH_MAX] = "", *scratch = NULL;
 	struct sigaction sa;
-	int ret, status = 0;
+	int ret, status = 0, wstatus;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret)
@@ -504,6 +566,8 @@ int cmd_top(int argc, char **argv)
 				"for text");
 		goto out;
 	}
+	if (a.command && (ret = workload_check(a.command[0])))
+		goto out;
 	cmd_setup_log(0);
 	t.comms = a.comms;
 	t.nr_comms = a.nr_comms;
@@ -538,10 +602,32 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	if (a.command) {
+		/* the full-screen view owns the terminal: the command gets
+		 * none of it */
+		ret = workload_prepare(a.command, !a.stdio, &w);
+		if (ret)
+			goto out;
+		/* -a -- CMD: the whole system, for as long as CMD runs */
+		if (!a.all_cpus) {
+			a.opts.pids = &w.pid;
+			a.opts.nr_pids = 1;
+		}
+		t.command_pid = w.pid;
+		t.command_name = a.command[0];
+	}
 	t.rec = dcp_recorder_new(&a.opts);
 	if (!t.rec) {
 		ret = cmd_error("%s", dcp_last_error());
 		goto out;
+	}
+	if (a.command) {
+		ret = workload_start(&w, a.command[0]);
+		if (ret) {
+			waitpid(w.pid, &wstatus, 0);
+			w.pid = -1;
+			goto out;
+		}
 	}
 	t.naming.sz = sizeof(t.naming);
 	t.last_ns = top_now_ns();
@@ -549,12 +635,18 @@ int cmd_top(int argc, char **argv)
 		status = run_stdio(&t, &a);
 	else
 		status = top_tui(&t, a.delay, &stop_requested);
+	/* stopped first (q, Ctrl-C, --iterations): the command goes too,
+	 * as with record stopped by a signal */
+	if (w.pid > 0 && !top_command_ended(&t))
+		workload_stop(&w, 2000, &wstatus);
+	w.pid = -1;
 	if (a.output) {
 		if (dcp_recorder_finish(t.rec, NULL) && !status)
 			status = cmd_error("%s", dcp_last_error());
 	}
 	ret = status;
 out:
+	workload_cancel(&w); /* the recorder never started */
 	dcp_recorder_free(t.rec);
 	if (scratch) {
 		char old[PATH_MAX];

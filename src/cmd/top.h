@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dcprof/dcprof.h"
 #include "intern.h"
@@ -78,6 +79,12 @@ struct top {
 	uint64_t samples_last, lost_last, idle_last, throttled_last;
 	uint64_t off_cpu_ns_last, sample_ns;
 	unsigned int interval;
+	/* top -- CMD: the command (pid 0: none), and once it has exited,
+	 * its wait status; the last table is then the final one */
+	pid_t command_pid;
+	const char *command_name;
+	bool command_ended;
+	int command_status;
 };
 
 /* Take a snapshot and rebuild the table: 0 or a negative errno. */
@@ -102,6 +109,15 @@ const struct dcp_frame *top_shown_frame(const struct top *t,
 /* The group key of a row into buf: 0 or a negative errno. */
 int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 		const struct dcp_frame *f, char *buf, size_t size);
+
+/*
+ * top -- CMD: whether the command has exited (reaped here, once). When it
+ * has, what the recorder still holds of it is read, so that the next
+ * top_update() is the final table.
+ */
+bool top_command_ended(struct top *t);
+/* "'CMD' (pid N) exited with status S" or "... running", into buf. */
+void top_command_state(const struct top *t, char *buf, size_t size);
 
 /* The full-screen view (top_tui.c): the exit status. */
 int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop);

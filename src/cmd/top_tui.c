@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * dcprof top's full-screen view (ncurses): a header (samples per second,
- * lost and throttled, idle share, per-CPU busy share from /proc/stat,
- * off-CPU time with --off-cpu), the sorted table, and the keys. Only ASCII is drawn (names are shown with
- * other bytes as '?'), so that any terminal and locale shows the same; the
- * terminal is restored on q, on Ctrl-C and SIGTERM (the stop flag), and
- * on errors.
+ * dcprof top's full-screen view (ncurses): a header (with -- CMD the
+ * command and, once it exited, its status; samples per second, lost and
+ * throttled, idle share, per-CPU busy share from /proc/stat, off-CPU time
+ * with --off-cpu), the sorted table, and the keys. Only ASCII is drawn
+ * (names are shown with other bytes as '?'), so that any terminal and
+ * locale shows the same; the terminal is restored on q, on Ctrl-C and
+ * SIGTERM (the stop flag), and on errors.
  */
 #include <curses.h>
 #include <errno.h>
@@ -102,14 +103,21 @@ static void draw_header(struct tui *u, int *y)
 {
 	struct top *t = u->t;
 	double secs = (double)t->interval_ns / 1e9;
-	char line[1024];
+	char line[1024], state[512] = "";
 	int len;
 
+	/* top -- CMD: first, so that a narrow screen still shows its end */
+	if (t->command_pid) {
+		top_command_state(t, state, sizeof(state) - 32);
+		if (t->command_ended)
+			strcat(state, ", final totals (q quits)");
+		strcat(state, "  ");
+	}
 	snprintf(line, sizeof(line),
-		 "dcprof top  %.0f samples/s  lost %" PRIu64
+		 "dcprof top  %s%.0f samples/s  lost %" PRIu64
 		 "  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s%s",
-		 secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
-		 t->throttled_last,
+		 state, secs > 0 ? (double)t->samples_last / secs : 0.0,
+		 t->lost_last, t->throttled_last,
 		 t->samples_last ? 100.0 * (double)t->idle_last /
 					   (double)t->samples_last :
 				   0.0,
@@ -467,6 +475,14 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			if (!on_key(&u, ch == '\r' ? '\n' : ch, &refill))
 				break;
 			redraw = true;
+		}
+		/* the command's end: one last, short interval, then the
+		 * final totals stay until q */
+		if (!t->command_ended && top_command_ended(t)) {
+			next = 0;
+			u.paused = false;
+		} else if (t->command_ended) {
+			next = UINT64_MAX;
 		}
 		if (mono_ns() >= next) {
 			next = mono_ns() + delay_ns;

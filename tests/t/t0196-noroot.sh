@@ -18,6 +18,10 @@
 #    file; -a: the clear refusal naming CAP_PERFMON and the sysctl, no file;
 #  - top -p of the user's own split workload (top --stdio, 2 intervals):
 #    the same fallback, the three functions named, no kernel frames;
+#  - top -- split (top --stdio, the command started by top): the same
+#    fallback said in one line, the command's pid only, its three
+#    functions within 3 points of its truth in the final totals, no kernel
+#    frames, and top ends with the command;
 #  - perf_event_paranoid 3 (as root, set for this part and restored): a
 #    kernel that refuses every perf event to users then (Debian's patch;
 #    tests/tools/perf_gate.c probes which this kernel is) must get one line
@@ -250,6 +254,41 @@ for n, line in enumerate(lines, 1):
             n, d["samples"], sum(named[s] for s in want))
     if int(sys.argv[3]) >= 2:
         assert kernel == 0, "interval %d: %d samples in kernel frames" % (n, kernel)
+PY
+
+# 7b. top -- CMD as the user: the command started per task with inherit
+expect_exit 0 as_user "$DCPROF" top --stdio --iterations 60 --format json \
+	--sort pid,file,symbol --limit 50 -- "$U/split" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/top-cmd.truth" || die "top -- split printed no truth"
+grep '^{' "$TMP/out" >"$TMP/top-cmd.json"
+if [ "$PARANOID" -ge 1 ]; then
+	[ "$(grep -c 'per-task events' "$TMP/err")" -eq 1 ] ||
+		die "top -- CMD does not say once it fell back to per-task events: $(cat "$TMP/err")"
+fi
+python3 - "$TMP/top-cmd.json" "$TMP/top-cmd.truth" "$U/split" "$PARANOID" <<'PY' || die "top -- CMD as a user"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = open(sys.argv[2]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+assert 2 <= len(objs) < 60, "%d tables" % len(objs)
+last = objs[-1]
+assert last["command_exited"] and last["command_status"] == 0, "the last table does not say the command ended"
+assert not any(d["command_exited"] for d in objs[:-1])
+pid = last["command_pid"]
+for d in objs:
+    pids = {int(r["pid"]) for r in d["rows"]}
+    assert pids <= {pid}, "rows of pids %s, the command is %d" % (pids, pid)
+    kernel = sum(r["session_samples"] for r in d["rows"] if r["file"].startswith("[kernel"))
+    if int(sys.argv[4]) >= 2:
+        assert kernel == 0, "%d samples in kernel frames" % kernel
+got = {r["symbol"]: r["session_samples"] for r in last["rows"] if r["file"] == sys.argv[3] and r["symbol"] in want}
+total = sum(got.values())
+assert total >= 1500, "only %d samples" % total
+for s, w in want.items():
+    share = 100.0 * got.get(s, 0) / total
+    print("top -- split as a user, %s: %.1f%% (want %.1f%%)" % (s, share, w))
+    assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%%" % (s, share, w)
 PY
 
 # 8. perf_event_paranoid 3

@@ -5,6 +5,14 @@
 # the truth; with --limit 3 the three rows shown are these, in order, out
 # of more groups; text blocks are separated by a blank line; -o writes a profile
 # that report reads; bad input is refused with a clear message.
+# top -- CMD on split (another split busy beside it): rows of the command's
+# pid only, the three functions within 3 points of the truth in every full
+# interval where the command had 400 samples (at least one: a loaded machine
+# may starve it in some) and in the final session totals, and top ends by
+# itself (status 0) when the command exits, its last object saying so;
+# --iterations ending first stops the command (SIGTERM, SIGKILL 2 s later
+# for one that ignores it); a command that does not exist is one error
+# line.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -83,6 +91,91 @@ for i, b in enumerate(blocks, 1):
     assert lines[0].startswith("interval %d:" % i), lines[0]
     assert lines[1].split()[:3] == ["last", "session", "samples"], lines[1]
 PY
+
+# --- top -- CMD: the command's process tree, until it exits -----------------
+# (niced: the same binary beside it, but not taking the command's CPU)
+spawn nice -n 19 "$SPLIT" 30
+OTHER=$SPAWNED
+start=$(date +%s%N)
+expect_exit 0 "$DCPROF" top --stdio --iterations 60 --delay 1 --format json \
+	--sort pid,comm,file,symbol --limit 50 -- "$SPLIT" 3.5 --truth
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+kill -KILL "$OTHER" 2>/dev/null
+wait "$OTHER" 2>/dev/null
+grep '^split: ' "$TMP/out" >"$TMP/cmd.truth" || die "the command printed no truth"
+grep '^{' "$TMP/out" >"$TMP/cmd.json"
+echo "top -- split 3.5: ended after $elapsed_ms ms"
+# 3.5 s of CPU time: longer on a busy machine, far from 60 intervals
+[ "$elapsed_ms" -lt 30000 ] || die "top ran $elapsed_ms ms: it did not end with the command"
+python3 - "$TMP/cmd.json" "$TMP/cmd.truth" "$SPLIT" "$OTHER" <<'PY2' || die "top -- CMD is wrong: $(head -c 600 "$TMP/cmd.json")"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+t = open(sys.argv[2]).read().split()
+mine, other = sys.argv[3], int(sys.argv[4])
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
+assert 3 <= len(objs) < 30, "%d tables for a 3.5 s command" % len(objs)
+pid = objs[0]["command_pid"]
+assert pid != other
+judged = 0
+for n, d in enumerate(objs, 1):
+    last = n == len(objs)
+    assert d["command_exited"] == last, "table %d: command_exited %s" % (n, d["command_exited"])
+    pids = {r["pid"] for r in d["rows"]}
+    assert pids == {str(pid)} or pids == {pid}, "table %d: rows of pids %s, the command is %d" % (n, pids, pid)
+    # the command's first instants, forked but not yet exec'd, are dcprof
+    assert {r["comm"] for r in d["rows"]} <= {"split", "dcprof"}, d["rows"]
+    def check(key, what, least):
+        rows = [r for r in d["rows"] if r["file"] == mine and r["symbol"] in want]
+        total = sum(r[key] for r in rows)
+        if total < least and what != "session":
+            # a loaded machine gave the command little CPU this interval
+            print("%s: %d samples, not judged" % (what, total))
+            return 0
+        assert total >= least, "%s: only %d samples" % (what, total)
+        for r in rows:
+            share = 100.0 * r[key] / total
+            print("%s %s: %.1f%% (want %.1f%%)" % (what, r["symbol"], share, want[r["symbol"]]))
+            assert abs(share - want[r["symbol"]]) <= 3, "%s: %s" % (what, r["symbol"])
+        assert {r["symbol"] for r in rows} == set(want)
+        return 1
+    if not last:
+        judged += check("samples", "interval %d" % n, 400)
+    else:
+        assert d["command_status"] == 0, d["command_status"]
+        check("session_samples", "session", 1500)
+assert judged >= 1, "no interval had 400 samples of the command"
+PY2
+
+# --iterations ending first: the command is stopped with top
+expect_exit 0 "$DCPROF" top --stdio --iterations 1 --delay 0.5 --format json \
+	-- "$SPLIT" 30
+pid=$(json_get "$TMP/out" 'd["command_pid"]')
+[ "$(json_get "$TMP/out" 'd["command_exited"]')" = false ] ||
+	die "the command of 30 s exited: $(cat "$TMP/out")"
+sleep 0.2
+[ ! -e "/proc/$pid" ] || die "the command (pid $pid) outlived top"
+
+# a command that ignores SIGTERM: killed 2 s later, top does not hang
+start=$(date +%s%N)
+expect_exit 0 timeout 20 "$DCPROF" top --stdio --iterations 1 --delay 0.5 \
+	--format json -- sh -c 'trap "" TERM; while :; do :; done'
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+pid=$(json_get "$TMP/out" 'd["command_pid"]')
+echo "a command deaf to SIGTERM: top ended after $elapsed_ms ms"
+[ ! -e "/proc/$pid" ] || die "the command deaf to SIGTERM (pid $pid) outlived top"
+[ "$elapsed_ms" -ge 2000 ] && [ "$elapsed_ms" -lt 10000 ] ||
+	die "top ended after $elapsed_ms ms, not 2 s after the SIGTERM"
+
+# a command that does not exist: one line, non-zero, nothing on stdout
+for c in "$TMP/no-such-command" dcprof-no-such-command; do
+	expect_exit 1 "$DCPROF" top --stdio -- "$c" arg
+	one_line_error
+	grep -q "cannot run '$c'" "$TMP/err" || die "not named: $(cat "$TMP/err")"
+	[ ! -s "$TMP/out" ] || die "a failed command printed a table"
+done
+expect_exit 2 "$DCPROF" top --stdio -p 1 -- "$SPLIT" 1
+grep -q "exclude each other" "$TMP/err" || die "-p with a command: $(cat "$TMP/err")"
 
 # --- bad input --------------------------------------------------------------
 for d in 0 -1 abc; do

@@ -6,6 +6,11 @@
 # repaints with no line wider than the pane; q exits 0, and q, Ctrl-C and
 # SIGTERM leave the terminal sane (echo on, no alternate screen). Runs in
 # the C locale (not UTF-8).
+# With --off-cpu on nap_burn, v changes the value in the header (cpu to
+# off-cpu) and nap, absent from the CPU view, leads the off-CPU view.
+# Under --backend bpf, top -- split: the hot function on the first row
+# within 3 s; when split exits the header says so and the final totals
+# stay until q, which exits 0.
 . "$(dirname "$0")/test-lib.sh"
 need gcc tmux
 need_perf_events
@@ -20,16 +25,18 @@ screen() { tm capture-pane -p -t "$S"; }
 cleanup_tmux() { tm kill-server 2>/dev/null; }
 trap 'cleanup_tmux; _cleanup' EXIT
 
-# the pane: top, then its status and the terminal's echo setting
-cat >"$TMP/pane.sh" <<SH
+# the pane: top with ARGS (default -g -p WL), then its status and the
+# terminal's echo setting
+start_pane() { # [ARGS...]
+	[ $# -gt 0 ] || set -- -g -p "$WL"
+	cat >"$TMP/pane.sh" <<SH
 export LC_ALL=C TERM=screen
 echo \$\$ >"$TMP/shell.pid"
-"$DCPROF" top -g -p $WL
+"$DCPROF" top $(printf '%q ' "$@")
 echo "EXIT=\$?"
 stty -a | tr ' ;' '\n\n' | grep -x -- '-\{0,1\}echo' | sed 's/^/ECHO=/'
 exec sleep 300
 SH
-start_pane() {
 	rm -f "$TMP/shell.pid"
 	tm new-session -d -s "$S" -x 100 -y 30 "bash $TMP/pane.sh"
 }
@@ -129,5 +136,62 @@ wait_screen 'work_fifty' 3 || die "top did not start again"
 pkill -TERM -P "$(cat "$TMP/shell.pid")" -x dcprof ||
 	die "no dcprof to send SIGTERM to"
 check_exit SIGTERM
+
+# v with --off-cpu: the value changes in the header, and nap (asleep, no
+# CPU samples) appears, leading the off-CPU view
+# (--off-cpu needs root, as in t0253)
+if [ "$(id -u)" -eq 0 ]; then
+	NAP=$(build_workload nap_burn)
+	spawn "$NAP" 60 "$TMP/nap.truth"
+	NAPPID=$SPAWNED
+	start_pane --off-cpu -p "$NAPPID"
+	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +nap_burn .* burn_cpu$' 3 ||
+		die "--off-cpu: burn_cpu is not on a row within 3 s: $(screen)"
+	screen | grep -q 'v:value(cpu)' || die "the header does not show the value: $(screen | sed -n 3p)"
+	! screen | sed -n '5,$p' | grep -q ' nap$' || die "nap has a row in the CPU view: $(screen)"
+	tm send-keys -t "$S" v
+	wait_screen 'v:value\(off-cpu\)' 2 || die "v did not change the value: $(screen | sed -n 3p)"
+	screen | sed -n 4p | grep -q 'last  *session  *ms  *comm' ||
+		die "the off-CPU view has no ms column: $(screen | sed -n 4p)"
+	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +nap_burn .* nap$' 3 ||
+		die "nap does not appear in the off-CPU view: $(screen)"
+	sleep 1.2
+	screen | sed -n 5p | grep -q ' nap$' || die "nap does not lead the off-CPU view: $(screen)"
+	tm send-keys -t "$S" v
+	wait_screen 'v:value\(wall\)' 2 || die "v did not cycle to wall: $(screen | sed -n 3p)"
+	tm send-keys -t "$S" q
+	check_exit "--off-cpu"
+	kill -KILL "$NAPPID" 2>/dev/null
+	wait "$NAPPID" 2>/dev/null
+else
+	skip_part "not root: --off-cpu is not tried"
+fi
+
+# --backend bpf, top -- CMD: the hot function first within 3 s; the
+# command's end said in the header, the final totals kept until q
+if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/bpf-probe.data" \
+	>"$TMP/bpf-probe.out" 2>"$TMP/bpf-probe.err"; then
+	start_pane --backend bpf -- "$SPLIT" 4
+	# the view is drawn once the recorder runs: the BPF backend's start
+	# (making its stack maps, 1M entries each) took from 1 to 16 s on this
+	# 2-CPU machine at load 4, so the 3 s count from the view's first
+	# drawing
+	wait_screen "^dcprof top  'split' \\(pid [0-9]+\\) running" 30 ||
+		die "bpf: no view after 30 s: $(screen)"
+	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +split .* work_fifty$' 3 ||
+		die "bpf: work_fifty is not on a row within 3 s: $(screen)"
+	screen | sed -n 5p | grep -q 'work_fifty$' || die "bpf: first row: $(screen | sed -n 5p)"
+	wait_screen "'split' \(pid [0-9]+\) exited with status 0, final totals" 30 ||
+		die "the command's end is not in the header: $(screen)"
+	a=$(screen | sed -n '4,$p')
+	sleep 2.2
+	[ "$a" = "$(screen | sed -n '4,$p')" ] || die "the final totals changed after the command's end"
+	screen | sed -n 5p | grep -q 'work_fifty$' || die "the final totals lost work_fifty: $(screen)"
+	! screen | grep -q '^EXIT=' || die "top ended with the command, before q"
+	tm send-keys -t "$S" q
+	check_exit "top -- CMD"
+else
+	skip_part "the BPF backend does not load: $(cat "$TMP/bpf-probe.err")"
+fi
 
 pass

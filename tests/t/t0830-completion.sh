@@ -4,7 +4,7 @@
 # exactly the commands `dcprof --help` lists, and after a command and "-"
 # exactly the options `dcprof COMMAND --help` prints (and --help); values
 # for --format, --kind and --tree; files after -i; the profiled command's
-# name after "record --".
+# name after "record --" and "top --".
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/t08-help.inc"
 
@@ -67,5 +67,7 @@ want "$TMP/prof-a.data $TMP/prof-b.data" dcprof report -i "$TMP/prof-"
 want "$TMP/prof-a.data" dcprof flamegraph --diff "$TMP/prof-b.data" "$TMP/prof-a"
 complete_words dcprof record -g -- bas | grep -qx bash ||
 	die "'record -g -- bas' does not offer the command bash"
+complete_words dcprof top --stdio -- bas | grep -qx bash ||
+	die "'top --stdio -- bas' does not offer the command bash"
 echo "$TEST_NAME: $(wc -l <"$TMP/help-commands") commands and their options complete"
 pass
