@@ -174,6 +174,7 @@ static int bpf_start(struct dcp_source *s,
 	bs->off_cpu = set->off_cpu;
 	/* without --off-cpu, switches cost nothing: no program on them */
 	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
+	bpf_program__set_autoload(bs->skel->progs.dcp_wakeup, set->off_cpu);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
@@ -318,6 +319,15 @@ static int bpf_stop(struct dcp_source *s)
 				    &info, &len))
 		dcp_log(DCP_LOG_INFO,
 			"bpf: the switch program ran %llu times for %llu ns",
+			(unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bs->off_cpu &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_wakeup),
+				    &info, &len))
+		dcp_log(DCP_LOG_INFO,
+			"bpf: the wake-up program ran %llu times for %llu ns",
 			(unsigned long long)info.run_cnt,
 			(unsigned long long)info.run_time_ns);
 	return ret;
