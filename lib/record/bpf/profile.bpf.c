@@ -340,7 +340,9 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 							    1;
 		/* the kernel stack starts inside the tracepoint's call of
 		 * this program (the program, bpf_trace_run4): from __schedule
-		 * on, as the ring backend's sched_switch call chains */
+		 * on, as the ring backend's sched_switch call chains (but for
+		 * __traceiter_sched_switch when other probes share the
+		 * tracepoint: user space drops it, source_bpf_counts.c) */
 		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))

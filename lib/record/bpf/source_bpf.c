@@ -46,6 +46,7 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #include <bpf/libbpf.h>
 
 #include "buildid_internal.h"
+#include "kallsyms_internal.h"
 #include "libbpf_log.h"
 #include "profile.skel.h"
 #include "source_bpf_internal.h"
@@ -73,6 +74,37 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	attr.sample_period = 1000000000ull / (freq ? freq : 1);
 	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 			    PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * --off-cpu: where __traceiter_sched_switch is in /proc/kallsyms (up to
+ * the next symbol), for kernel_frames() in source_bpf_counts.c; left
+ * unknown when the kernel hides its addresses. The symbol is early in the
+ * file (line 16,000 of 120,000 on 6.18: a few ms).
+ */
+static void find_switch_iterator(struct bpf_source *bs)
+{
+	static const char name[] = "__traceiter_sched_switch";
+	FILE *f = fopen("/proc/kallsyms", "re");
+	struct dcp_kallsyms_line l;
+	char line[512];
+
+	bs->switch_iter_start = bs->switch_iter_end = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!dcp_kallsyms_parse_line(line, &l))
+			continue;
+		if (bs->switch_iter_start) {
+			bs->switch_iter_end = l.addr;
+			break;
+		}
+		if (l.addr && !l.module && l.name_len == sizeof(name) - 1 &&
+		    !memcmp(l.name, name, l.name_len))
+			bs->switch_iter_start = l.addr;
+	}
+	if (bs->switch_iter_end <= bs->switch_iter_start)
+		bs->switch_iter_start = bs->switch_iter_end = 0;
+	if (f)
+		fclose(f);
 }
 
 static int load_error(int err, const char *what)
@@ -175,6 +207,8 @@ static int bpf_start(struct dcp_source *s,
 	/* without --off-cpu, switches cost nothing: no program on them */
 	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
 	bpf_program__set_autoload(bs->skel->progs.dcp_wakeup, set->off_cpu);
+	if (set->off_cpu)
+		find_switch_iterator(bs);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
