@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Off-CPU time from the perf ring (record --off-cpu): sched:sched_switch
- * on every CPU, routed into that CPU's ring, and the tracker that pairs a
+ * (with call chains) and sched:sched_wakeup (without: the woken pid) on
+ * every CPU, routed into that CPU's ring, and the tracker that pairs a
  * thread's switch-out with its next switch-in. Only the threads switched
- * out right now are kept (their time, why and stack); a finished block
- * goes to the recorder, which adds it to the stack's row: nothing is kept
- * per switch.
+ * out right now are kept (their time, why, wake-up and stack); a finished
+ * block goes to the recorder, which adds it to the stack's row: nothing
+ * is kept per switch.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@ struct switched_out {
 	uint32_t tid;
 	uint32_t pid;
 	uint64_t time;
+	uint64_t woken; /* a sleep's wake-up, 0 until then */
 	uint32_t state; /* enum dcp_off_cpu_state */
 	uint32_t nr_ips;
 	uint64_t ips[SWITCH_MAX_IPS];
@@ -48,6 +51,15 @@ struct dcp_off_cpu_tracker {
 	int *fds;
 	uint64_t *ids;
 	size_t nr_fds;
+	/* sched:sched_wakeup per CPU (fds -1 when it cannot be opened: a
+	 * sleep then ends at its switch-in, its wait for a CPU included) */
+	uint64_t wakeup_tp_id;
+	uint32_t woken_pid_off;
+	int *wakeup_fds;
+	uint64_t *wakeup_ids;
+	/* sleeps ended with no wake-up seen: their wait for a CPU, if any,
+	 * is counted as sleeping */
+	uint64_t unsplit;
 
 	/* the threads switched out now: open addressing by tid over slots
 	 * holding index + 1 into entries; freed entries form a list */
@@ -60,37 +72,73 @@ struct dcp_off_cpu_tracker {
 	size_t live;
 };
 
-static int open_on_cpu(struct dcp_off_cpu_tracker *t, struct dcp_ring *ring,
-		       size_t i)
+/*
+ * Tracepoint tp_id on the ring's CPU, into the ring: *fd and *id. name
+ * for messages; callchain: with the stack of the task it fires in.
+ */
+static int open_tracepoint(const char *name, uint64_t tp_id, bool callchain,
+			   struct dcp_ring *ring, int *fd, uint64_t *id)
 {
 	struct perf_event_attr attr;
-	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = t->tp_id;
+	attr.config = tp_id;
 	attr.sample_period = 1;
-	attr.sample_type =
-		DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW |
+			   (callchain ? PERF_SAMPLE_CALLCHAIN : 0);
 	attr.sample_id_all = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	fd = (int)syscall(SYS_perf_event_open, &attr, -1, ring->cpu, -1,
-			  PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
+	*fd = (int)syscall(SYS_perf_event_open, &attr, -1, ring->cpu, -1,
+			   PERF_FLAG_FD_CLOEXEC);
+	if (*fd < 0)
 		return dcp_error(errno,
-				 "cannot open sched:sched_switch on cpu %d for "
-				 "--off-cpu: %s",
-				 ring->cpu, strerror(errno));
-	t->fds[i] = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &t->ids[i]) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+				 "cannot open %s on cpu %d for --off-cpu: %s",
+				 name, ring->cpu, strerror(errno));
+	if (ioctl(*fd, PERF_EVENT_IOC_ID, id) < 0 ||
+	    ioctl(*fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
 		return dcp_error(errno,
-				 "cannot route sched:sched_switch into the ring "
-				 "of cpu %d: %s",
-				 ring->cpu, strerror(errno));
+				 "cannot route %s into the ring of cpu %d: %s",
+				 name, ring->cpu, strerror(errno));
 	return 0;
+}
+
+static void close_wakeups(struct dcp_off_cpu_tracker *t)
+{
+	for (size_t i = 0; t->wakeup_fds && i < t->nr_fds; i++) {
+		if (t->wakeup_fds[i] >= 0)
+			close(t->wakeup_fds[i]);
+		t->wakeup_fds[i] = -1;
+	}
+}
+
+/*
+ * sched:sched_wakeup on every CPU, for where a sleep ends. Optional: when
+ * it cannot be, the sleeps end at their switch-in as before, said once.
+ */
+static void open_wakeups(struct dcp_off_cpu_tracker *t, struct dcp_ring *rings)
+{
+	char format[4096];
+	int ret;
+
+	ret = dcp_tracefs_event("sched/sched_wakeup", &t->wakeup_tp_id, format,
+				sizeof(format));
+	if (!ret && dcp_tracefs_field_offset(format, "pid", &t->woken_pid_off))
+		ret = dcp_error(EINVAL,
+				"cannot parse the format of sched:sched_wakeup");
+	for (size_t i = 0; !ret && i < t->nr_fds; i++)
+		ret = open_tracepoint("sched:sched_wakeup", t->wakeup_tp_id,
+				      false, &rings[i], &t->wakeup_fds[i],
+				      &t->wakeup_ids[i]);
+	if (!ret)
+		return;
+	dcp_log(DCP_LOG_INFO,
+		"%s: a sleep's wait for a CPU after its wake-up is counted as "
+		"sleeping",
+		dcp_last_error());
+	close_wakeups(t);
 }
 
 struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
@@ -125,20 +173,25 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 	}
 	t->fds = calloc(nr_rings, sizeof(*t->fds));
 	t->ids = calloc(nr_rings, sizeof(*t->ids));
+	t->wakeup_fds = calloc(nr_rings, sizeof(*t->wakeup_fds));
+	t->wakeup_ids = calloc(nr_rings, sizeof(*t->wakeup_ids));
 	t->slots = calloc(1024, sizeof(*t->slots));
 	t->mask = 1023;
-	if (!t->fds || !t->ids || !t->slots) {
+	if (!t->fds || !t->ids || !t->wakeup_fds || !t->wakeup_ids ||
+	    !t->slots) {
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < nr_rings; i++)
-		t->fds[i] = -1;
+		t->fds[i] = t->wakeup_fds[i] = -1;
 	t->nr_fds = nr_rings;
 	for (size_t i = 0; i < nr_rings; i++) {
-		ret = open_on_cpu(t, &rings[i], i);
+		ret = open_tracepoint("sched:sched_switch", t->tp_id, true,
+				      &rings[i], &t->fds[i], &t->ids[i]);
 		if (ret)
 			goto fail;
 	}
+	open_wakeups(t, rings);
 	return t;
 fail:
 	dcp_off_cpu_close(t);
@@ -146,12 +199,25 @@ fail:
 	return NULL;
 }
 
-bool dcp_off_cpu_is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id)
+static bool is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id)
 {
-	for (size_t i = 0; t && i < t->nr_fds; i++)
+	for (size_t i = 0; i < t->nr_fds; i++)
 		if (t->ids[i] == id && t->fds[i] >= 0)
 			return true;
 	return false;
+}
+
+static bool is_wakeup(const struct dcp_off_cpu_tracker *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->nr_fds; i++)
+		if (t->wakeup_ids[i] == id && t->wakeup_fds[i] >= 0)
+			return true;
+	return false;
+}
+
+bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id)
+{
+	return t && (is_switch(t, id) || is_wakeup(t, id));
 }
 
 static size_t slot_of(const struct dcp_off_cpu_tracker *t, uint32_t tid)
@@ -275,6 +341,7 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	e->tid = tid;
 	e->pid = pid;
 	e->time = time;
+	e->woken = 0;
 	e->state = state_of(prev_state);
 	e->nr_ips = nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain :
 						SWITCH_MAX_IPS;
@@ -303,14 +370,52 @@ int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
 	b.tid = e->tid;
 	b.ips = e->ips;
 	b.nr_ips = e->nr_ips;
-	b.ns[e->state] = ns;
+	if (e->state != DCP_OFF_CPU_RUNNABLE && e->woken > e->time &&
+	    e->woken < time) {
+		/* the wait for a CPU after the wake-up is CPU contention */
+		b.ns[e->state] = e->woken - e->time;
+		b.ns[DCP_OFF_CPU_RUNNABLE] = time - e->woken;
+	} else {
+		if (e->state != DCP_OFF_CPU_RUNNABLE && !e->woken)
+			t->unsplit++;
+		b.ns[e->state] = ns;
+	}
 	/* the entry stays intact until the next switch-out reuses it */
 	return dcp_recorder_take_off_cpu(t->source->sink, time, &b);
 }
 
 /*
- * IDENTIFIER, TID (pid, tid), TIME, CPU, CALLCHAIN (nr, ips), RAW (u32
- * size, the tracepoint's record).
+ * A wake-up: IDENTIFIER, TID (the waker's), TIME, CPU, RAW (u32 size, the
+ * tracepoint's record with the woken pid). Only a sleep's first counts.
+ */
+static void take_wakeup(struct dcp_off_cpu_tracker *t, uint64_t time,
+			const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *raw = p + 36;
+	uint32_t raw_size;
+	int32_t pid;
+	size_t i;
+
+	if (end - p < 36)
+		return;
+	memcpy(&raw_size, p + 32, 4);
+	if (raw_size > (size_t)(end - raw) || t->woken_pid_off + 4 > raw_size)
+		return;
+	memcpy(&pid, raw + t->woken_pid_off, 4);
+	if (pid <= 0)
+		return;
+	i = find_slot(t, (uint32_t)pid);
+	if (t->slots[i]) {
+		struct switched_out *e = &t->entries[t->slots[i] - 1];
+
+		if (e->state != DCP_OFF_CPU_RUNNABLE && !e->woken)
+			e->woken = time;
+	}
+}
+
+/*
+ * A switch: IDENTIFIER, TID (pid, tid), TIME, CPU, CALLCHAIN (nr, ips),
+ * RAW (u32 size, the tracepoint's record).
  */
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size)
@@ -318,12 +423,19 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 	const unsigned char *p = (const unsigned char *)(h + 1);
 	const unsigned char *end = (const unsigned char *)h + size;
 	const unsigned char *raw;
-	uint64_t nr_chain, prev_state = 0;
+	uint64_t nr_chain, prev_state = 0, id;
 	uint32_t pid, tid, raw_size;
 	int32_t prev_pid, next_pid;
 	const uint64_t *chain;
 	int ret = 0;
 
+	if (end - p < 8)
+		return 0;
+	memcpy(&id, p, 8);
+	if (is_wakeup(t, id)) {
+		take_wakeup(t, time, p, end);
+		return 0;
+	}
 	if (end - p < 40)
 		return 0;
 	memcpy(&pid, p + 8, 4);
@@ -354,15 +466,25 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 
 void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t)
 {
-	for (size_t i = 0; t && i < t->nr_fds; i++)
+	for (size_t i = 0; t && i < t->nr_fds; i++) {
 		if (t->fds[i] >= 0)
 			ioctl(t->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+		if (t->wakeup_fds[i] >= 0)
+			ioctl(t->wakeup_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	}
 }
 
 void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t)
 {
-	if (t)
-		t->source->counts.off_cpu_unfinished += t->live;
+	if (!t)
+		return;
+	t->source->counts.off_cpu_unfinished += t->live;
+	if (t->unsplit)
+		dcp_log(DCP_LOG_INFO,
+			"--off-cpu: %" PRIu64 " sleeps ended with no wake-up "
+			"seen: any wait for a CPU after it is counted as "
+			"sleeping",
+			t->unsplit);
 }
 
 void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t)
@@ -372,8 +494,11 @@ void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t)
 	for (size_t i = 0; t->fds && i < t->nr_fds; i++)
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);
+	close_wakeups(t);
 	free(t->fds);
 	free(t->ids);
+	free(t->wakeup_fds);
+	free(t->wakeup_ids);
 	free(t->slots);
 	free(t->entries);
 	free(t->free_list);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Off-CPU time from the perf ring (record --off-cpu): the
- * sched:sched_switch tracepoint of every CPU, routed into that CPU's ring,
- * and the tracker that pairs each thread's switch-out (time, why, stack)
- * with its next switch-in and hands the finished block to the recorder.
+ * sched:sched_switch and sched:sched_wakeup tracepoints of every CPU,
+ * routed into that CPU's ring, and the tracker that pairs each thread's
+ * switch-out (time, why, stack) with its wake-up and its next switch-in
+ * and hands the finished block to the recorder.
  */
 #ifndef DCPROF_OFF_CPU_INTERNAL_H
 #define DCPROF_OFF_CPU_INTERNAL_H
@@ -20,19 +21,23 @@ struct dcp_off_cpu_tracker;
 
 /*
  * Find sched:sched_switch (mounting tracefs when needed) and open it on
- * the CPU of every ring, into that ring, with call chains. NULL with errno
+ * the CPU of every ring, into that ring, with call chains; sched_wakeup
+ * too, without, when it can be (else said at -v). NULL with errno
  * and a message saying why it cannot be used. min_ns: shorter blocks are
  * dropped and counted.
  */
 struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 					     size_t nr_rings, uint64_t min_ns,
 					     struct dcp_source *source);
-/* Whether a ring's sample of this IDENTIFIER is a switch. */
-bool dcp_off_cpu_is_switch(const struct dcp_off_cpu_tracker *t, uint64_t id);
+/* Whether a ring's sample of this IDENTIFIER is the tracker's (a switch
+ * or a wake-up). */
+bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id);
 /*
- * A switch sample, delivered in time order: remembers the thread switched
- * out, and hands the block of the one switched in to the recorder
- * (dcp_recorder_take_off_cpu). Malformed records are ignored.
+ * A switch or wake-up sample, delivered in time order: a switch remembers
+ * the thread switched out and hands the block of the one switched in to
+ * the recorder (dcp_recorder_take_off_cpu), a sleep's time up to its
+ * wake-up under its state and the rest runnable; a wake-up marks where
+ * the sleep of a thread switched out ends. Malformed records are ignored.
  */
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size);

@@ -146,7 +146,7 @@ static bool is_tracepoint_sample(const struct perf_source *ps,
 
 	return h->type == PERF_RECORD_SAMPLE &&
 	       (is_munmap_id(ps, u[0]) ||
-		dcp_off_cpu_is_switch(ps->off_cpu, u[0]));
+		dcp_off_cpu_is_own(ps->off_cpu, u[0]));
 }
 
 static uint64_t record_time(const struct perf_source *ps,
@@ -329,7 +329,7 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 		if (is_munmap_id(ps, u[0]))
 			return deliver_munmap(
 				ps, time, u, (const unsigned char *)rec + size);
-		if (dcp_off_cpu_is_switch(ps->off_cpu, u[0]))
+		if (dcp_off_cpu_is_own(ps->off_cpu, u[0]))
 			return dcp_off_cpu_take(ps->off_cpu, time, h, size);
 	}
 	return dcp_recorder_take_record(ps->base.sink, time, h, size);

@@ -9,13 +9,19 @@
 #   and the profile must agree with that clock: the off-CPU time under
 #   each is 90-102% of the time the program spent there (the rest is the
 #   system calls' own time on the CPU), f2:f3 is the clock's ratio
-#   within 0.3, the main thread's waits are 90-102% of its f2 + f3;
+#   within 0.3, the main thread's waits are at most 102% of its f2 + f3
+#   and, with its runnable time (waits for a CPU), at least 90%;
 #   its on-CPU samples are led by f1_burn (>= 90%);
 # - two threads on one mutex: the waits are charged to the futex wait
 #   under take_lock, the function that takes the lock; recorded with -p,
 #   only that process's threads are charged;
 # - three busy threads on two CPUs: their waits are preempted (runnable),
 #   not blocked;
+# - a thread at nice 19 napping 2 ms at a time among twice as many
+#   spinning threads as CPUs (both backends): its sleeping time is the
+#   sleep it asked for (within 15%); the wait for a CPU after each wake-up
+#   is runnable, and with it the off-CPU time under f4_nap is the time its
+#   clock saw there (within 15%);
 # - report --threads: the main thread's time on + off the CPU is its
 #   lifetime as its clock saw it (within 5%) and 90-105% of the lifetime
 #   the profile kept; a thread the program starts a quarter into the run
@@ -25,6 +31,8 @@
 #   off_cpu/nanoseconds sample type, folded --value, flamegraph --value;
 # - the whole system (-a) for 10 s: the file and the recorder's CPU stay
 #   small, kernel threads' sleeps are charged, the states add up;
+# - without the sched_wakeup tracepoint: said once at -v, the sleeps
+#   counted to their switch-in as before;
 # - --backend bpf: the same rounds, their switches counted in the kernel,
 #   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains,
 #   each emptying a generation of stack maps) keeps its stack;
@@ -68,7 +76,49 @@ def against_clock(what, stacks, in_f2, in_f3, lo=0.9, hi=1.02):
     print("%s: f2 %.1f ms (clock %.1f), f3 %.1f ms (clock %.1f), f2:f3 %.2f (clock %.2f)" % (
         what, f2 / 1e6, in_f2 / 1e6, f3 / 1e6, in_f3 / 1e6, f2 / f3, in_f2 / in_f3))
     return f2, f3
+
+def naps(what, report, folded_path, times):
+    """the napper's sleeping time against the sleep it asked for, the rest
+    of its time in f4_nap runnable"""
+    tid, requested, in_nap = map(int, open(times).read().split())
+    row = {r["tid"]: r for r in report["rows"]}[tid]
+    asleep, run = row["interruptible_ms"] * 1e6, row["runnable_ms"] * 1e6
+    nap = under(folded(folded_path), "f4_nap")
+    print("%s: asleep %.1f ms (asked for %.1f), runnable %.1f ms; %.1f ms off "
+          "the CPU under f4_nap (its clock %.1f)" % (
+              what, asleep / 1e6, requested / 1e6, run / 1e6, nap / 1e6,
+              in_nap / 1e6))
+    assert 0.85 <= asleep / requested <= 1.15, \
+        "%s: asleep %.1f ms, the napper asked for %.1f ms of sleep (%.2f): " \
+        "the waits for a CPU after the wake-ups are not apart" % (
+            what, asleep / 1e6, requested / 1e6, asleep / requested)
+    assert 0.85 <= nap / in_nap <= 1.15, \
+        "%s: %.1f ms off the CPU under f4_nap, its clock %.1f ms" % (
+            what, nap / 1e6, in_nap / 1e6)
+    assert run >= 0.9 * (nap - asleep), \
+        "%s: runnable %.1f ms, the waits after waking %.1f ms" % (
+            what, run / 1e6, (nap - asleep) / 1e6)
 PY
+
+# the napper among burners (BACKEND...): its waits for a CPU after waking
+check_naps() {
+	local what=$1
+	shift
+	expect_exit 0 "$DCPROF" record "$@" --off-cpu -o "$TMP/naps.data" -- \
+		"$W" naps 1 "$TMP/naps"
+	expect_exit 0 "$DCPROF" report -i "$TMP/naps.data" --value off-cpu \
+		--sort tid --format json
+	cp "$TMP/out" "$TMP/naps.json"
+	expect_exit 0 "$DCPROF" export --format folded --value off-cpu \
+		-i "$TMP/naps.data"
+	python3 - "$TMP" "$what" <<'PY' || die "$what: the napper's waits for a CPU are counted as sleep"
+import json, sys
+tmp, what = sys.argv[1:3]
+sys.path.insert(0, tmp)
+from rounds import naps
+naps(what, json.load(open(tmp + "/naps.json")), tmp + "/out", tmp + "/naps")
+PY
+}
 
 # ---- rounds -------------------------------------------------------------
 F=$TMP/rounds.data
@@ -109,15 +159,17 @@ def by_tid(name):
     return {r["tid"]: r for r in rows}[tid]
 
 # its waits (sleeping or blocked) are its time in f2_sleep and f3_wait
-# (60% of its lifetime on an idle machine); time it was preempted while
-# burning is CPU contention of a shared machine, shown apart (runnable)
+# (60% of its lifetime on an idle machine) but for the waits for a CPU
+# after their wake-ups: those, and the time it was preempted while
+# burning, are CPU contention of a shared machine, shown apart (runnable)
 # and not part of the program's waits
 main = by_tid("main-off")
 waits = (main["interruptible_ms"] + main["uninterruptible_ms"]) * 1e6
+run = main["runnable_ms"] * 1e6
 clock = in_f2 + in_f3
-assert 0.9 <= waits / clock <= 1.02, \
-    "the main thread waited %.1f ms, its clock says %.1f ms in f2 + f3 (%.2f)" % (
-        waits / 1e6, clock / 1e6, waits / clock)
+assert waits / clock <= 1.02 and (waits + run) / clock >= 0.9, \
+    "the main thread waited %.1f ms (%.1f ms more runnable), its clock says " \
+    "%.1f ms in f2 + f3 (%.2f)" % (waits / 1e6, run / 1e6, clock / 1e6, waits / clock)
 assert main["ms"] * 1e6 >= waits
 wall = by_tid("main-wall")["ms"] * 1e6
 assert 0.9 <= wall / life_ns <= 1.1, \
@@ -215,6 +267,31 @@ assert run > 3 * 10**8, "only %d ns preempted" % run
 assert blocked < run / 10, "%d ns blocked against %d preempted" % (blocked, run)
 PY
 
+# ---- a napper among burners: its waits for a CPU after waking ------------
+check_naps perf
+
+# without sched_wakeup (a mount namespace hides it) the recording goes on,
+# says so once at -v and counts a sleep's wait for a CPU as before
+unshare -m sh -c 'mount -t tmpfs none /sys/kernel/tracing/events/sched/sched_wakeup &&
+	exec "$@"' sh "$DCPROF" record -v --off-cpu -o "$TMP/nowake.data" -- \
+	"$W" naps 0.5 "$TMP/nowake" >"$TMP/out" 2>"$TMP/err" ||
+	die "--off-cpu without sched_wakeup failed: $(cat "$TMP/err")"
+[ "$(grep -c 'sched_wakeup.*counted as sleeping' "$TMP/err")" = 1 ] ||
+	die "no sched_wakeup: not said once at -v: $(cat "$TMP/err")"
+grep -q 'sleeps ended with no wake-up seen' "$TMP/err" ||
+	die "no sched_wakeup: the sleeps not split are not counted: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/nowake.data" --value off-cpu \
+	--sort tid --format json
+python3 - "$TMP/out" "$TMP/nowake" <<'PY' || die "no sched_wakeup: the napper's sleeps are not as before"
+import json, sys
+tid, requested, in_nap = map(int, open(sys.argv[2]).read().split())
+row = {r["tid"]: r for r in json.load(open(sys.argv[1]))["rows"]}[tid]
+asleep = row["interruptible_ms"] * 1e6
+print("no sched_wakeup: asleep %.1f ms, asked for %.1f, its clock %.1f in f4_nap"
+      % (asleep / 1e6, requested / 1e6, in_nap / 1e6))
+assert asleep > 1.15 * requested, "asleep %.1f ms, asked for %.1f" % (asleep / 1e6, requested / 1e6)
+PY
+
 # ---- the BPF backend: switches counted in the kernel --------------------------
 "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/probe.data" \
 	>/dev/null 2>"$TMP/err"
@@ -226,6 +303,7 @@ else
 	F=$TMP/bpf.data
 	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -o "$F" -- \
 		"$W" rounds 2 "$TMP/main" "$TMP/times"
+	check_naps bpf --backend bpf
 	expect_exit 0 "$DCPROF" report -i "$F" --format json
 	json_get "$TMP/out" 'd["meta"]["backend"]' | grep -qx bpf ||
 		die "--backend bpf --off-cpu did not record with bpf"

@@ -18,6 +18,12 @@
  *     and 1: they wait for a CPU, not for anything else.
  *   off_cpu pingpong SECONDS: two threads pass a byte back and forth
  *     through two pipes, as fast as they can; prints the round trips.
+ *   off_cpu naps SECONDS TIMES: twice as many threads as CPUs spin
+ *     ("burner") while the main thread, at nice 19, sleeps 2 ms at a time
+ *     in f4_nap; a nap ends with a wait for a CPU after the wake-up.
+ *     Writes to TIMES "tid requested_ns in_nap_ns": its thread id, the
+ *     sleep it asked for in all, and the time its clock saw it spend in
+ *     f4_nap.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -291,6 +299,53 @@ static int pingpong(void)
 	return 0;
 }
 
+__attribute__((noinline)) void f4_nap(long ns)
+{
+	sleep_ns(ns);
+	sink++;
+}
+
+static void *burner(void *arg)
+{
+	pthread_setname_np(pthread_self(), "burner");
+	spin_forever(*(unsigned long long *)arg);
+	return NULL;
+}
+
+static int naps(const char *times)
+{
+	unsigned long long end = now_ns() + (unsigned long long)(seconds * 1e9);
+	unsigned long long requested = 0, in_nap = 0, t0;
+	long nr = 2 * sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t t[64];
+	FILE *f;
+
+	if (nr > 64)
+		nr = 64;
+	for (long i = 0; i < nr; i++)
+		if (pthread_create(&t[i], NULL, burner, &end))
+			return 1;
+	/* the burners keep nice 0: this thread waits for a CPU after each
+	 * wake-up; its timer fires when asked (no slack) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) ||
+	    prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0))
+		return 1;
+	while (now_ns() < end) {
+		t0 = now_ns();
+		f4_nap(2000000);
+		in_nap += now_ns() - t0;
+		requested += 2000000;
+	}
+	for (long i = 0; i < nr; i++)
+		pthread_join(t[i], NULL);
+	f = fopen(times, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%ld %llu %llu\n", (long)syscall(SYS_gettid), requested,
+		in_nap);
+	return fclose(f) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -303,6 +358,8 @@ int main(int argc, char **argv)
 		return mutex();
 	if (!strcmp(argv[1], "busy3"))
 		return busy3();
+	if (!strcmp(argv[1], "naps") && argc > 3)
+		return naps(argv[3]);
 	if (!strcmp(argv[1], "pingpong"))
 		return pingpong();
 	return 2;

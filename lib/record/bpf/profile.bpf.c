@@ -6,7 +6,9 @@
  * generations, see DCP_BPF_STACK_GEN_BIT), and (pid, tid, thread name,
  * stack ids) is counted in a hash map that user space drains; with
  * --only, a sample whose leaf is in no marked file is dropped here and
- * only counted. Exec, exit and fork of tasks go to a ring buffer.
+ * only counted. Exec, exit and fork of tasks go to a ring buffer. With
+ * --off-cpu, switches and wake-ups: the time a thread is off the CPU by
+ * stack and state, a sleep's wait for a CPU after its wake-up runnable.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -390,6 +392,24 @@ int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 #define DCP_TASK_DEAD 0x80
 #define DCP_TASK_NOLOAD 0x400
 
+/* --off-cpu: ns more off the CPU for a (thread, stacks, state) */
+static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns)
+{
+	__u64 *v = bpf_map_lookup_elem(&off_counts, key);
+	long err;
+
+	if (v) {
+		__sync_fetch_and_add(v, ns);
+		return;
+	}
+	err = bpf_map_update_elem(&off_counts, key, &ns, BPF_NOEXIST);
+	v = err == -EEXIST ? bpf_map_lookup_elem(&off_counts, key) : NULL;
+	if (v)
+		__sync_fetch_and_add(v, ns);
+	else if (err)
+		count_stat(DCP_BPF_STAT_OFF_LOST);
+}
+
 /*
  * --off-cpu (loaded only then): prev leaves the CPU with its stacks and
  * state; next comes back, and the time since its own switch-out is added
@@ -399,7 +419,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns(), *v;
+	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_tid = BPF_CORE_READ(prev, pid);
 	__u32 next_tid = BPF_CORE_READ(next, pid);
 	struct dcp_bpf_off_start *st;
@@ -418,7 +438,9 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 							    1;
 		/* the kernel stack starts inside the tracepoint's call of
 		 * this program (the program, bpf_trace_run4): from __schedule
-		 * on, as the ring backend's sched_switch call chains */
+		 * on, as the ring backend's sched_switch call chains (but for
+		 * __traceiter_sched_switch when other probes share the
+		 * tracepoint: user space drops it, source_bpf_counts.c) */
 		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
@@ -433,7 +455,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		count_stat(DCP_BPF_STAT_OFF_SHORT);
 	} else {
 		struct dcp_bpf_off_key key = {};
-		__u64 ns = now - st->time;
+		__u64 woken = st->woken;
 
 		count_stat(DCP_BPF_STAT_OFF_BLOCKS);
 		key.pid = st->pid;
@@ -442,23 +464,33 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		key.kernel_stack = st->kernel_stack;
 		key.state = st->state;
 		__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
-		long err;
-
-		v = bpf_map_lookup_elem(&off_counts, &key);
-		if (v) {
-			__sync_fetch_and_add(v, ns);
+		/* a sleep ends at its wake-up; the wait for a CPU after it is
+		 * CPU contention: runnable, on the same stack */
+		if (woken > st->time && woken < now) {
+			add_off_time(&key, woken - st->time);
+			key.state = 0;
+			add_off_time(&key, now - woken);
 		} else {
-			err = bpf_map_update_elem(&off_counts, &key, &ns,
-						  BPF_NOEXIST);
-			v = err == -EEXIST ?
-				    bpf_map_lookup_elem(&off_counts, &key) :
-				    NULL;
-			if (v)
-				__sync_fetch_and_add(v, ns);
-			else if (err)
-				count_stat(DCP_BPF_STAT_OFF_LOST);
+			add_off_time(&key, now - st->time);
 		}
 	}
 	bpf_map_delete_elem(&off_starts, &next_tid);
+	return 0;
+}
+
+/*
+ * --off-cpu (loaded only then): a thread switched out asleep is woken; its
+ * block stays open until it runs again, its time from now on runnable. A
+ * wake-up of a thread not switched out (woken before it slept) or woken
+ * already changes nothing.
+ */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(dcp_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct dcp_bpf_off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+
+	if (st && st->state && !st->woken)
+		st->woken = bpf_ktime_get_ns();
 	return 0;
 }

@@ -48,6 +48,9 @@ struct dcp_bpf_off_start {
 	int kernel_stack;
 	unsigned int state;
 	char comm[DCP_BPF_COMM_LEN];
+	/* a sleep's wake-up (sched_wakeup), 0 until then: from there on the
+	 * thread waits for a CPU, and that time is runnable */
+	unsigned long long woken;
 };
 
 struct dcp_bpf_off_key {

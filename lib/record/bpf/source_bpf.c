@@ -46,6 +46,7 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #include <bpf/libbpf.h>
 
 #include "buildid_internal.h"
+#include "kallsyms_internal.h"
 #include "libbpf_log.h"
 #include "profile.skel.h"
 #include "source_bpf_internal.h"
@@ -76,30 +77,32 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 }
 
 /*
- * Where __traceiter_sched_switch lies (/proc/kallsyms: to the next
- * symbol), for the switch program's stacks; left 0 when hidden.
+ * --off-cpu: where __traceiter_sched_switch is in /proc/kallsyms (up to
+ * the next symbol), for kernel_frames() in source_bpf_counts.c; left
+ * unknown when the kernel hides its addresses. The symbol is early in the
+ * file (line 16,000 of 120,000 on 6.18: a few ms).
  */
-static void find_traceiter(struct bpf_source *bs)
+static void find_switch_iterator(struct bpf_source *bs)
 {
-	char line[256], name[128], type;
-	unsigned long long addr;
-	bool found = false;
+	static const char name[] = "__traceiter_sched_switch";
 	FILE *f = fopen("/proc/kallsyms", "re");
+	struct dcp_kallsyms_line l;
+	char line[512];
 
+	bs->switch_iter_start = bs->switch_iter_end = 0;
 	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+		if (!dcp_kallsyms_parse_line(line, &l))
 			continue;
-		if (found) {
-			bs->traceiter_end = addr;
+		if (bs->switch_iter_start) {
+			bs->switch_iter_end = l.addr;
 			break;
 		}
-		if (addr && !strcmp(name, "__traceiter_sched_switch")) {
-			bs->traceiter_start = addr;
-			found = true;
-		}
+		if (l.addr && !l.module && l.name_len == sizeof(name) - 1 &&
+		    !memcmp(l.name, name, l.name_len))
+			bs->switch_iter_start = l.addr;
 	}
-	if (bs->traceiter_end <= bs->traceiter_start)
-		bs->traceiter_start = bs->traceiter_end = 0;
+	if (bs->switch_iter_end <= bs->switch_iter_start)
+		bs->switch_iter_start = bs->switch_iter_end = 0;
 	if (f)
 		fclose(f);
 }
@@ -217,14 +220,15 @@ static int bpf_start(struct dcp_source *s,
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
 	bs->off_cpu = set->off_cpu;
-	if (bs->off_cpu)
-		find_traceiter(bs);
 	/* without --off-cpu, switches cost nothing: no program on them */
 	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
 	bs->mapping_events = !access(SYS_EXIT_MMAP, F_OK);
 	bpf_program__set_autoload(bs->skel->progs.dcp_mmap,
 				  bs->mapping_events);
 	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
+	bpf_program__set_autoload(bs->skel->progs.dcp_wakeup, set->off_cpu);
+	if (set->off_cpu)
+		find_switch_iterator(bs);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
@@ -373,6 +377,15 @@ static int bpf_stop(struct dcp_source *s)
 				    &info, &len))
 		dcp_log(DCP_LOG_INFO,
 			"bpf: the switch program ran %llu times for %llu ns",
+			(unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bs->off_cpu &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_wakeup),
+				    &info, &len))
+		dcp_log(DCP_LOG_INFO,
+			"bpf: the wake-up program ran %llu times for %llu ns",
 			(unsigned long long)info.run_cnt,
 			(unsigned long long)info.run_time_ns);
 	return ret;

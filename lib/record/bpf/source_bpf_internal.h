@@ -44,6 +44,10 @@ struct bpf_source {
 	struct dcp_bpf_key *keys;
 	struct dcp_bpf_off_key *off_keys; /* --off-cpu */
 	bool off_cpu;
+	/* --off-cpu: __traceiter_sched_switch's addresses (0, 0: unknown),
+	 * a frame the switch program's stacks start with when other probes
+	 * share the tracepoint */
+	uint64_t switch_iter_start, switch_iter_end;
 	uint64_t *vals;
 	struct bpf_stack_build_id *ustack;
 	uint64_t *kstack;
@@ -62,8 +66,6 @@ struct bpf_source {
 	struct dcp_ident_cache idents;
 	/* the kernel sends executable mappings (mmap(2) and exec's own) */
 	bool mapping_events;
-	/* --off-cpu: __traceiter_sched_switch, trimmed off switch stacks */
-	uint64_t traceiter_start, traceiter_end;
 	uint64_t mmaps_named, mmaps_unnamed; /* for -v */
 
 	/*
