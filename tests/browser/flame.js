@@ -127,9 +127,18 @@ async function openPage(context, file, requests) {
 }
 
 async function centre(page, name) {
-  const r = await page.evaluate((nm) => window.dcprofFlame.frameRect(nm), name);
+  const rect = () => page.evaluate((nm) => window.dcprofFlame.frameRect(nm), name);
+  let r = await rect();
   if (!r)
     throw new Error(`frame '${name}' is not drawn`);
+  /* A frame outside the window (a deep stack draws below its bottom) is
+   * scrolled into it first: the mouse cannot point outside the viewport,
+   * and a hover there never shows a tooltip. */
+  const h = await page.evaluate(() => window.innerHeight);
+  if (r.y < 0 || r.y + r.height > h) {
+    await page.evaluate((dy) => window.scrollBy(0, dy), r.y + r.height / 2 - h / 2);
+    r = await rect();
+  }
   return { x: r.x + r.width / 2, y: r.y + r.height / 2, rect: r };
 }
 
@@ -294,6 +303,12 @@ async function values(a) {
           continue;
         v.frames[name].pixels = await pixels(page, name);
         const c = await centre(page, name);
+        /* a frame a pixel or two wide (f1_burn's preemptions in the
+         * off-CPU view) is drawn but not worth aiming at: no tooltip */
+        if (c.rect.width < 3) {
+          v.frames[name].tooltip = null;
+          continue;
+        }
         await page.mouse.move(c.x, c.y);
         await page.waitForFunction(() => window.dcprofFlame.tooltip() !== '');
         v.frames[name].tooltip = await hook(() => window.dcprofFlame.tooltip());

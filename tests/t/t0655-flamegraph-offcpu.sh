@@ -178,7 +178,7 @@ for view in ("off-cpu", "wall", "cpu"):
     unit = "samples" if view == "cpu" else "ms"
     assert re.search(r"[\d,.]+ %s" % unit, v["total"]), "%s view: the total says %r" % (view, v["total"])
     for name, f in v["frames"].items():
-        if f["drawn"]:
+        if f["drawn"] and f["tooltip"] is not None:
             assert re.search(r"[\d,.]+ %s, [\d.]+%% of all" % unit, f["tooltip"]), \
                 "%s view: %s's tooltip says %r" % (view, name, f["tooltip"])
 
