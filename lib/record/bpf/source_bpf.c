@@ -331,6 +331,20 @@ static void detach(struct bpf_source *bs)
 	bs->nr_events = 0;
 }
 
+/* -v: how often a program ran and for how long (bpf_stats_enabled) */
+static void log_program_run(const struct bpf_program *prog, const char *what)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		dcp_log(DCP_LOG_INFO,
+			"bpf: the %s program ran %llu times for %llu ns", what,
+			(unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+}
+
 static int bpf_stop(struct dcp_source *s)
 {
 	struct bpf_source *bs = bpf_source(s);
@@ -370,24 +384,10 @@ static int bpf_stop(struct dcp_source *s)
 		"bpf: %" PRIu64 " executable mappings named from the kernel's "
 		"events, %" PRIu64 " left to the maps in /proc",
 		bs->mmaps_named, bs->mmaps_unnamed);
-	memset(&info, 0, sizeof(info));
-	len = sizeof(info);
-	if (bs->off_cpu &&
-	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_switch),
-				    &info, &len))
-		dcp_log(DCP_LOG_INFO,
-			"bpf: the switch program ran %llu times for %llu ns",
-			(unsigned long long)info.run_cnt,
-			(unsigned long long)info.run_time_ns);
-	memset(&info, 0, sizeof(info));
-	len = sizeof(info);
-	if (bs->off_cpu &&
-	    !bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_wakeup),
-				    &info, &len))
-		dcp_log(DCP_LOG_INFO,
-			"bpf: the wake-up program ran %llu times for %llu ns",
-			(unsigned long long)info.run_cnt,
-			(unsigned long long)info.run_time_ns);
+	if (bs->off_cpu) {
+		log_program_run(bs->skel->progs.dcp_switch, "switch");
+		log_program_run(bs->skel->progs.dcp_wakeup, "wake-up");
+	}
 	return ret;
 }
 
