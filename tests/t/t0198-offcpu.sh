@@ -19,7 +19,7 @@
 #   not blocked;
 # - a thread at nice 19 napping 2 ms at a time among twice as many
 #   spinning threads as CPUs (both backends): its sleeping time is the
-#   sleep it asked for (within 15%); the wait for a CPU after each wake-up
+#   sleep it asked for (15% below to 30% above); the wait for a CPU after each wake-up
 #   is runnable, and with it the off-CPU time under f4_nap is the time its
 #   clock saw there (within 15%);
 # - report --threads: the main thread's time on + off the CPU is its
@@ -88,7 +88,9 @@ def naps(what, report, folded_path, times):
           "the CPU under f4_nap (its clock %.1f)" % (
               what, asleep / 1e6, requested / 1e6, run / 1e6, nap / 1e6,
               in_nap / 1e6))
-    assert 0.85 <= asleep / requested <= 1.15, \
+    # 1.3: 1.00-1.02 measured on the plain build, up to 1.15 under the
+    # sanitizers; counting the run-queue waits as sleep gave 8-83
+    assert 0.85 <= asleep / requested <= 1.3, \
         "%s: asleep %.1f ms, the napper asked for %.1f ms of sleep (%.2f): " \
         "the waits for a CPU after the wake-ups are not apart" % (
             what, asleep / 1e6, requested / 1e6, asleep / requested)
@@ -289,7 +291,7 @@ row = {r["tid"]: r for r in json.load(open(sys.argv[1]))["rows"]}[tid]
 asleep = row["interruptible_ms"] * 1e6
 print("no sched_wakeup: asleep %.1f ms, asked for %.1f, its clock %.1f in f4_nap"
       % (asleep / 1e6, requested / 1e6, in_nap / 1e6))
-assert asleep > 1.15 * requested, "asleep %.1f ms, asked for %.1f" % (asleep / 1e6, requested / 1e6)
+assert asleep > 1.3 * requested, "asleep %.1f ms, asked for %.1f" % (asleep / 1e6, requested / 1e6)
 PY
 
 # ---- the BPF backend: switches counted in the kernel --------------------------
