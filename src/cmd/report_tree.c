@@ -289,10 +289,21 @@ static int compare_nodes(const void *a, const void *b, void *ctx)
 	const struct tnode *x = &t->n[*(const uint32_t *)a];
 	const struct tnode *y = &t->n[*(const uint32_t *)b];
 
+	int c;
+
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
-	return strcmp(string_table_get(&t->names, x->name),
-		      string_table_get(&t->names, y->name));
+	c = strcmp(string_table_get(&t->names, x->name),
+		   string_table_get(&t->names, y->name));
+	if (c)
+		return c;
+	/* same-named siblings (strlen of the loader and of libc): by file,
+	 * so that the order never follows the order of the rows read */
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return (x->is_inline - y->is_inline) * 2 + (x->kernel - y->kernel);
 }
 
 /* --limit counts the functions at the top: the root's children, or a
