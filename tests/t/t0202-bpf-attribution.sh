@@ -3,13 +3,14 @@
 # on both backends in the same run:
 #  - a fork/exec storm recorded -a: the children's samples in the storm
 #    binary land >= 99% in storm_child_burn under the name "storm", none in
-#    a wrong file; [unknown]: none on the ring backend, at most 0.6% of
-#    the children's samples on the BPF backend (their samples between fork
-#    and exec: counted by process in the kernel, they are named after the
-#    exec, against the new program's maps, where the old program's
-#    addresses are in none: 0.2-0.4% measured; 0.9-1.7% when the maps of a
-#    new program were read from /proc at its exec event, often after the
-#    child had gone, instead of sent by the kernel); the children's samples cover their
+#    a wrong file; [unknown]: none on the ring backend; on the BPF backend
+#    at most 2 samples of a child and 2% of the children's samples: those
+#    taken between fork and exec, counted by process in the kernel, are
+#    named after the exec, against the new program's maps, where the old
+#    program's addresses are in none (7-19 of ~1,900, one per child,
+#    measured); when a new program's maps were read from /proc at its exec
+#    event instead of sent by the kernel, children gone by then had all
+#    their 5-7 samples in [unknown]; the children's samples cover their
 #    getrusage CPU no worse than the ring backend's (within 3 points);
 #  - a binary deleted while running (its process killed before the end):
 #    its samples still named spin_forever, through the pinned file;
@@ -46,7 +47,11 @@ bad = [r for r in rows if not legit(r["file"])]
 if bad:
     print("misattributed:", [(r["pid"], r["file"], r["symbol"], r["samples"])
                              for r in bad][:8], file=sys.stderr)
-print(in_binary, children, good, sum(r["samples"] for r in bad))
+per_child = {}
+for r in bad:
+    per_child[r["pid"]] = per_child.get(r["pid"], 0) + r["samples"]
+print(in_binary, children, good, sum(r["samples"] for r in bad),
+      max(per_child.values(), default=0))
 PY
 }
 
@@ -59,7 +64,7 @@ for backend in perf bpf; do
 		die "storm printed no summary: $(cat "$TMP/out")"
 	expect_exit 0 "$DCPROF" report -i "$F" --sort comm,pid,file,symbol \
 		--format json
-	read -r in_binary children good bad < <(storm_counts "$TMP/out" "$PARENT")
+	read -r in_binary children good bad worst < <(storm_counts "$TMP/out" "$PARENT")
 	want=$((CPU_US * 999 / 1000000))
 	cover[$backend]=$((children * 1000 / (want ? want : 1)))
 	echo "$backend: storm binary $in_binary samples, $good in storm_child_burn as 'storm';" \
@@ -67,10 +72,10 @@ for backend in perf bpf; do
 		"(${cover[$backend]} per mille)"
 	[ "$in_binary" -gt 0 ] && [ $((good * 100)) -ge $((in_binary * 99)) ] ||
 		die "$backend: only $good of the storm binary's $in_binary samples in storm_child_burn as 'storm'"
-	limit=0
-	[ "$backend" = bpf ] && limit=$((children * 6 / 1000))
-	[ "$bad" -le "$limit" ] ||
-		die "$backend: $bad of the storm's samples misattributed (at most $limit)"
+	limit=0 worst_limit=0
+	[ "$backend" = bpf ] && limit=$((children * 2 / 100)) worst_limit=2
+	[ "$bad" -le "$limit" ] && [ "$worst" -le "$worst_limit" ] ||
+		die "$backend: $bad of the storm's samples misattributed (at most $limit), up to $worst in one child (at most $worst_limit)"
 done
 [ $((cover[bpf] + 30)) -ge "${cover[perf]}" ] ||
 	die "bpf covers the children's CPU at ${cover[bpf]} per mille, the ring backend at ${cover[perf]}"
