@@ -158,7 +158,7 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 	if ((__s64)ip < 0 || !leaf)
 		return 0; /* the kernel's own code is in no marked file */
 	if (bpf_get_stack(ctx, leaf, sizeof(*leaf),
-			  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) <= 0)
+			  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID | 1) <= 0)
 		return 0;
 	if (leaf->status != BPF_STACK_BUILD_ID_VALID)
 		return 0;
@@ -168,27 +168,29 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 /*
  * The current task's stacks into the maps of the current generation, their
  * ids tagged with it (ctx: the program's context, as bpf_get_stackid()
- * takes it; kernel_skip: innermost kernel frames left out).
+ * takes it; kernel_skip: innermost kernel frames left out; marks: 1 when
+ * the stacks come from the sampling event's own call chain, whose kernel
+ * and user parts each begin with a PERF_CONTEXT_* mark, 0 otherwise).
  */
 static __always_inline void take_stacks(void *ctx, int *user, int *kernel,
-					__u32 kernel_skip)
+					__u32 kernel_skip, __u32 marks)
 {
+	__u64 user_flags = BPF_F_USER_STACK | marks;
+	__u64 kernel_flags = (kernel_skip + marks) & BPF_F_SKIP_FIELD_MASK;
 	__u32 gen = stack_gen & 1;
 
 	if (user_build_ids && gen)
-		*user = bpf_get_stackid(ctx, &user_stacks_1, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_stacks_1, user_flags);
 	else if (user_build_ids)
-		*user = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_stacks, user_flags);
 	else if (gen)
-		*user = bpf_get_stackid(ctx, &user_ips_1, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_ips_1, user_flags);
 	else
-		*user = bpf_get_stackid(ctx, &user_ips, BPF_F_USER_STACK);
+		*user = bpf_get_stackid(ctx, &user_ips, user_flags);
 	if (gen)
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1,
-					  kernel_skip & BPF_F_SKIP_FIELD_MASK);
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1, kernel_flags);
 	else
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks,
-					  kernel_skip & BPF_F_SKIP_FIELD_MASK);
+		*kernel = bpf_get_stackid(ctx, &kernel_stacks, kernel_flags);
 	if (gen && *user >= 0)
 		*user |= DCP_BPF_STACK_GEN_BIT;
 	if (gen && *kernel >= 0)
@@ -214,7 +216,8 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
-		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0);
+		key.exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
+		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0, 1);
 		if (key.user_stack < 0 && key.kernel_stack < 0) {
 			__u64 ip = ctx->regs.ip;
 
@@ -258,7 +261,7 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	e->tid = BPF_CORE_READ(t, pid);
 	e->ppid = parent ? BPF_CORE_READ(parent, tgid) : 0;
 	e->ptid = parent ? BPF_CORE_READ(parent, pid) : 0;
-	e->pad = 0;
+	e->exec_id = (__u32)BPF_CORE_READ(t, self_exec_id);
 	e->time = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
 	e->path[0] = 0;
@@ -295,11 +298,11 @@ static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
 
 	e->flags = (__u32)vma->vm_flags;
 	e->end = vma->vm_end;
+	e->start = vma->vm_start;
+	e->len = vma->vm_end - vma->vm_start;
 	if (!(vma->vm_flags & DCP_VM_EXEC) || !file)
 		return 0;
 	inode = file->f_inode;
-	e->start = vma->vm_start;
-	e->len = vma->vm_end - vma->vm_start;
 	e->pgoff = (__u64)vma->vm_pgoff << 12;
 	e->dev = inode->i_sb->s_dev;
 	e->ino = inode->i_ino;
@@ -308,10 +311,11 @@ static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
 }
 
 /*
- * The executable file mapping of the current task at addr into the ring;
- * returns the end of the vma there (0: none, or busy), for walking on.
+ * The executable file mapping of the current task at addr into the ring
+ * (vdso: the vdso's, which has no file); returns the end of the vma there
+ * (0: none, or busy), for walking on.
  */
-static __always_inline __u64 send_mapping(__u64 addr)
+static __always_inline __u64 send_mapping(__u64 addr, bool vdso)
 {
 	struct dcp_bpf_mmap_event m = {}, *e;
 	__u64 id;
@@ -319,7 +323,7 @@ static __always_inline __u64 send_mapping(__u64 addr)
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m,
 			 0))
 		return 0;
-	if (!m.ino)
+	if (vdso ? m.start != addr : !m.ino)
 		return m.end; /* not executable, or no file */
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -327,7 +331,7 @@ static __always_inline __u64 send_mapping(__u64 addr)
 		return 0;
 	}
 	id = bpf_get_current_pid_tgid();
-	m.type = DCP_BPF_EVENT_MMAP;
+	m.type = vdso ? DCP_BPF_EVENT_VDSO : DCP_BPF_EVENT_MMAP;
 	m.pid = id >> 32;
 	m.tid = (__u32)id;
 	m.time = bpf_ktime_get_ns();
@@ -342,7 +346,7 @@ int dcp_mmap(struct dcp_sys_exit_args *ctx)
 	long ret = ctx->ret;
 
 	if (ret >= 0 || ret <= -4096)
-		send_mapping((__u64)ret);
+		send_mapping((__u64)ret, false);
 	return 0;
 }
 
@@ -360,7 +364,7 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 		return 0;
 	/* after the event, whose record empties the process's maps: the
 	 * program's text, then the loader's segments, from its base on */
-	send_mapping(BPF_CORE_READ(mm, start_code));
+	send_mapping(BPF_CORE_READ(mm, start_code), false);
 	for (int i = 0; i < 54; i += 2)
 		if (BPF_CORE_READ(mm, saved_auxv[i]) == DCP_AT_BASE) {
 			base = BPF_CORE_READ(mm, saved_auxv[i + 1]);
@@ -368,7 +372,11 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 		}
 	addr = base;
 	for (int k = 0; k < 4 && addr; k++)
-		addr = send_mapping(addr);
+		addr = send_mapping(addr, false);
+	/* clock_gettime() and friends run there, with no file to name them */
+	addr = (__u64)BPF_CORE_READ(mm, context.vdso);
+	if (addr)
+		send_mapping(addr, true);
 	return 0;
 }
 
@@ -441,7 +449,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		 * on, as the ring backend's sched_switch call chains (but for
 		 * __traceiter_sched_switch when other probes share the
 		 * tracepoint: user space drops it, source_bpf_counts.c) */
-		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2);
+		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2, 0);
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
 			count_stat(DCP_BPF_STAT_OFF_LOST);

@@ -28,6 +28,14 @@ struct dcp_bpf_key {
 	int user_stack;
 	int kernel_stack;
 	char comm[DCP_BPF_COMM_LEN]; /* the thread's name */
+	/*
+	 * The kernel's exec counter of the process's program when sampled
+	 * (task self_exec_id, low 32 bits): a sample taken between a fork
+	 * and the exec that followed has an older one than the exec's event,
+	 * and is named against the maps from before the exec.
+	 */
+	unsigned int exec_id;
+	unsigned int pad;
 	/* the sampled address when neither stack could be taken, else 0 */
 	unsigned long long ip;
 };
@@ -82,6 +90,7 @@ enum dcp_bpf_event_type {
 	DCP_BPF_EVENT_EXIT = 2,
 	DCP_BPF_EVENT_FORK = 3,
 	DCP_BPF_EVENT_MMAP = 4, /* struct dcp_bpf_mmap_event */
+	DCP_BPF_EVENT_VDSO = 5, /* the same, of the vdso (no file) */
 };
 
 /* A task event in the ring buffer. */
@@ -91,7 +100,7 @@ struct dcp_bpf_event {
 	unsigned int tid;
 	unsigned int ppid; /* fork: the parent's tgid */
 	unsigned int ptid;
-	unsigned int pad;
+	unsigned int exec_id; /* exec: the new program's (see dcp_bpf_key) */
 	unsigned long long time; /* CLOCK_MONOTONIC ns */
 	char comm[DCP_BPF_COMM_LEN];
 	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */

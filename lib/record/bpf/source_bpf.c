@@ -72,6 +72,13 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	/* cpu-clock turns a frequency into this period anyway; in period
 	 * mode PERF_EVENT_IOC_PERIOD takes ns unambiguously (the budget) */
 	attr.sample_period = 1000000000ull / (freq ? freq : 1);
+	/*
+	 * The event walks the sample's call chain before the program runs
+	 * (perf_prepare_sample()), as for perf record -g, and the program's
+	 * bpf_get_stackid() takes its kernel and user parts from that one
+	 * walk: no second unwind inside the program.
+	 */
+	attr.sample_type = PERF_SAMPLE_CALLCHAIN;
 	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 			    PERF_FLAG_FD_CLOEXEC);
 }
@@ -417,6 +424,7 @@ static void bpf_free(struct dcp_source *s)
 	for (uint32_t i = 0; bs->icache && i < bs->ucache_size; i++)
 		free(bs->icache[i].ips);
 	dcp_ident_cache_free(&bs->idents);
+	dcp_bpf_pre_exec_expire(bs, true);
 	for (int kind = 0; kind < 2; kind++)
 		for (int gen = 0; gen < 2; gen++)
 			free(bs->taken[kind][gen].key);

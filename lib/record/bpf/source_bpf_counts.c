@@ -105,6 +105,32 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 					  struct bpf_map *const maps[2],
 					  int kind, int id);
 
+/*
+ * A sample taken inside execve(2), after the exec's point of no return:
+ * its process's maps are the new program's, but its user registers are
+ * still the old program's (the system call's entry), so its user leaf is
+ * in the old program's maps and the frames above it were read from the
+ * new program's stack. The leaf is named against the maps from before the
+ * exec, the rest dropped; 1 if it was so named.
+ */
+static int leaf_before_exec(struct bpf_source *bs, struct dcp_process *p,
+			    uint64_t leaf, struct dcp_frame *f)
+{
+	struct dcp_process before;
+	const struct dcp_map *map;
+
+	if (bs->pre_exec_view || dcp_process_map_find(p, leaf) ||
+	    !dcp_bpf_pre_exec_view(bs, p, 0, &before))
+		return 0;
+	map = dcp_process_map_find(&before, leaf);
+	if (!map || map->cookie == bs->r->cookie_anon)
+		return 0;
+	f->flags = 0;
+	f->cookie = map->cookie;
+	f->offset = leaf - map->start + map->pgoff;
+	return 1;
+}
+
 static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 		       uint32_t n, bool kernel_above)
 {
@@ -119,6 +145,9 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 		const struct kstack_copy *ic =
 			ip_stack(bs, bs->icache, maps, 0, id);
 
+		if (ic && ic->nr && n < MAX_STACK &&
+		    leaf_before_exec(bs, p, ic->ips[0], &bs->frames[n]))
+			return (int)n + 1;
 		for (uint32_t i = 0; ic && i < ic->nr && n < MAX_STACK; i++) {
 			ret = dcp_bpf_map_frame(bs, p, ic->ips[i] - (n ? 1 : 0),
 						&bs->frames[n]);
@@ -229,30 +258,13 @@ static uint32_t kernel_frames(struct bpf_source *bs, int id, bool off_cpu)
 	return n;
 }
 
-/* A count of samples, or (off_ns) of time off the CPU, of k's stacks. */
-static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
-		      uint64_t count, const uint64_t *off_ns)
+/* k's frames into bs->frames, named against p's maps; their number. */
+static int count_frames(struct bpf_source *bs, const struct dcp_bpf_key *k,
+			struct dcp_process *p, bool off_cpu)
 {
-	struct dcp_recorder *r = bs->r;
-	struct dcp_stack_count c = { .pid = k->pid,
-				     .count = count,
-				     .off_cpu_ns = off_ns };
-	char comm[DCP_BPF_COMM_LEN + 1];
-	struct dcp_process *p;
-	uint32_t n;
-	int ret;
+	uint32_t n = kernel_frames(bs, k->kernel_stack, off_cpu);
+	int ret = user_frames(bs, p, k->user_stack, n, n > 0);
 
-	if (k->pid == 0)
-		return dcp_recorder_take_stack(r, &c);
-	memcpy(comm, k->comm, DCP_BPF_COMM_LEN);
-	comm[DCP_BPF_COMM_LEN] = 0;
-	p = dcp_process_table_find(r->procs, (pid_t)k->pid);
-	if (!p && !r->targeted)
-		p = dcp_replay_process(r, (pid_t)k->pid);
-	if (!p || (r->targeted && !p->target))
-		return dcp_recorder_take_stack(r, &c); /* counted as other */
-	n = kernel_frames(bs, k->kernel_stack, off_ns != NULL);
-	ret = user_frames(bs, p, k->user_stack, n, n > 0);
 	if (ret < 0)
 		return ret;
 	n = (uint32_t)ret;
@@ -260,7 +272,7 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 		if (k->ip >= 0xffff800000000000ull) {
 			bs->frames[0].flags = DCP_FRAME_KERNEL;
 			bs->frames[0].cookie = dcp_kernel_layout_resolve(
-				&r->kernel, k->ip, &bs->frames[0].offset);
+				&bs->r->kernel, k->ip, &bs->frames[0].offset);
 		} else {
 			ret = dcp_bpf_map_frame(bs, p, k->ip, &bs->frames[0]);
 			if (ret)
@@ -273,15 +285,52 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 			(struct dcp_frame){ .cookie = DCP_COOKIE_UNKNOWN };
 		n = 1;
 	}
+	return (int)n;
+}
+
+/* A count of samples, or (off_ns) of time off the CPU, of k's stacks. */
+static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
+		      uint64_t count, const uint64_t *off_ns)
+{
+	struct dcp_recorder *r = bs->r;
+	struct dcp_stack_count c = { .pid = k->pid,
+				     .count = count,
+				     .off_cpu_ns = off_ns };
+	char comm[DCP_BPF_COMM_LEN + 1];
+	struct dcp_process *p, before;
+	int n;
+
+	if (k->pid == 0)
+		return dcp_recorder_take_stack(r, &c);
+	memcpy(comm, k->comm, DCP_BPF_COMM_LEN);
+	comm[DCP_BPF_COMM_LEN] = 0;
+	p = dcp_process_table_find(r->procs, (pid_t)k->pid);
+	if (!p && !r->targeted)
+		p = dcp_replay_process(r, (pid_t)k->pid);
+	if (!p || (r->targeted && !p->target))
+		return dcp_recorder_take_stack(r, &c); /* counted as other */
+	/* taken before the exec that emptied p's maps: named against the
+	 * maps, and under the name, it had then */
+	bs->pre_exec_view =
+		k->exec_id && dcp_bpf_pre_exec_view(bs, p, k->exec_id, &before);
+	if (bs->pre_exec_view)
+		p = &before;
+	n = count_frames(bs, k, p, off_ns != NULL);
+	bs->pre_exec_view = false;
+	if (n < 0)
+		return n;
 	if (bs->call_graph == DCP_CALL_GRAPH_NONE)
 		n = 1; /* without -g, the leaf only */
 	/* rows per thread, as the ring backend's: the kernel's name is the
 	 * thread's; the process keeps the name its COMM records gave it */
 	c.tid = k->tid;
 	c.thread_comm = comm[0] ? comm : NULL;
-	c.comm = p->comm[0] || !comm[0] ? NULL : comm;
+	if (p == &before)
+		c.comm = before.comm[0] ? before.comm : NULL;
+	else
+		c.comm = p->comm[0] || !comm[0] ? NULL : comm;
 	c.frames = bs->frames;
-	c.nr_frames = n;
+	c.nr_frames = (uint32_t)n;
 	return dcp_recorder_take_stack(r, &c);
 }
 
@@ -547,6 +596,7 @@ int dcp_bpf_drain_all(struct bpf_source *bs)
 	if (ring_buffer__consume(bs->rb) < 0)
 		return dcp_error(EIO, "cannot read the BPF event ring");
 	bs->drain_gen++;
+	dcp_bpf_pre_exec_expire(bs, false);
 	old_gen = flip_generation(bs);
 	ret = drain_counts(bs);
 	if (!ret)

@@ -22,6 +22,7 @@
 #include "profile_common.h"
 
 #define MAPS_TRIED 4096
+#define PRE_EXEC_SLOTS 256
 
 struct bpf_source {
 	struct dcp_source base;
@@ -59,9 +60,25 @@ struct bpf_source {
 	size_t nr_exits, cap_exits;
 
 	uint32_t maps_tried[MAPS_TRIED]; /* pids whose maps were read */
+	/* pids whose maps were read from /proc since their last exec */
+	uint32_t maps_read[MAPS_TRIED];
 	/* read again at most once per drain when an address is in none */
 	uint32_t reread_pid[MAPS_TRIED], reread_gen[MAPS_TRIED];
 	uint32_t drain_gen;
+	/*
+	 * The maps processes had before their last exec, a slot per pid
+	 * modulo PRE_EXEC_SLOTS (a newer exec takes the slot), kept two
+	 * drains: a sample taken between a fork and the exec is drained
+	 * after the exec emptied its process's maps, and its older exec id
+	 * (dcp_bpf_key) sends it to these.
+	 */
+	struct pre_exec {
+		uint32_t pid, exec_id, drain_gen;
+		char comm[16];
+		struct dcp_map *maps;
+		size_t nr_maps;
+	} pre_exec[PRE_EXEC_SLOTS];
+	bool pre_exec_view; /* frames named against a pre_exec: no /proc */
 	/* the identities of mapped files, kept open while cached */
 	struct dcp_ident_cache idents;
 	/* the kernel sends executable mappings (mmap(2) and exec's own) */
@@ -132,6 +149,16 @@ int dcp_bpf_apply_exits(struct bpf_source *bs);
 /* A file first seen in p: pinned through p's mapping of it, if any. */
 int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 		       uint32_t cookie);
+/*
+ * p as it was before its last exec, into *view, when a sample with this
+ * exec id was taken then (exec id 0: whenever p has such maps kept). The
+ * view's maps point into bs->pre_exec; pass it to dcp_bpf_map_frame()
+ * with bs->pre_exec_view set.
+ */
+bool dcp_bpf_pre_exec_view(struct bpf_source *bs, const struct dcp_process *p,
+			   uint32_t exec_id, struct dcp_process *view);
+/* Maps kept for samples before an exec: dropped two drains later, or all. */
+void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all);
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f);

@@ -77,6 +77,60 @@ static void forget_maps(struct bpf_source *bs, uint32_t pid)
 {
 	if (bs->maps_tried[pid % MAPS_TRIED] == pid)
 		bs->maps_tried[pid % MAPS_TRIED] = 0;
+	if (bs->maps_read[pid % MAPS_TRIED] == pid)
+		bs->maps_read[pid % MAPS_TRIED] = 0;
+}
+
+/* Before an exec empties its process's maps: kept for earlier samples. */
+static void keep_pre_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
+{
+	struct dcp_process *p =
+		dcp_process_table_find(bs->r->procs, (pid_t)e->pid);
+	struct pre_exec *x = &bs->pre_exec[e->pid % PRE_EXEC_SLOTS];
+	struct dcp_map *maps;
+
+	if (!p || !p->nr_maps || !e->exec_id || (bs->r->targeted && !p->target))
+		return;
+	maps = malloc(p->nr_maps * sizeof(*maps));
+	if (!maps)
+		return; /* its earlier samples stay unattributed, counted */
+	memcpy(maps, p->maps, p->nr_maps * sizeof(*maps));
+	free(x->maps);
+	x->maps = maps;
+	x->nr_maps = p->nr_maps;
+	x->pid = e->pid;
+	x->exec_id = e->exec_id;
+	x->drain_gen = bs->drain_gen;
+	memcpy(x->comm, p->comm, sizeof(x->comm));
+}
+
+bool dcp_bpf_pre_exec_view(struct bpf_source *bs, const struct dcp_process *p,
+			   uint32_t exec_id, struct dcp_process *view)
+{
+	const struct pre_exec *x =
+		&bs->pre_exec[(uint32_t)p->pid % PRE_EXEC_SLOTS];
+
+	/* exec ids only grow: an older one was sampled before the exec */
+	if (!x->maps || x->pid != (uint32_t)p->pid ||
+	    (exec_id && (int32_t)(exec_id - x->exec_id) >= 0))
+		return false;
+	*view = *p;
+	view->maps = x->maps;
+	view->nr_maps = view->cap_maps = x->nr_maps;
+	memcpy(view->comm, x->comm, sizeof(view->comm));
+	return true;
+}
+
+void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all)
+{
+	for (size_t i = 0; i < PRE_EXEC_SLOTS; i++) {
+		struct pre_exec *x = &bs->pre_exec[i];
+
+		if (x->maps && (all || bs->drain_gen - x->drain_gen > 2)) {
+			free(x->maps);
+			x->maps = NULL;
+		}
+	}
 }
 
 /*
@@ -156,6 +210,7 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 	fill_trailer(&sid, e->pid, e->tid, e->time);
 	memcpy(rec.bytes + comm_at + DCP_BPF_COMM_LEN, &sid, sizeof(sid));
 	forget_maps(bs, e->pid);
+	keep_pre_exec(bs, e);
 	ret = dcp_recorder_take_record(bs->r, e->time, &rec.c.header,
 				       sizeof(rec.bytes));
 	if (!ret) {
@@ -229,13 +284,15 @@ static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
  * file's build id, when the identity cache has it (held open: its inode is
  * that file) or the file can still be opened through the process. Else the
  * process's maps are read from /proc when a frame needs them, as before.
+ * The vdso (no file) is an MMAP2 record of "[vdso]", as perf's.
  */
 static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 {
 	struct dcp_recorder *r = bs->r;
 	struct mapped m = { e->pid, e->start, e->start + e->len };
 	struct dcp_process *p = dcp_process_table_find(r->procs, (pid_t)e->pid);
-	const struct dcp_file_id *id;
+	const struct dcp_file_id *id = NULL;
+	bool vdso = e->type == DCP_BPF_EVENT_VDSO;
 	union {
 		struct dcp_mmap2_record m;
 		_Alignas(8) unsigned char bytes[sizeof(struct dcp_mmap2_record) +
@@ -243,37 +300,46 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 	} rec;
 	char path[384];
 	size_t name_space, size;
-	int64_t cookie;
+	int64_t cookie = 0;
 	int ret;
 
-	if (!p || (r->targeted && !p->target) || !e->ino)
+	if (!p || (r->targeted && !p->target) || (!e->ino && !vdso))
 		return 0;
-	ret = dcp_ident_cache_get(&bs->idents, e->dev >> 20, e->dev & 0xfffff,
-				  e->ino, open_mapped_file, &m, &id);
-	if (ret)
-		return ret;
-	cookie = id->build_id_size ? dcp_recorder_file_cookie(r, id, NULL) : 0;
-	if (cookie < 0)
-		return (int)cookie;
-	if (!cookie || !mapped_path(bs, (uint32_t)cookie, &m, path,
-				    sizeof(path))) {
-		bs->mmaps_unnamed++;
-		return 0;
+	if (vdso) {
+		strcpy(path, "[vdso]");
+	} else {
+		ret = dcp_ident_cache_get(&bs->idents, e->dev >> 20,
+					  e->dev & 0xfffff, e->ino,
+					  open_mapped_file, &m, &id);
+		if (ret)
+			return ret;
+		cookie = id->build_id_size ?
+				 dcp_recorder_file_cookie(r, id, NULL) :
+				 0;
+		if (cookie < 0)
+			return (int)cookie;
+		if (!cookie || !mapped_path(bs, (uint32_t)cookie, &m, path,
+					    sizeof(path))) {
+			bs->mmaps_unnamed++;
+			return 0;
+		}
 	}
 	name_space = (strlen(path) + 8) & ~(size_t)7;
 	size = sizeof(rec.m) + name_space + sizeof(struct dcp_sample_id);
 	memset(&rec, 0, size);
 	rec.m.header.type = PERF_RECORD_MMAP2;
-	rec.m.header.misc =
-		PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID;
+	rec.m.header.misc = PERF_RECORD_MISC_USER;
 	rec.m.header.size = (uint16_t)size;
 	rec.m.pid = e->pid;
 	rec.m.tid = e->tid;
 	rec.m.addr = e->start;
 	rec.m.len = e->len;
-	rec.m.pgoff = e->pgoff;
-	rec.m.build_id_size = id->build_id_size;
-	memcpy(rec.m.build_id, id->build_id, id->build_id_size);
+	rec.m.pgoff = vdso ? 0 : e->pgoff;
+	if (id) {
+		rec.m.header.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		rec.m.build_id_size = id->build_id_size;
+		memcpy(rec.m.build_id, id->build_id, id->build_id_size);
+	}
 	rec.m.prot = PROT_EXEC | (e->flags & 1 ? PROT_READ : 0);
 	rec.m.flags = e->flags & 8 ? MAP_SHARED : MAP_PRIVATE; /* VM_SHARED */
 	strcpy(rec.m.filename, path);
@@ -281,7 +347,8 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 					       sizeof(struct dcp_sample_id)),
 		     e->pid, e->tid, e->time);
 	bs->mmaps_named++;
-	if (!dcp_cookie_table_pin_tried(r->cookies, (uint32_t)cookie)) {
+	if (cookie &&
+	    !dcp_cookie_table_pin_tried(r->cookies, (uint32_t)cookie)) {
 		int fd = open_mapped_file(&m);
 
 		dcp_cookie_table_set_pin_tried(r->cookies, (uint32_t)cookie);
@@ -301,7 +368,7 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 
 	bs->bytes_read += size;
 	if (size >= sizeof(struct dcp_bpf_mmap_event) &&
-	    e->type == DCP_BPF_EVENT_MMAP)
+	    (e->type == DCP_BPF_EVENT_MMAP || e->type == DCP_BPF_EVENT_VDSO))
 		return take_mmap(bs, data);
 	if (size < sizeof(*e))
 		return 0;
@@ -367,6 +434,7 @@ static int read_maps_now(struct bpf_source *bs, struct dcp_process *p)
 	c = dcp_collection_open(DCP_COLLECTION_MAPS, &copts);
 	if (!c)
 		return 0; /* gone: its frames keep what the kernel named */
+	bs->maps_read[(uint32_t)p->pid % MAPS_TRIED] = (uint32_t)p->pid;
 	dcp_collection_for_recorder(c, &bs->idents);
 	while (!ret && (n = dcp_collection_read(c, buf, sizeof(buf), NULL)) > 0)
 		for (ssize_t off = 0; off < n && !ret;) {
@@ -421,18 +489,37 @@ int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 	return 0;
 }
 
+/*
+ * Whether an address in none of p's maps can be in none of its executable
+ * mappings: read from /proc since its exec, every mapping of a file made
+ * since then sent by the kernel, and no anonymous executable memory (JIT
+ * code, which can be made executable by mprotect(2), which sends nothing).
+ * Such an address is a frame pointer chain's garbage, not worth a read.
+ */
+static bool maps_complete(struct bpf_source *bs, struct dcp_process *p)
+{
+	if (!bs->mapping_events ||
+	    bs->kernel_counts[DCP_BPF_STAT_LOST_EVENTS] ||
+	    bs->maps_read[(uint32_t)p->pid % MAPS_TRIED] != (uint32_t)p->pid)
+		return false;
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].cookie == bs->r->cookie_anon)
+			return false;
+	return true;
+}
+
 /* An address the kernel could not name: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f)
 {
 	struct dcp_recorder *r = bs->r;
 	const struct dcp_map *map;
-	int ret = read_maps(bs, p);
+	int ret = bs->pre_exec_view ? 0 : read_maps(bs, p);
 
 	if (ret)
 		return ret;
 	map = dcp_process_map_find(p, addr);
-	if (!map) {
+	if (!map && !bs->pre_exec_view && !maps_complete(bs, p)) {
 		/* mapped since its maps were read (JIT code, a library
 		 * loaded later): read them again, once per drain */
 		uint32_t h = (uint32_t)p->pid % MAPS_TRIED;
@@ -463,7 +550,7 @@ int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 			f->cookie = jit; /* offsets stay absolute addresses */
 		return 0;
 	}
-	if (is_file_cookie(r, map->cookie) &&
+	if (is_file_cookie(r, map->cookie) && !bs->pre_exec_view &&
 	    !dcp_cookie_table_pin_tried(r->cookies, map->cookie))
 		pin_map(bs, p, map);
 	return 0;
