@@ -454,12 +454,13 @@ static bool kept(uint32_t key, uint32_t gen, const uint64_t *keep,
  * copied since the map was last emptied (t), one delete each. A stack no
  * count named (its count was lost, or taken by a program that read the
  * generation just before the flip) stays behind; so every SWEEP_EVERY
- * drains the whole map is walked instead. Walked at every drain (as first
+ * drains (16 s), and at the drain after counts were lost, the whole map is
+ * walked instead. Walked at every drain (as first
  * built), each get_next_key a scan of the slots after the last, it cost
  * more than the rest of the drain: 53 of a 15 s recording's 355 samples
  * of the recorder on the busy workload, 19 this way (docs/PERFORMANCE.md).
  */
-#define SWEEP_EVERY 16
+#define SWEEP_EVERY 64
 
 static void clear_stack_map(struct bpf_map *map, uint32_t gen,
 			    struct stack_keys *t, bool sweep,
@@ -561,7 +562,10 @@ static int clear_generation(struct bpf_source *bs, uint32_t gen)
 		return ret;
 	/* --off-cpu: a switch-out's stacks stay without a count when the
 	 * block is under --off-cpu-min: many, so every drain walks */
-	sweep = bs->off_cpu || bs->drain_gen % SWEEP_EVERY < 2;
+	sweep = bs->off_cpu || bs->drain_gen % SWEEP_EVERY < 2 ||
+		bs->kernel_counts[DCP_BPF_STAT_LOST_FULL] != bs->swept_lost;
+	if (sweep)
+		bs->swept_lost = bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
 	if (bs->user_build_ids)
 		clear_stack_map(gen ? bs->skel->maps.user_stacks_1 :
 				      bs->skel->maps.user_stacks,

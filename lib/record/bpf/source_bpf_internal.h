@@ -112,6 +112,7 @@ struct bpf_source {
 		uint32_t *key;
 		size_t nr, cap;
 	} taken[2][2];
+	uint64_t swept_lost; /* lost counts at the last whole walk */
 
 	/* what crossed from the kernel, for -v and the bench */
 	uint64_t bytes_read, samples_seen;

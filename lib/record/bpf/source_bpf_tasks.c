@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "buildid_internal.h"
 #include "collect_internal.h"
 #include "log_internal.h"
 #include "records_internal.h"
@@ -138,13 +139,21 @@ void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all)
  * kernel saw, so that a process gone before the next drain still has its
  * binary named (its frames carry the build id).
  */
+static int dup_exe(void *ctx)
+{
+	int fd = fcntl(*(const int *)ctx, F_DUPFD_CLOEXEC, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
 static int pin_exec(struct bpf_source *bs, uint32_t pid, const char *given)
 {
 	char exe[64], path[DCP_BPF_PATH_LEN + 16];
-	struct dcp_file_id id;
+	const struct dcp_file_id *id;
+	struct stat st;
 	int64_t cookie;
 	ssize_t len;
-	int fd, n;
+	int fd, ret;
 
 	/* the process's own executable: a relative or /proc/self path in the
 	 * event would name another file here */
@@ -162,14 +171,20 @@ static int pin_exec(struct bpf_source *bs, uint32_t pid, const char *given)
 	} else {
 		snprintf(path, sizeof(path), "%s", given);
 	}
-	memset(&id, 0, sizeof(id));
-	n = dcp_build_id_read_fd(fd, id.build_id);
-	if (n <= 0 || !path[0]) {
-		close(fd); /* without a build id, frames name it by address */
+	/* a program run again is known by (device, inode): its build id is
+	 * read once while the identity cache holds it */
+	if (fstat(fd, &st) < 0) {
+		close(fd);
 		return 0;
 	}
-	id.build_id_size = (uint8_t)n;
-	cookie = dcp_recorder_file_cookie(bs->r, &id, path);
+	ret = dcp_ident_cache_get(&bs->idents, major(st.st_dev),
+				  minor(st.st_dev), st.st_ino, dup_exe, &fd,
+				  &id);
+	if (ret < 0 || !id->build_id_size || !path[0]) {
+		close(fd); /* without a build id, frames name it by address */
+		return ret < 0 ? ret : 0;
+	}
+	cookie = dcp_recorder_file_cookie(bs->r, id, path);
 	if (cookie < 0) {
 		close(fd);
 		return (int)cookie;
