@@ -177,6 +177,107 @@ static void test_records_survive_block_reuse(void **state)
 	free(rec);
 }
 
+/*
+ * As the recorder drains: each round takes every ring whole (its records
+ * in time order, one run each), then releases what is older than the
+ * newest time of the round before. Every record comes out once, in time
+ * order, equal times in arrival order, while runs empty and their
+ * records' room is reused.
+ */
+struct round_seen {
+	uint64_t last_time, last_seq;
+	size_t n;
+};
+
+static int check_round(uint64_t time, const void *rec, size_t size, void *ctx)
+{
+	struct round_seen *s = ctx;
+	uint64_t seq;
+
+	assert_int_equal(size, sizeof(seq));
+	memcpy(&seq, rec, sizeof(seq));
+	assert_true(time > s->last_time ||
+		    (time == s->last_time && seq > s->last_seq) || !s->n);
+	s->last_time = time;
+	s->last_seq = seq;
+	s->n++;
+	return 0;
+}
+
+static void test_rings_drained_in_rounds(void **state)
+{
+	struct dcp_reorder *q = dcp_reorder_new();
+	struct round_seen s = { 0 };
+	uint64_t ring_time[8] = { 0 }, seq = 0, prev_max = 0, round_max = 0;
+
+	(void)state;
+	srand(3);
+	for (int round = 0; round < 300; round++) {
+		for (int ring = 0; ring < 8; ring++) {
+			int n = rand() % 200;
+
+			/* the rings' clocks agree: a round's records are
+			 * younger than the round before's newest */
+			if (ring_time[ring] < (uint64_t)round * 1000)
+				ring_time[ring] = (uint64_t)round * 1000;
+			for (int k = 0; k < n; k++, seq++) {
+				/* ties within and across rings */
+				ring_time[ring] += (uint64_t)(rand() % 3);
+				assert_int_equal(
+					dcp_reorder_push(q, ring_time[ring],
+							 &seq, sizeof(seq)),
+					0);
+				if (ring_time[ring] > round_max)
+					round_max = ring_time[ring];
+			}
+		}
+		assert_int_equal(
+			dcp_reorder_flush(q, prev_max, check_round, &s), 0);
+		assert_true(dcp_reorder_oldest(q) > prev_max);
+		prev_max = round_max;
+	}
+	assert_int_equal(dcp_reorder_flush(q, UINT64_MAX, check_round, &s), 0);
+	assert_int_equal(s.n, seq);
+	assert_int_equal(dcp_reorder_count(q), 0);
+	dcp_reorder_free(q);
+}
+
+/* A record pushed while the window releases (a callback that queues). */
+struct pushing {
+	struct dcp_reorder *q;
+	uint64_t times[64];
+	size_t n;
+};
+
+static int push_back(uint64_t time, const void *rec, size_t size, void *ctx)
+{
+	struct pushing *p = ctx;
+	uint32_t id;
+
+	(void)size;
+	memcpy(&id, rec, sizeof(id));
+	p->times[p->n++] = time;
+	if (id < 10) {
+		id += 10;
+		return dcp_reorder_push(p->q, time + 5, &id, sizeof(id));
+	}
+	return 0;
+}
+
+static void test_push_while_flushing(void **state)
+{
+	struct pushing p = { .q = dcp_reorder_new() };
+
+	(void)state;
+	for (uint32_t i = 0; i < 10; i++)
+		dcp_reorder_push(p.q, i * 10, &i, sizeof(i));
+	assert_int_equal(dcp_reorder_flush(p.q, UINT64_MAX, push_back, &p), 0);
+	assert_int_equal(p.n, 20);
+	for (size_t i = 1; i < p.n; i++)
+		assert_true(p.times[i - 1] <= p.times[i]);
+	dcp_reorder_free(p.q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +286,8 @@ int main(void)
 		cmocka_unit_test(test_equal_times_keep_arrival_order),
 		cmocka_unit_test(test_callback_error_stops_flush),
 		cmocka_unit_test(test_records_survive_block_reuse),
+		cmocka_unit_test(test_rings_drained_in_rounds),
+		cmocka_unit_test(test_push_while_flushing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
