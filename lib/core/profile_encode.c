@@ -493,8 +493,13 @@ static uint64_t rows_and_stacks_size(const struct dcp_aggregate *agg)
  * that would hold more than 7/8 of the full rows and stacks is left out
  * too: it would make the file almost twice as large for reading hardly
  * less (every stack a different path of functions, with one pid and one
- * address per function); readers then read the whole file.
+ * address per function); readers then read the whole file. So is the
+ * summary of a small profile (rows and stacks under SUMMARY_MIN_BYTES):
+ * read whole it takes a few ms, and its summary, with the names of its
+ * addresses again, was 40% of a 10 s off-CPU recording's file.
  */
+#define SUMMARY_MIN_BYTES (64u << 10)
+
 void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		      const struct dcp_symtab *symbols,
 		      const struct dcp_write_order *order)
@@ -503,6 +508,8 @@ void dcp_emit_summary(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 	struct dcp_summary sum;
 	bool sorted;
 
+	if (rows_and_stacks_size(agg) < SUMMARY_MIN_BYTES)
+		return;
 	if (dcp_summary_build(agg, symbols, order ? order->stack_at : NULL,
 			      &sum) < 0) {
 		dcp_log(DCP_LOG_WARN,

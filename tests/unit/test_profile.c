@@ -991,6 +991,8 @@ static size_t leaf_counts(const struct dcp_profile *p, struct leaf_count *out,
  * function (same symbol, same inlined calls; unnamed addresses one per
  * file), with the same counts per function as the whole profile.
  */
+#define SUMMARY_PIDS 300
+
 static void test_summary(void **state)
 {
 	char *path = in_dir("prof.data");
@@ -1007,9 +1009,10 @@ static void test_summary(void **state)
 	rec_init(&r);
 	app = dcp_aggregate_intern_string(r.agg, "app");
 	assert_true(app >= 0);
-	/* 10 pids x 8 addresses of app_main x 2 addresses of the syscall
-	 * entry: 160 rows of one function-level stack. */
-	for (uint32_t pid = 100; pid < 110; pid++)
+	/* 300 pids x 8 addresses of app_main x 2 addresses of the syscall
+	 * entry: 4,800 rows of one function-level stack (a profile smaller
+	 * than 64 KiB of rows and stacks gets no summary). */
+	for (uint32_t pid = 100; pid < 100 + SUMMARY_PIDS; pid++)
 		for (uint64_t k = 0; k < 16; k++) {
 			struct dcp_frame f[2] = {
 				{ .cookie = r.c_app,
@@ -1091,7 +1094,8 @@ static void test_summary(void **state)
 			/* the first address met of each function */
 			assert_int_equal(row.frames[0].offset, 0x2000);
 			assert_int_equal(row.frames[1].offset, 0xffff00);
-			assert_int_equal(row.count, 10 * (16 * 17 / 2));
+			assert_int_equal(row.count,
+					 SUMMARY_PIDS * (16 * 17 / 2));
 		} else if (row.frames[0].cookie == r.c_libc) {
 			assert_int_equal(
 				dcp_profile_symbol(p, r.c_libc,
@@ -1106,7 +1110,8 @@ static void test_summary(void **state)
 			assert_int_equal(row.count, 2000);
 		}
 	}
-	assert_int_equal(profile_total(p), r.total + 10 * (16 * 17 / 2) + 4000);
+	assert_int_equal(profile_total(p),
+			 r.total + SUMMARY_PIDS * (16 * 17 / 2) + 4000);
 	nr_sum = leaf_counts(p, sum, 16);
 	assert_int_equal(nr_sum, nr_full);
 	for (i = 0; i < nr_full; i++) {
@@ -1126,8 +1131,9 @@ static void test_summary(void **state)
 }
 
 /* Files without a summary are read whole when one is asked for: working
- * files, and compact files whose summary would not have been smaller
- * (every address its own function, one pid), which are written without. */
+ * files, compact files whose summary would not have been smaller (every
+ * address its own function, one pid), and small compact files, which are
+ * written without. */
 static void test_summary_absent(void **state)
 {
 	char *path = in_dir("prof.data");
@@ -1177,6 +1183,41 @@ static void test_summary_absent(void **state)
 	assert_rows_match(p, r.agg);
 	dcp_profile_close(p);
 	assert_int_equal(warnings, 0);
+	rec_free(&r);
+
+	/* 10 pids x 16 addresses of one function: a summary of a quarter
+	 * of it, but the whole is small */
+	rec_init(&r);
+	comm = dcp_aggregate_intern_string(r.agg, "app");
+	assert_true(comm >= 0);
+	for (uint32_t pid = 100; pid < 110; pid++)
+		for (uint64_t k = 0; k < 16; k++) {
+			struct dcp_frame f = { .cookie = r.c_app,
+					       .offset = 0x2000 + 4 * k };
+			struct dcp_row_key key = {
+				.comm_id = (uint32_t)comm,
+				.pid = pid,
+				.stack_id =
+					(uint32_t)dcp_aggregate_intern_stack(
+						r.agg, &f, 1),
+			};
+
+			assert_int_equal(dcp_aggregate_add(r.agg, &key, 1), 0);
+		}
+	for (uint64_t k = 0; k < 16; k++)
+		assert_int_equal(dcp_symtab_add(r.symbols, r.c_app,
+						0x2000 + 4 * k, "app_main",
+						0x2000, 0x100),
+				 0);
+	assert_int_equal(dcp_profile_write_compact(path, 1, &r.meta, r.cookies,
+						   r.agg, r.symbols, &r.stats),
+			 0);
+	p = dcp_profile_open_file(path, &o);
+	if (!p)
+		fail_msg("%s", dcp_last_error());
+	assert_false(dcp_profile_is_summary(p));
+	assert_rows_match(p, r.agg);
+	dcp_profile_close(p);
 	rec_free(&r);
 }
 
