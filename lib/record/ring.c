@@ -341,7 +341,7 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;
-	attr->context_switch = 1;
+	attr->context_switch = opts->switch_records;
 	attr->build_id = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
@@ -575,7 +575,7 @@ static int open_per_task(const struct dcp_ring_opts *opts,
 			fill_sample_attr(opts, &attr);
 			attr.inherit = 1;
 			/* a switch record per schedule of every target task:
-			 * only counted, and not worth that many records */
+			 * not worth that many records */
 			attr.context_switch = 0;
 			attr.exclude_kernel = exclude_kernel;
 			attr.exclude_callchain_kernel = exclude_kernel;
