@@ -45,11 +45,11 @@ say "bpf backend, user frames named by build id (DCPROF_BPF_FRAMES=buildid), $DU
 DCPROF_BPF_FRAMES=buildid recorder "$DCPROF" record --backend bpf -v -a -g -F 999 --duration "$DURATION" \
 	-o "$TMP/bpf.data" >/dev/null 2>"$TMP/bpf.err" ||
 	die "dcprof --backend bpf failed: $(tail -3 "$TMP/bpf.err")"
-BPF_CPU=$CPU_MS
-read -r BPF_SAMPLES BPF_BYTES BPF_NS < <(sed -n \
+BID_CPU=$CPU_MS
+read -r BID_SAMPLES BID_BYTES BID_NS < <(sed -n \
 	's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
 	"$TMP/bpf.err")
-[ -n "${BPF_NS:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/bpf.err")"
+[ -n "${BID_NS:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/bpf.err")"
 
 say "bpf backend, user frames as addresses (the default), $DURATION s"
 DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
@@ -93,11 +93,11 @@ echo "|---|---:|---:|---:|---:|---:|---:|"
 row perf "$PERF_SAMPLES" "$PERF_CPU" 0 "$PERF_BYTES" ""
 PERF_PERK=$(cat "$TMP/perf.perk")
 row "dcprof ring" "$RING_SAMPLES" "$RING_CPU" 0 "(perf's records)" "$PERF_PERK"
-row "dcprof bpf, build-id frames" "$BPF_SAMPLES" "$BPF_CPU" "$BPF_NS" \
-	"$(div "$BPF_BYTES" "$BPF_SAMPLES" %.0f)" "$PERF_PERK"
+row "dcprof bpf, build-id frames" "$BID_SAMPLES" "$BID_CPU" "$BID_NS" \
+	"$(div "$BID_BYTES" "$BID_SAMPLES" %.0f)" "$PERF_PERK"
 row "dcprof bpf (address frames)" "$IP_SAMPLES" "$IP_CPU" "$IP_NS" \
 	"$(div "$IP_BYTES" "$IP_SAMPLES" %.0f)" "$PERF_PERK"
 [ -n "$BT_CPU" ] && row "bpftrace (in-kernel counts)" "$BT_SAMPLES" "$BT_CPU" "$BT_NS" \
 	"-" "$PERF_PERK"
 echo
-echo "BPF program: $(div "$BPF_NS" "$BPF_SAMPLES" %.0f) ns per sample with build-id frames, $(div "$IP_NS" "$IP_SAMPLES" %.0f) ns with address frames."
+echo "BPF program: $(div "$BID_NS" "$BID_SAMPLES" %.0f) ns per sample with build-id frames, $(div "$IP_NS" "$IP_SAMPLES" %.0f) ns with address frames."
