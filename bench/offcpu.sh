@@ -30,6 +30,7 @@ set -u
 DURATION=${BENCH_DURATION:-10}
 need_dcprof
 need "$PERF" "perf is needed (the reference recorder)"
+need taskset "taskset (util-linux) pins pingpong to one CPU"
 [ "$(id -u)" = 0 ] || die "run as root: both recorders trace every CPU"
 bench_init
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
@@ -41,9 +42,18 @@ compile off_cpu -O1 -g -fno-omit-frame-pointer \
 W=$TMP/off_cpu
 
 # run_workload NAME: the workload for DURATION seconds, in the background;
-# its output (pingpong: the round trips) goes to $TMP/NAME.out
+# its output (pingpong: the round trips) goes to $TMP/NAME.out. pingpong's
+# two threads share CPU 0: across two CPUs its speed is set by how fast an
+# idle virtual CPU wakes up (13,000 round trips a second alone, more with
+# any recorder keeping the CPUs busy: every slowdown came out negative);
+# on one CPU it switches without idling (180,000 a second, within 2% from
+# run to run), and a recorder's cost in the switch path shows.
 run_workload() {
-	"$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
+	if [ "$1" = pingpong ]; then
+		taskset -c 0 "$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
+	else
+		"$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
+	fi
 	WORKLOAD_PID=$!
 }
 
