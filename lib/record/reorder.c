@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "log_internal.h"
 #include "reorder_internal.h"
 
@@ -137,17 +138,13 @@ static void heap_sift_down(struct dcp_reorder *q, size_t i)
 
 static int heap_add(struct dcp_reorder *q, uint64_t r)
 {
+	uint64_t *heap =
+		dcp_grow(q->heap, &q->heap_cap, q->heap_len + 1, sizeof(*heap));
 	size_t i;
 
-	if (q->heap_len == q->heap_cap) {
-		size_t cap = q->heap_cap ? 2 * q->heap_cap : 64;
-		uint64_t *heap = realloc(q->heap, cap * sizeof(*heap));
-
-		if (!heap)
-			return dcp_error(ENOMEM, "out of memory");
-		q->heap = heap;
-		q->heap_cap = cap;
-	}
+	if (!heap)
+		return dcp_error(ENOMEM, "out of memory");
+	q->heap = heap;
 	i = q->heap_len++;
 	while (i > 0 && run_before(q, r, q->heap[(i - 1) / 2])) {
 		q->heap[i] = q->heap[(i - 1) / 2];
@@ -166,6 +163,7 @@ static int make_room(struct dcp_reorder *q)
 {
 	uint64_t live = q->nr_runs ? q->runs[0].head : q->seq;
 	size_t used = (size_t)(q->seq - q->ent_base);
+	struct run *runs;
 
 	/* runs emptied at the front go, but for the open one */
 	while (q->nr_runs > 1 && q->runs[0].head == q->runs[0].end) {
@@ -182,23 +180,17 @@ static int make_room(struct dcp_reorder *q)
 		memmove(q->ent, record_at(q, live), keep * sizeof(*q->ent));
 		q->ent_base = live;
 	} else if (used == q->ent_cap) {
-		size_t cap = q->ent_cap ? 2 * q->ent_cap : 1024;
-		struct queued_record *ent = realloc(q->ent, cap * sizeof(*ent));
+		struct queued_record *ent = dcp_grow_from(
+			q->ent, &q->ent_cap, used + 1, sizeof(*ent), 1024);
 
 		if (!ent)
 			return dcp_error(ENOMEM, "out of memory");
 		q->ent = ent;
-		q->ent_cap = cap;
 	}
-	if (q->nr_runs == q->runs_cap) {
-		size_t cap = q->runs_cap ? 2 * q->runs_cap : 64;
-		struct run *runs = realloc(q->runs, cap * sizeof(*runs));
-
-		if (!runs)
-			return dcp_error(ENOMEM, "out of memory");
-		q->runs = runs;
-		q->runs_cap = cap;
-	}
+	runs = dcp_grow(q->runs, &q->runs_cap, q->nr_runs + 1, sizeof(*runs));
+	if (!runs)
+		return dcp_error(ENOMEM, "out of memory");
+	q->runs = runs;
 	return 0;
 }
 
