@@ -507,9 +507,11 @@ int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 /*
  * Whether an address in none of p's maps can be in none of its executable
  * mappings: read from /proc since its exec, every mapping of a file made
- * since then sent by the kernel, and no anonymous executable memory (JIT
- * code, which can be made executable by mprotect(2), which sends nothing).
- * Such an address is a frame pointer chain's garbage, not worth a read.
+ * since then sent by the kernel, and no JIT code (anonymous executable
+ * memory, which mprotect(2) can make without an event: known from an
+ * anonymous executable map, or from a perf map, whose code may have been
+ * mapped after the maps were read). Such an address is a frame pointer
+ * chain's garbage, not worth a read.
  */
 static bool maps_complete(struct bpf_source *bs, struct dcp_process *p)
 {
@@ -520,7 +522,7 @@ static bool maps_complete(struct bpf_source *bs, struct dcp_process *p)
 	for (size_t i = 0; i < p->nr_maps; i++)
 		if (p->maps[i].cookie == bs->r->cookie_anon)
 			return false;
-	return true;
+	return !dcp_samples_jit_cookie(bs->r, p);
 }
 
 /* An address the kernel could not name: looked up in p's maps. */
