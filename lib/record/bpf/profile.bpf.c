@@ -2,9 +2,9 @@
 /*
  * The BPF record source's kernel half: on every cpu-clock sample, the
  * thread's user stack (addresses, or with user_build_ids (build id, file
- * offset) frames) and its kernel stack go into stack maps (two
- * generations, see DCP_BPF_STACK_GEN_BIT), and (pid, tid, thread name,
- * stack ids) is counted in a hash map that user space drains; with
+ * offset) frames) and its kernel stack go into LRU hash maps by the hash
+ * of their frames, and (pid, tid, thread name, stack hashes) is counted in
+ * a hash map that user space drains; with
  * --only, a sample whose leaf is in no marked file is dropped here and
  * only counted. Exec, exit and fork of tasks go to a ring buffer. With
  * --off-cpu, switches and wake-ups: the time a thread is off the CPU by
@@ -18,12 +18,17 @@
 #include "profile_common.h"
 
 #define EEXIST 17
-#define ENOMEM 12
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* which generation of stack maps samples go to; flipped by user space */
-volatile __u32 stack_gen = 0;
+struct stack_buf {
+	struct bpf_stack_build_id frames[DCP_BPF_MAX_FRAMES];
+};
+
+struct ip_stack {
+	__u64 ips[DCP_BPF_MAX_FRAMES];
+};
+
 /* what one sample counts: more than 1 once user space lowered the rate by
  * that factor to keep the program within its CPU budget */
 volatile __u32 sample_weight = 1;
@@ -44,51 +49,39 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/*
+ * Stacks by the hash of their frames (profile_common.h), least recently
+ * used first out: user frames as (build id, offset) or as addresses (one
+ * of the two maps is made with one entry), kernel frames as addresses.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size,
-	       DCP_BPF_MAX_FRAMES * sizeof(struct bpf_stack_build_id));
-	__uint(map_flags, BPF_F_STACK_BUILD_ID);
+	__type(key, __u64);
+	__type(value, struct stack_buf);
 } user_stacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size,
-	       DCP_BPF_MAX_FRAMES * sizeof(struct bpf_stack_build_id));
-	__uint(map_flags, BPF_F_STACK_BUILD_ID);
-} user_stacks_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
-} kernel_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
-} kernel_stacks_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
+	__type(key, __u64);
+	__type(value, struct ip_stack);
 } user_ips SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, DCP_BPF_MAX_FRAMES * sizeof(__u64));
-} user_ips_1 SEC(".maps");
+	__type(key, __u64);
+	__type(value, struct ip_stack);
+} kernel_stacks SEC(".maps");
+
+/* where a stack is taken and hashed before it is looked up */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_buf);
+} stack_scratch SEC(".maps");
 
 /* --off-cpu: the threads switched out now, by tid */
 struct {
@@ -166,35 +159,62 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * The current task's stacks into the maps of the current generation, their
- * ids tagged with it (ctx: the program's context, as bpf_get_stackid()
- * takes it; kernel_skip: innermost kernel frames left out; marks: 1 when
- * the stacks come from the sampling event's own call chain, whose kernel
- * and user parts each begin with a PERF_CONTEXT_* mark, 0 otherwise).
+ * The current task's stack (flags and size as bpf_get_stack() takes them)
+ * into map under the hash of its frames, unless there already; returns
+ * the hash, 0 when there is no stack or no room (counted).
  */
-static __always_inline void take_stacks(void *ctx, int *user, int *kernel,
+static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
+					__u32 size)
+{
+	__u32 zero = 0;
+	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 *w, h = 0xcbf29ce484222325ull; /* FNV-1a, a word at a time */
+	long n, err;
+
+	if (!buf)
+		return 0;
+	n = bpf_get_stack(ctx, buf, size, flags);
+	if (n <= 0)
+		return 0;
+	w = (__u64 *)buf;
+	for (int i = 0; i < (int)(sizeof(*buf) / 8); i++) {
+		if (i >= n / 8)
+			break;
+		h = (h ^ w[i]) * 0x100000001b3ull;
+	}
+	if (!h)
+		h = 1;
+	if (bpf_map_lookup_elem(map, &h))
+		return h;
+	/* the rest of buf is zeros: bpf_get_stack() filled size bytes */
+	err = bpf_map_update_elem(map, &h, buf, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count_stat(DCP_BPF_STAT_LOST_STACK);
+		return 0;
+	}
+	return h;
+}
+
+/*
+ * The current task's stacks (ctx: the program's context, as
+ * bpf_get_stack() takes it; kernel_skip: innermost kernel frames left out;
+ * marks: 1 when the stacks come from the sampling event's own call chain,
+ * whose kernel and user parts each begin with a PERF_CONTEXT_* mark, 0
+ * otherwise).
+ */
+static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 					__u32 kernel_skip, __u32 marks)
 {
-	__u64 user_flags = BPF_F_USER_STACK | marks;
-	__u64 kernel_flags = (kernel_skip + marks) & BPF_F_SKIP_FIELD_MASK;
-	__u32 gen = stack_gen & 1;
-
-	if (user_build_ids && gen)
-		*user = bpf_get_stackid(ctx, &user_stacks_1, user_flags);
-	else if (user_build_ids)
-		*user = bpf_get_stackid(ctx, &user_stacks, user_flags);
-	else if (gen)
-		*user = bpf_get_stackid(ctx, &user_ips_1, user_flags);
+	if (user_build_ids)
+		*user = take_stack(ctx, &user_stacks,
+				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID | marks,
+				   sizeof(struct stack_buf));
 	else
-		*user = bpf_get_stackid(ctx, &user_ips, user_flags);
-	if (gen)
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks_1, kernel_flags);
-	else
-		*kernel = bpf_get_stackid(ctx, &kernel_stacks, kernel_flags);
-	if (gen && *user >= 0)
-		*user |= DCP_BPF_STACK_GEN_BIT;
-	if (gen && *kernel >= 0)
-		*kernel |= DCP_BPF_STACK_GEN_BIT;
+		*user = take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
+				   sizeof(struct ip_stack));
+	*kernel = take_stack(ctx, &kernel_stacks,
+			     (kernel_skip + marks) & BPF_F_SKIP_FIELD_MASK,
+			     sizeof(struct ip_stack));
 }
 
 SEC("perf_event")
@@ -208,8 +228,6 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	count_stat(DCP_BPF_STAT_SAMPLES);
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
-	key.user_stack = -1;
-	key.kernel_stack = -1;
 	if (key.tid != 0) {
 		if (filter_marked && !leaf_marked(ctx)) {
 			count_stat_n(DCP_BPF_STAT_FILTERED, weight);
@@ -218,15 +236,12 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
 		key.exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
 		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0, 1);
-		if (key.user_stack < 0 && key.kernel_stack < 0) {
+		if (!key.user_stack && !key.kernel_stack) {
 			__u64 ip = ctx->regs.ip;
 
 			asm volatile("" : "+r"(ip));
 			key.ip = ip;
 		}
-		if (key.user_stack == -EEXIST || key.user_stack == -ENOMEM ||
-		    key.kernel_stack == -EEXIST || key.kernel_stack == -ENOMEM)
-			count_stat(DCP_BPF_STAT_LOST_STACK);
 	} else {
 		key.pid = 0;
 	}

@@ -8,25 +8,23 @@
 #ifndef DCPROF_PROFILE_COMMON_H
 #define DCPROF_PROFILE_COMMON_H
 
-#define DCP_BPF_MAX_FRAMES 127 /* the kernel's stack map depth */
+#define DCP_BPF_MAX_FRAMES 127 /* perf_event_max_stack's default */
 #define DCP_BPF_COMM_LEN 16
 #define DCP_BPF_BUILD_ID_SIZE 20
 #define DCP_BPF_PATH_LEN 256
 
 /*
- * Stack ids carry the generation of the stack maps they are in: the
- * program takes stacks into one pair of maps while user space reads and
- * then clears the other (source_bpf.c), so that the maps hold only the
- * stacks of one drain interval and ids are reused safely.
+ * Stacks are kept in LRU hash maps by a 64-bit hash of their frames (0:
+ * none): the same stack has the same key for the whole recording, so user
+ * space copies it once, and no map is ever emptied.
  */
-#define DCP_BPF_STACK_GEN_BIT 0x40000000
 
-/* One count: a thread's stack (user and kernel stack map ids, < 0: none). */
+/* One count: a thread's stacks (user and kernel, by hash) and name. */
 struct dcp_bpf_key {
 	unsigned int pid; /* tgid; 0 with tid 0: idle */
 	unsigned int tid;
-	int user_stack;
-	int kernel_stack;
+	unsigned long long user_stack;
+	unsigned long long kernel_stack;
 	char comm[DCP_BPF_COMM_LEN]; /* the thread's name */
 	/*
 	 * The kernel's exec counter of the process's program when sampled
@@ -44,16 +42,12 @@ struct dcp_bpf_key {
  * Time off the CPU (--off-cpu): a thread's stacks when it was switched out
  * and why (enum dcp_off_cpu_state); the value is the ns it stayed out.
  */
-/*
- * --off-cpu: a thread switched out now (the map off_starts, by tid). Its
- * stack ids stay valid across drains: user space keeps the stacks they
- * name when it empties their generation's maps.
- */
+/* --off-cpu: a thread switched out now (the map off_starts, by tid). */
 struct dcp_bpf_off_start {
 	unsigned long long time;
+	unsigned long long user_stack;
+	unsigned long long kernel_stack;
 	unsigned int pid;
-	int user_stack;
-	int kernel_stack;
 	unsigned int state;
 	char comm[DCP_BPF_COMM_LEN];
 	/* a sleep's wake-up (sched_wakeup), 0 until then: from there on the
@@ -64,8 +58,8 @@ struct dcp_bpf_off_start {
 struct dcp_bpf_off_key {
 	unsigned int pid; /* tgid */
 	unsigned int tid;
-	int user_stack;
-	int kernel_stack;
+	unsigned long long user_stack;
+	unsigned long long kernel_stack;
 	char comm[DCP_BPF_COMM_LEN];
 	unsigned int state;
 	unsigned int pad;

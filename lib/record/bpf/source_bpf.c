@@ -162,18 +162,10 @@ static int size_maps(struct bpf_source *bs,
 	    bpf_map__set_max_entries(bs->skel->maps.user_stacks,
 				     bs->user_build_ids ? bs->stack_entries :
 							  1) ||
-	    bpf_map__set_max_entries(bs->skel->maps.user_stacks_1,
-				     bs->user_build_ids ? bs->stack_entries :
-							  1) ||
 	    bpf_map__set_max_entries(bs->skel->maps.user_ips,
 				     bs->user_build_ids ? 1 :
 							  bs->stack_entries) ||
-	    bpf_map__set_max_entries(bs->skel->maps.user_ips_1,
-				     bs->user_build_ids ? 1 :
-							  bs->stack_entries) ||
 	    bpf_map__set_max_entries(bs->skel->maps.kernel_stacks,
-				     bs->stack_entries) ||
-	    bpf_map__set_max_entries(bs->skel->maps.kernel_stacks_1,
 				     bs->stack_entries))
 		return dcp_error(EINVAL, "cannot size the BPF maps");
 	bs->ucache_size = bs->stack_entries;
@@ -182,8 +174,6 @@ static int size_maps(struct bpf_source *bs,
 	bs->icache = calloc(bs->ucache_size, sizeof(*bs->icache));
 	if (!bs->ucache || !bs->kcache || !bs->icache)
 		return dcp_error(ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < bs->ucache_size; i++)
-		bs->ucache[i].id = bs->kcache[i].id = bs->icache[i].id = -1;
 	bs->keys = calloc(bs->count_entries, sizeof(*bs->keys));
 	bs->vals = calloc(bs->count_entries, sizeof(*bs->vals));
 	bs->off_keys = calloc(bs->count_entries, sizeof(*bs->off_keys));
@@ -425,9 +415,6 @@ static void bpf_free(struct dcp_source *s)
 		free(bs->icache[i].ips);
 	dcp_ident_cache_free(&bs->idents);
 	dcp_bpf_pre_exec_expire(bs, true);
-	for (int kind = 0; kind < 2; kind++)
-		for (int gen = 0; gen < 2; gen++)
-			free(bs->taken[kind][gen].key);
 	free(bs->icache);
 	free(bs->ucache);
 	free(bs->kcache);

@@ -3,8 +3,7 @@
  * The BPF record source's counts (see source_bpf_internal.h): the count
  * maps drained with batch operations into the pipeline, each (pid, thread
  * name, user stack, kernel stack) turned into frames from copies of the
- * stack maps; the stack maps' generations, flipped and emptied at every
- * drain; the kernel's statistics.
+ * kernel's stacks, each copied once; the kernel's statistics.
  */
 #ifndef DCPROF_NO_BPF
 
@@ -15,10 +14,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "grow.h"
 #include "log_internal.h"
 #include "profile.skel.h"
-#include "sort.h"
 #include "source_bpf_internal.h"
 
 /* ---- the count map into the pipeline ------------------------------------ */
@@ -42,48 +39,19 @@ static uint8_t build_id_size(const unsigned char *id)
 	return BPF_BUILD_ID_SIZE;
 }
 
-/* A stack id's generation (DCP_BPF_STACK_GEN_BIT) and its map key. */
-static uint32_t stack_gen_of(int id)
+/* The user stack of hash, from the cache or copied from the kernel. */
+static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 {
-	return id & DCP_BPF_STACK_GEN_BIT ? 1 : 0;
-}
+	struct stack_copy *sc = &bs->ucache[hash % bs->ucache_size];
+	uint32_t nr = 0;
 
-static uint32_t stack_key_of(int id)
-{
-	return (uint32_t)id & ~(uint32_t)DCP_BPF_STACK_GEN_BIT;
-}
-
-/* The cache slot of an id (both generations' ids share the caches). */
-static uint32_t cache_slot(const struct bpf_source *bs, int id)
-{
-	return (stack_key_of(id) * 2 + stack_gen_of(id)) % bs->ucache_size;
-}
-
-/* A key copied from a stack map: to be deleted when its maps are emptied. */
-static int note_taken(struct stack_keys *t, uint32_t key)
-{
-	uint32_t *k = dcp_grow(t->key, &t->cap, t->nr + 1, sizeof(*k));
-
-	if (!k)
-		return dcp_error(ENOMEM, "out of memory");
-	t->key = k;
-	t->key[t->nr++] = key;
-	return 0;
-}
-
-/* The user stack of id, from the cache or copied from the kernel. */
-static const struct stack_copy *user_stack(struct bpf_source *bs, int id)
-{
-	struct stack_copy *sc = &bs->ucache[cache_slot(bs, id)];
-	struct bpf_map *map = stack_gen_of(id) ? bs->skel->maps.user_stacks_1 :
-						 bs->skel->maps.user_stacks;
-	uint32_t key = stack_key_of(id), nr = 0;
-
-	if (sc->id == id)
+	if (sc->hash == hash)
 		return sc;
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &key, bs->ustack) ||
-	    note_taken(&bs->taken[0][stack_gen_of(id)], key))
+	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.user_stacks), &hash,
+				bs->ustack)) {
+		bs->stacks_evicted++;
 		return NULL;
+	}
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->ustack);
 	while (nr < DCP_BPF_MAX_FRAMES &&
 	       bs->ustack[nr].status != BPF_STACK_BUILD_ID_EMPTY)
@@ -91,19 +59,18 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, int id)
 	free(sc->frames);
 	sc->frames = malloc((nr ? nr : 1) * sizeof(*sc->frames));
 	if (!sc->frames) {
-		sc->id = -1;
+		sc->hash = 0;
 		return NULL;
 	}
 	memcpy(sc->frames, bs->ustack, nr * sizeof(*sc->frames));
 	sc->nr = nr;
-	sc->id = id;
+	sc->hash = hash;
 	return sc;
 }
 
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 					  struct kstack_copy *cache,
-					  struct bpf_map *const maps[2],
-					  int kind, int id);
+					  struct bpf_map *map, uint64_t hash);
 
 /*
  * A sample taken inside execve(2), after the exec's point of no return:
@@ -131,19 +98,17 @@ static int leaf_before_exec(struct bpf_source *bs, struct dcp_process *p,
 	return 1;
 }
 
-static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
-		       uint32_t n, bool kernel_above)
+static int user_frames(struct bpf_source *bs, struct dcp_process *p,
+		       uint64_t hash, uint32_t n, bool kernel_above)
 {
 	struct dcp_recorder *r = bs->r;
 	int ret;
 
 	const struct stack_copy *sc;
 
-	if (id >= 0 && !bs->user_build_ids) {
-		struct bpf_map *const maps[2] = { bs->skel->maps.user_ips,
-						  bs->skel->maps.user_ips_1 };
-		const struct kstack_copy *ic =
-			ip_stack(bs, bs->icache, maps, 0, id);
+	if (hash && !bs->user_build_ids) {
+		const struct kstack_copy *ic = ip_stack(
+			bs, bs->icache, bs->skel->maps.user_ips, hash);
 
 		if (ic && ic->nr && n < MAX_STACK &&
 		    leaf_before_exec(bs, p, ic->ips[0], &bs->frames[n]))
@@ -157,7 +122,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 		}
 		return (int)n;
 	}
-	sc = id < 0 ? NULL : user_stack(bs, id);
+	sc = hash ? user_stack(bs, hash) : NULL;
 	if (!sc)
 		return (int)n;
 	for (uint32_t i = 0; i < sc->nr && n < MAX_STACK; i++) {
@@ -200,46 +165,46 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p, int id,
 
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 					  struct kstack_copy *cache,
-					  struct bpf_map *const maps[2],
-					  int kind, int id)
+					  struct bpf_map *map, uint64_t hash)
 {
-	struct kstack_copy *kc = &cache[cache_slot(bs, id)];
-	uint32_t key = stack_key_of(id), nr = 0;
+	struct kstack_copy *kc = &cache[hash % bs->ucache_size];
+	uint32_t nr = 0;
 
-	if (kc->id == id)
+	if (kc->hash == hash)
 		return kc;
-	if (bpf_map_lookup_elem(bpf_map__fd(maps[stack_gen_of(id)]), &key,
-				bs->kstack) ||
-	    note_taken(&bs->taken[kind][stack_gen_of(id)], key))
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &hash, bs->kstack)) {
+		bs->stacks_evicted++;
 		return NULL;
+	}
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->kstack);
 	while (nr < DCP_BPF_MAX_FRAMES && bs->kstack[nr])
 		nr++;
 	free(kc->ips);
 	kc->ips = malloc((nr ? nr : 1) * sizeof(*kc->ips));
 	if (!kc->ips) {
-		kc->id = -1;
+		kc->hash = 0;
 		return NULL;
 	}
 	memcpy(kc->ips, bs->kstack, nr * sizeof(*kc->ips));
 	kc->nr = nr;
-	kc->id = id;
+	kc->hash = hash;
 	return kc;
 }
 
 /*
- * The kernel frames of stack id; off_cpu: a switch-out's, whose first
+ * The kernel frames of a stack; off_cpu: a switch-out's, whose first
  * frame is dropped when it is __traceiter_sched_switch (the tracepoint
  * calls the switch program through it when other probes share it), so
  * that every off-CPU stack starts at __schedule. Checked here rather than
  * in the program: a one-frame bpf_get_stack() there cost 1.7 us a switch.
  */
-static uint32_t kernel_frames(struct bpf_source *bs, int id, bool off_cpu)
+static uint32_t kernel_frames(struct bpf_source *bs, uint64_t hash,
+			      bool off_cpu)
 {
-	struct bpf_map *const maps[2] = { bs->skel->maps.kernel_stacks,
-					  bs->skel->maps.kernel_stacks_1 };
 	const struct kstack_copy *kc =
-		id < 0 ? NULL : ip_stack(bs, bs->kcache, maps, 1, id);
+		hash ? ip_stack(bs, bs->kcache, bs->skel->maps.kernel_stacks,
+				hash) :
+		       NULL;
 	uint32_t n = 0, first = 0;
 
 	if (!kc)
@@ -433,180 +398,24 @@ static void read_stats(struct bpf_source *bs)
 				   bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
-	bs->base.counts.lost_records = now[DCP_BPF_STAT_LOST_STACK] +
-				       now[DCP_BPF_STAT_LOST_EVENTS] +
-				       now[DCP_BPF_STAT_OFF_LOST];
+	bs->base.counts.lost_records =
+		now[DCP_BPF_STAT_LOST_STACK] + now[DCP_BPF_STAT_LOST_EVENTS] +
+		now[DCP_BPF_STAT_OFF_LOST] + bs->stacks_evicted;
 	bs->base.counts.off_cpu_switches = now[DCP_BPF_STAT_OFF_SWITCHES];
 	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 }
 
-static bool kept(uint32_t key, uint32_t gen, const uint64_t *keep,
-		 size_t nr_keep)
-{
-	uint64_t id = key | (gen ? DCP_BPF_STACK_GEN_BIT : 0);
-
-	return nr_keep &&
-	       bsearch(&id, keep, nr_keep, sizeof(*keep), dcp_cmp_u64);
-}
-
-/*
- * The stacks of generation gen deleted from map, but the ids kept: those
- * copied since the map was last emptied (t), one delete each. A stack no
- * count named (its count was lost, or taken by a program that read the
- * generation just before the flip) stays behind; so every SWEEP_EVERY
- * drains (16 s), and at the drain after counts were lost, the whole map is
- * walked instead. Walked at every drain (as first
- * built), each get_next_key a scan of the slots after the last, it cost
- * more than the rest of the drain: 53 of a 15 s recording's 355 samples
- * of the recorder on the busy workload, 19 this way (docs/PERFORMANCE.md).
- */
-#define SWEEP_EVERY 64
-
-static void clear_stack_map(struct bpf_map *map, uint32_t gen,
-			    struct stack_keys *t, bool sweep,
-			    const uint64_t *keep, size_t nr_keep)
-{
-	int fd = bpf_map__fd(map);
-	uint32_t key, next;
-	size_t nr_left = 0;
-	bool first = true;
-
-	if (sweep) {
-		while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-			if (!kept(next, gen, keep, nr_keep))
-				bpf_map_delete_elem(fd, &next);
-			key = next;
-			first = false;
-		}
-	}
-	if (t->nr)
-		qsort(t->key, t->nr, sizeof(*t->key), dcp_cmp_u32);
-	for (size_t i = 0; i < t->nr; i++) {
-		if (i && t->key[i] == t->key[i - 1])
-			continue;
-		if (kept(t->key[i], gen, keep, nr_keep))
-			t->key[nr_left++] = t->key[i]; /* deleted later */
-		else if (!sweep)
-			bpf_map_delete_elem(fd, &t->key[i]);
-	}
-	t->nr = nr_left;
-}
-
-/*
- * --off-cpu: the stack ids of the threads switched out now, sorted: their
- * blocks end at a later switch-in, maybe drains later, and are charged to
- * these stacks then. *keep is malloc'd.
- */
-static int open_block_stacks(struct bpf_source *bs, uint64_t **keep,
-			     size_t *nr_keep)
-{
-	int fd = bpf_map__fd(bs->skel->maps.off_starts);
-	struct dcp_bpf_off_start st;
-	uint32_t tid, *prev = NULL;
-	size_t cap = 0;
-
-	*keep = NULL;
-	*nr_keep = 0;
-	if (!bs->off_cpu)
-		return 0;
-	while (!bpf_map_get_next_key(fd, prev, &tid)) {
-		uint64_t *k;
-
-		prev = &tid;
-		if (bpf_map_lookup_elem(fd, &tid, &st))
-			continue;
-		k = dcp_grow(*keep, &cap, *nr_keep + 2, sizeof(*k));
-		if (!k)
-			return dcp_error(ENOMEM, "out of memory");
-		*keep = k;
-		if (st.user_stack >= 0)
-			k[(*nr_keep)++] = (uint32_t)st.user_stack;
-		if (st.kernel_stack >= 0)
-			k[(*nr_keep)++] = (uint32_t)st.kernel_stack;
-	}
-	if (*nr_keep)
-		qsort(*keep, *nr_keep, sizeof(**keep), dcp_cmp_u64);
-	return 0;
-}
-
-/*
- * The stack maps come in two generations: samples take their stacks into
- * the maps of the generation in the program's stack_gen, and their ids say
- * which. A drain flips it, reads the counts, then empties the maps of the
- * generation it left (but for the stacks of threads still switched out,
- * whose blocks --off-cpu charges later) and forgets the copies taken from
- * them. The maps so
- * hold the distinct stacks of one drain interval, not of the whole
- * recording: kept for the recording, they filled up, and every stack that
- * hashed to a taken slot was lost (3.7% of the samples' stacks in 10 s on
- * the busy workload). A program that read the old generation just before
- * the flip and is counted after the read loses its stack (counted), as a
- * full map does.
- */
-static uint32_t flip_generation(struct bpf_source *bs)
-{
-	uint32_t old = bs->skel->bss->stack_gen & 1;
-
-	bs->skel->bss->stack_gen = old ^ 1;
-	return old;
-}
-
-static int clear_generation(struct bpf_source *bs, uint32_t gen)
-{
-	uint64_t *keep;
-	size_t nr_keep;
-	int ret = open_block_stacks(bs, &keep, &nr_keep);
-	bool sweep;
-
-	if (ret)
-		return ret;
-	/* --off-cpu: a switch-out's stacks stay without a count when the
-	 * block is under --off-cpu-min: many, so every drain walks */
-	sweep = bs->off_cpu || bs->drain_gen % SWEEP_EVERY < 2 ||
-		bs->kernel_counts[DCP_BPF_STAT_LOST_FULL] != bs->swept_lost;
-	if (sweep)
-		bs->swept_lost = bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
-	if (bs->user_build_ids)
-		clear_stack_map(gen ? bs->skel->maps.user_stacks_1 :
-				      bs->skel->maps.user_stacks,
-				gen, &bs->taken[0][gen], sweep, keep, nr_keep);
-	else
-		clear_stack_map(gen ? bs->skel->maps.user_ips_1 :
-				      bs->skel->maps.user_ips,
-				gen, &bs->taken[0][gen], sweep, keep, nr_keep);
-	clear_stack_map(gen ? bs->skel->maps.kernel_stacks_1 :
-			      bs->skel->maps.kernel_stacks,
-			gen, &bs->taken[1][gen], sweep, keep, nr_keep);
-	free(keep);
-	for (uint32_t i = 0; i < bs->ucache_size; i++) {
-		if (bs->ucache[i].id >= 0 &&
-		    stack_gen_of(bs->ucache[i].id) == gen)
-			bs->ucache[i].id = -1;
-		if (bs->kcache[i].id >= 0 &&
-		    stack_gen_of(bs->kcache[i].id) == gen)
-			bs->kcache[i].id = -1;
-		if (bs->icache[i].id >= 0 &&
-		    stack_gen_of(bs->icache[i].id) == gen)
-			bs->icache[i].id = -1;
-	}
-	return 0;
-}
-
 int dcp_bpf_drain_all(struct bpf_source *bs)
 {
-	uint32_t old_gen;
 	int ret;
 
 	if (ring_buffer__consume(bs->rb) < 0)
 		return dcp_error(EIO, "cannot read the BPF event ring");
 	bs->drain_gen++;
 	dcp_bpf_pre_exec_expire(bs, false);
-	old_gen = flip_generation(bs);
 	ret = drain_counts(bs);
 	if (!ret)
 		ret = drain_off_counts(bs);
-	if (!ret)
-		ret = clear_generation(bs, old_gen);
 	if (!ret)
 		ret = dcp_bpf_apply_exits(bs);
 	read_stats(bs);

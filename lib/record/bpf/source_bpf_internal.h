@@ -2,7 +2,7 @@
 /*
  * The BPF record source's state, shared by its files: source_bpf.c
  * (loading, start/poll/stop), source_bpf_counts.c (the count maps' drain,
- * the stack maps' generations) and source_bpf_tasks.c
+ * the stacks copied from the kernel) and source_bpf_tasks.c
  * (task events from the BPF ring buffer, processes' maps read from /proc,
  * pinning, JIT and frames the kernel gave as plain addresses).
  */
@@ -86,33 +86,24 @@ struct bpf_source {
 	uint64_t mmaps_named, mmaps_unnamed; /* for -v */
 
 	/*
-	 * Stacks copied from the kernel, by stack id (generation included):
-	 * an id names one stack until its generation's maps are emptied
-	 * (source_bpf.c, flip_generation), so each is read once per drain
-	 * interval at most.
+	 * Stacks copied from the kernel, a slot per hash (profile_common.h)
+	 * modulo ucache_size: a stack is copied once, and again only when
+	 * another took its slot.
 	 */
 	struct stack_copy {
-		int id; /* -1: free */
+		uint64_t hash; /* 0: free */
 		uint32_t nr;
 		struct bpf_stack_build_id *frames;
 	} * ucache;
 	uint32_t ucache_size;
 	struct kstack_copy {
-		int id; /* -1: free */
+		uint64_t hash; /* 0: free */
 		uint32_t nr;
 		uint64_t *ips;
 	} * kcache, *icache; /* kernel stacks; user stacks as addresses */
 	bool user_build_ids; /* the kernel names user frames by build id */
-	/*
-	 * The keys copied from each generation's maps since they were last
-	 * emptied, user stacks [0] and kernel stacks [1]: what the drain
-	 * deletes, without walking every slot of the maps.
-	 */
-	struct stack_keys {
-		uint32_t *key;
-		size_t nr, cap;
-	} taken[2][2];
-	uint64_t swept_lost; /* lost counts at the last whole walk */
+	/* stacks a count named and the kernel's map no longer held */
+	uint64_t stacks_evicted;
 
 	/* what crossed from the kernel, for -v and the bench */
 	uint64_t bytes_read, samples_seen;
@@ -128,8 +119,7 @@ struct bpf_source {
 
 /*
  * source_bpf_counts.c: the ring's task events, the count maps (samples,
- * --off-cpu time) into the pipeline, the stack maps' generation flipped
- * and the one left emptied, the kernel's statistics read.
+ * --off-cpu time) into the pipeline, the kernel's statistics read.
  */
 int dcp_bpf_drain_all(struct bpf_source *bs);
 
