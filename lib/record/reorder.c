@@ -36,18 +36,17 @@ struct block {
 	_Alignas(8) unsigned char data[];
 };
 
+/* A record's arrival number is its place in ent (dcp_reorder). */
 struct queued_record {
 	uint64_t time;
-	uint64_t seq; /* arrival number: the record's place in ent */
 	uint32_t size;
 	void *data;
 	struct block *block;
 };
 
-/* Records seq head..end-1, in time order; the last one's time. */
+/* Records head..end-1 by arrival number, in time order. */
 struct run {
 	uint64_t head, end;
-	uint64_t last_time;
 };
 
 struct dcp_reorder {
@@ -104,15 +103,15 @@ void dcp_reorder_free(struct dcp_reorder *q)
 	free(q);
 }
 
-/* Whether run a's first record leaves before run b's. */
+/* Whether run a's first record leaves before run b's: by time, then
+ * by arrival. */
 static bool run_before(struct dcp_reorder *q, uint64_t a, uint64_t b)
 {
-	const struct queued_record *x = record_at(q, run_at(q, a)->head);
-	const struct queued_record *y = record_at(q, run_at(q, b)->head);
+	uint64_t x = run_at(q, a)->head, y = run_at(q, b)->head;
 
-	if (x->time != y->time)
-		return x->time < y->time;
-	return x->seq < y->seq;
+	if (record_at(q, x)->time != record_at(q, y)->time)
+		return record_at(q, x)->time < record_at(q, y)->time;
+	return x < y;
 }
 
 static void heap_sift_down(struct dcp_reorder *q, size_t i)
@@ -246,14 +245,14 @@ int dcp_reorder_push(struct dcp_reorder *q, uint64_t time, const void *record,
 	memcpy(data, record, size);
 	rec = record_at(q, q->seq);
 	rec->time = time;
-	rec->seq = q->seq;
 	rec->size = (uint32_t)size;
 	rec->data = data;
 	rec->block = block;
 	q->count++;
 	q->bytes += size;
 	open = q->nr_runs ? &q->runs[q->nr_runs - 1] : NULL;
-	if (open && open->head < open->end && time >= open->last_time) {
+	if (open && open->head < open->end &&
+	    time >= record_at(q, open->end - 1)->time) {
 		open->end++; /* in order: its run goes on */
 	} else if (open && open->head == open->end) {
 		/* the open run was emptied: it starts again here */
@@ -265,7 +264,6 @@ int dcp_reorder_push(struct dcp_reorder *q, uint64_t time, const void *record,
 			(struct run){ .head = q->seq, .end = q->seq + 1 };
 		ret = heap_add(q, q->run_base + q->nr_runs - 1);
 	}
-	q->runs[q->nr_runs - 1].last_time = time;
 	q->seq++;
 	if (ret) {
 		/* not queued after all: forgotten, as if never pushed */

@@ -454,13 +454,13 @@ static int perf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	s->nr_cpus = (uint32_t)ps->nr_rings;
-	if (!set->off_cpu)
-		open_switch_counters(ps);
 	if (set->off_cpu) {
 		ps->off_cpu = dcp_off_cpu_open(ps->rings, ps->nr_rings,
 					       set->off_cpu_min_ns, s);
 		if (!ps->off_cpu)
 			return -errno;
+	} else {
+		open_switch_counters(ps);
 	}
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =

@@ -75,7 +75,7 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	/*
 	 * The event walks the sample's call chain before the program runs
 	 * (perf_prepare_sample()), as for perf record -g, and the program's
-	 * bpf_get_stackid() takes its kernel and user parts from that one
+	 * bpf_get_stack() takes its kernel and user parts from that one
 	 * walk: no second unwind inside the program.
 	 */
 	attr.sample_type = PERF_SAMPLE_CALLCHAIN;

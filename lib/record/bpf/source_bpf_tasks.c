@@ -134,11 +134,7 @@ void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all)
 	}
 }
 
-/*
- * The program a process just executed, named and pinned from the path the
- * kernel saw, so that a process gone before the next drain still has its
- * binary named (its frames carry the build id).
- */
+/* A second descriptor of an open file, for the identity cache to hold. */
 static int dup_exe(void *ctx)
 {
 	int fd = fcntl(*(const int *)ctx, F_DUPFD_CLOEXEC, 0);
@@ -146,6 +142,11 @@ static int dup_exe(void *ctx)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The program a process just executed, named and pinned from the path the
+ * kernel saw, so that a process gone before the next drain still has its
+ * binary named (its frames carry the build id).
+ */
 static int pin_exec(struct bpf_source *bs, uint32_t pid, const char *given)
 {
 	char exe[64], path[DCP_BPF_PATH_LEN + 16];
