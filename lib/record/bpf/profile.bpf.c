@@ -83,11 +83,15 @@ struct {
 	__type(value, struct stack_buf);
 } stack_scratch SEC(".maps");
 
-/* --off-cpu: the threads switched out now, by tid */
+/*
+ * --off-cpu: a thread's last switch-out, kept on the task itself (time 0
+ * once it ran again): no hash to update and delete twice per switch, no
+ * table to fill, and freed with the task.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct dcp_bpf_off_start);
 } off_starts SEC(".maps");
 
@@ -433,6 +437,18 @@ static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns)
 		count_stat(DCP_BPF_STAT_OFF_LOST);
 }
 
+/* why a thread leaves the CPU: 0 runnable, 1 sleeping, 2 blocked */
+static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
+{
+	if (preempt || !(prev_state & 0xff))
+		return 0;
+	/* idle kernel workers (TASK_IDLE) sleep, they do not block */
+	if ((prev_state & DCP_TASK_UNINTERRUPTIBLE) &&
+	    !(prev_state & DCP_TASK_NOLOAD))
+		return 2;
+	return 1;
+}
+
 /*
  * --off-cpu (loaded only then): prev leaves the CPU with its stacks and
  * state; next comes back, and the time since its own switch-out is added
@@ -443,61 +459,61 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 prev_tid = BPF_CORE_READ(prev, pid);
-	__u32 next_tid = BPF_CORE_READ(next, pid);
 	struct dcp_bpf_off_start *st;
+	struct dcp_bpf_off_key key = {};
+	__u64 woken;
 
-	if (prev_tid && !(prev_state & DCP_TASK_DEAD)) {
-		struct dcp_bpf_off_start s = {};
-
-		count_stat(DCP_BPF_STAT_OFF_SWITCHES);
-		s.time = now;
-		s.pid = BPF_CORE_READ(prev, tgid);
-		/* idle kernel workers (TASK_IDLE) sleep, they do not block */
-		s.state = preempt || !(prev_state & 0xff) ? 0 :
-			  (prev_state & DCP_TASK_UNINTERRUPTIBLE) &&
-					  !(prev_state & DCP_TASK_NOLOAD) ?
-							    2 :
-							    1;
-		/* the kernel stack starts inside the tracepoint's call of
-		 * this program (the program, bpf_trace_run4): from __schedule
-		 * on, as the ring backend's sched_switch call chains (but for
-		 * __traceiter_sched_switch when other probes share the
-		 * tracepoint: user space drops it, source_bpf_counts.c) */
-		take_stacks(ctx, &s.user_stack, &s.kernel_stack, 2, 0);
-		bpf_get_current_comm(s.comm, sizeof(s.comm));
-		if (bpf_map_update_elem(&off_starts, &prev_tid, &s, BPF_ANY))
+	if (prev->pid && !(prev_state & DCP_TASK_DEAD)) {
+		st = bpf_task_storage_get(&off_starts, prev, NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
 			count_stat(DCP_BPF_STAT_OFF_LOST);
+		} else {
+			count_stat(DCP_BPF_STAT_OFF_SWITCHES);
+			st->time = now;
+			st->woken = 0;
+			st->pid = prev->tgid;
+			st->state = off_state(preempt, prev_state);
+			/* the kernel stack starts inside the tracepoint's
+			 * call of this program (the program,
+			 * bpf_trace_run4): from __schedule on, as the ring
+			 * backend's sched_switch call chains (but for
+			 * __traceiter_sched_switch when other probes share
+			 * the tracepoint: user space drops it,
+			 * source_bpf_counts.c) */
+			take_stacks(ctx, &st->user_stack, &st->kernel_stack, 2,
+				    0);
+			bpf_get_current_comm(st->comm, sizeof(st->comm));
+		}
 	}
-	if (!next_tid)
+	if (!next->pid)
 		return 0;
-	st = bpf_map_lookup_elem(&off_starts, &next_tid);
-	if (!st)
+	st = bpf_task_storage_get(&off_starts, next, NULL, 0);
+	if (!st || !st->time)
 		return 0; /* switched out before recording began */
 	if (now - st->time < off_cpu_min_ns || now <= st->time) {
 		count_stat(DCP_BPF_STAT_OFF_SHORT);
-	} else {
-		struct dcp_bpf_off_key key = {};
-		__u64 woken = st->woken;
-
-		count_stat(DCP_BPF_STAT_OFF_BLOCKS);
-		key.pid = st->pid;
-		key.tid = next_tid;
-		key.user_stack = st->user_stack;
-		key.kernel_stack = st->kernel_stack;
-		key.state = st->state;
-		__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
-		/* a sleep ends at its wake-up; the wait for a CPU after it is
-		 * CPU contention: runnable, on the same stack */
-		if (woken > st->time && woken < now) {
-			add_off_time(&key, woken - st->time);
-			key.state = 0;
-			add_off_time(&key, now - woken);
-		} else {
-			add_off_time(&key, now - st->time);
-		}
+		st->time = 0;
+		return 0;
 	}
-	bpf_map_delete_elem(&off_starts, &next_tid);
+	count_stat(DCP_BPF_STAT_OFF_BLOCKS);
+	key.pid = st->pid;
+	key.tid = next->pid;
+	key.user_stack = st->user_stack;
+	key.kernel_stack = st->kernel_stack;
+	key.state = st->state;
+	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+	woken = st->woken;
+	/* a sleep ends at its wake-up; the wait for a CPU after it is CPU
+	 * contention: runnable, on the same stack */
+	if (woken > st->time && woken < now) {
+		add_off_time(&key, woken - st->time);
+		key.state = 0;
+		add_off_time(&key, now - woken);
+	} else {
+		add_off_time(&key, now - st->time);
+	}
+	st->time = 0;
 	return 0;
 }
 
@@ -510,10 +526,10 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(dcp_wakeup, struct task_struct *p)
 {
-	__u32 tid = p->pid;
-	struct dcp_bpf_off_start *st = bpf_map_lookup_elem(&off_starts, &tid);
+	struct dcp_bpf_off_start *st =
+		bpf_task_storage_get(&off_starts, p, NULL, 0);
 
-	if (st && st->state && !st->woken)
+	if (st && st->time && st->state && !st->woken)
 		st->woken = bpf_ktime_get_ns();
 	return 0;
 }

@@ -42,7 +42,7 @@ struct dcp_bpf_key {
  * Time off the CPU (--off-cpu): a thread's stacks when it was switched out
  * and why (enum dcp_off_cpu_state); the value is the ns it stayed out.
  */
-/* --off-cpu: a thread switched out now (the map off_starts, by tid). */
+/* --off-cpu: a thread's last switch-out (the task storage off_starts). */
 struct dcp_bpf_off_start {
 	unsigned long long time;
 	unsigned long long user_stack;
@@ -72,7 +72,7 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_LOST_FULL, /* the count map was full */
 	DCP_BPF_STAT_LOST_STACK, /* a stack map had no room for a stack */
 	DCP_BPF_STAT_LOST_EVENTS, /* the task event ring was full */
-	DCP_BPF_STAT_OFF_SWITCHES, /* --off-cpu: a thread switched out */
+	DCP_BPF_STAT_OFF_SWITCHES, /* --off-cpu: a switch-out kept */
 	DCP_BPF_STAT_OFF_SHORT, /* a block under the minimum: dropped */
 	DCP_BPF_STAT_OFF_LOST, /* no room in the off-CPU maps */
 	DCP_BPF_STAT_OFF_BLOCKS, /* blocks added to the off-CPU counts */

@@ -182,9 +182,7 @@ static int size_maps(struct bpf_source *bs,
 	/* without --off-cpu no switch program runs: its maps stay empty,
 	 * and a preallocated map's memory is zeroed at load */
 	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
-				     bs->off_cpu ? bs->count_entries : 1) ||
-	    (!bs->off_cpu &&
-	     bpf_map__set_max_entries(bs->skel->maps.off_starts, 1)))
+				     bs->off_cpu ? bs->count_entries : 1))
 		return dcp_error(EINVAL, "cannot size the BPF maps");
 	return 0;
 }
@@ -352,16 +350,13 @@ static int bpf_stop(struct dcp_source *s)
 	detach(bs);
 	ret = dcp_bpf_drain_all(bs);
 	dcp_bpf_budget_stop(bs);
-	if (bs->off_cpu) {
-		/* the threads still switched out: not charged */
-		int fd = bpf_map__fd(bs->skel->maps.off_starts);
-		uint32_t tid, *prev = NULL;
-
-		while (!bpf_map_get_next_key(fd, prev, &tid)) {
-			bs->base.counts.off_cpu_unfinished++;
-			prev = &tid;
-		}
-	}
+	/* the threads still switched out, not charged: every switch-out kept
+	 * ends as a block or a short one at its switch-in */
+	if (bs->off_cpu)
+		bs->base.counts.off_cpu_unfinished =
+			bs->kernel_counts[DCP_BPF_STAT_OFF_SWITCHES] -
+			bs->kernel_counts[DCP_BPF_STAT_OFF_SHORT] -
+			bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
