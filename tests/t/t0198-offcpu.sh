@@ -34,8 +34,8 @@
 # - without the sched_wakeup tracepoint: said once at -v, the sleeps
 #   counted to their switch-in as before;
 # - --backend bpf: the same rounds, their switches counted in the kernel,
-#   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains,
-#   each emptying a generation of stack maps) keeps its stack;
+#   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains
+#   and many other stacks taken meanwhile) keeps its stack;
 # - --continuous: the periods' off-CPU time adds up in a range read as one;
 # - bad input: --off-cpu-min negative or not a number, --off-cpu with
 #   --call-graph dwarf, --only, -C or -u, and no sched_switch
@@ -342,9 +342,9 @@ for t, ns, name in ((tid, life_ns, "main thread"), (late_tid, late_ns, "latecome
     assert 85 <= th[t]["percent_of_lifetime"] <= 105, \
         "bpf: the %s's on + off the CPU is %.1f%% of its lifetime" % (name, th[t]["percent_of_lifetime"])
 PY
-	# a block longer than many drains keeps its stack: the drains empty
-	# the stack maps of their generation, but for the stacks of threads
-	# still switched out
+	# a block longer than many drains keeps its stack: it stays in the
+	# least-recently-used stack maps until the block ends and its count
+	# is drained
 	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -o "$F" -- \
 		sleep 1.5
 	expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
