@@ -21,6 +21,12 @@
 #
 # Environment:
 #   BENCH_DURATION=10   seconds of each recording (and workload run)
+#   BENCH_ROUNDS=3      then pingpong's slowdown again, the recorders and a
+#                       run without one alternating this many rounds (one
+#                       run's slowdown moves by several points from the
+#                       next's), with kernel.bpf_stats_enabled=0 as
+#                       outside a bench (the run-time accounting costs
+#                       two clock reads per program run); 0 leaves it out
 #   BENCH_KEEP=1        keep the temporary directory
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
@@ -149,3 +155,37 @@ for name in pingpong rounds; do
 done
 echo
 echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each, $NCPU CPUs"
+
+ROUNDS=${BENCH_ROUNDS:-3}
+[ "$ROUNDS" -gt 0 ] || exit 0
+echo
+echo "pingpong's round trips, the recorders alternating with none, $ROUNDS rounds:"
+echo
+echo "| recorder | round trips/s, each round | mean | slowdown |"
+echo "| --- | --- | ---: | ---: |"
+declare -A trips=()
+sysctl -qw kernel.bpf_stats_enabled=0
+whos="none dcprof dcprof-bpf perf"
+command -v bpftrace >/dev/null && whos+=" bpftrace"
+for round in $(seq "$ROUNDS"); do
+	for who in $whos; do
+		say "round $round: pingpong with $who"
+		if [ "$who" = none ]; then
+			sleep 0.5
+			run_workload pingpong
+			wait "$WORKLOAD_PID"
+			TRIPS=$(cat "$TMP/pingpong.out")
+		else
+			record "$who" pingpong
+		fi
+		trips[$who]+="$((TRIPS / DURATION)) "
+	done
+done
+none_mean=$(echo "${trips[none]}" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s / NF }')
+for who in $whos; do
+	echo "${trips[$who]}" | awk -v w="$who" -v base="$none_mean" '{
+		for (i = 1; i <= NF; i++) s += $i
+		m = s / NF
+		printf "| %s | %s | %.0f | %s |\n", w, $0, m,
+			w == "none" ? "-" : sprintf("%.1f%%", 100 * (base - m) / base) }'
+done
