@@ -7,8 +7,8 @@
  * a hash map that user space drains; with
  * --only, a sample whose leaf is in no marked file is dropped here and
  * only counted. Exec, exit and fork of tasks go to a ring buffer. With
- * --off-cpu, switches and wake-ups: the time a thread is off the CPU by
- * stack and state, a sleep's wait for a CPU after its wake-up runnable.
+ * --off-cpu, switches: the time a thread is off the CPU by stack and
+ * state, a sleep's wait for a CPU after its wake-up runnable.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -452,6 +452,35 @@ static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns)
 		count_stat(DCP_BPF_STAT_OFF_LOST);
 }
 
+/*
+ * How long t has waited for a CPU since it started, in the scheduler's
+ * own account (sched_info.run_delay, as /proc/PID/schedstat shows it),
+ * with the wait it is in now when it is queued (since last_queued, on
+ * the clock of its runqueue, which that field is in; the runqueue through
+ * its CFS queue: the per-CPU `runqueues` is not in kallsyms without
+ * KALLSYMS_ALL). A thread's wait after its wake-up is what this grows by
+ * while it is switched out, migrations between runqueues included; no
+ * wake-up needs tracing. -1: the kernel keeps no sched_info.
+ */
+static __always_inline __u64 cpu_wait(struct task_struct *t, bool queued)
+{
+	__u64 ns, since, clock;
+
+	if (!bpf_core_field_exists(t->sched_info.run_delay) ||
+	    !bpf_core_field_exists(t->se.cfs_rq) ||
+	    !bpf_core_field_exists(struct cfs_rq, rq))
+		return (__u64)-1;
+	/* direct loads from the tracepoint's task pointers: a helper call
+	 * per field (BPF_CORE_READ) cost more than the wake-up program
+	 * this replaces */
+	ns = t->sched_info.run_delay;
+	since = t->sched_info.last_queued;
+	if (!queued || !since)
+		return ns;
+	clock = t->se.cfs_rq->rq->clock;
+	return clock > since ? ns + (clock - since) : ns;
+}
+
 /* why a thread leaves the CPU: 0 runnable, 1 sleeping, 2 blocked */
 static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
 {
@@ -476,7 +505,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 	struct dcp_bpf_off_start *st;
 	struct dcp_bpf_off_key key = {};
-	__u64 woken;
+	__u64 block;
 
 	if (prev->pid && !(prev_state & DCP_TASK_DEAD)) {
 		st = bpf_task_storage_get(&off_starts, prev, NULL,
@@ -486,7 +515,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		} else {
 			count_stat(DCP_BPF_STAT_OFF_SWITCHES);
 			st->time = now;
-			st->woken = 0;
+			st->run_delay = cpu_wait(prev, false);
 			st->pid = prev->tgid;
 			st->state = off_state(preempt, prev_state);
 			/* the kernel stack starts inside the tracepoint's
@@ -518,33 +547,25 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	key.kernel_stack = st->kernel_stack;
 	key.state = st->state;
 	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
-	woken = st->woken;
+	block = now - st->time;
 	/* a sleep ends at its wake-up; the wait for a CPU after it is CPU
 	 * contention: runnable, on the same stack */
-	if (woken > st->time && woken < now) {
-		add_off_time(&key, woken - st->time);
+	if (key.state) {
+		__u64 waited = cpu_wait(next, true), runnable = 0;
+
+		if (waited == (__u64)-1 || st->run_delay == (__u64)-1)
+			count_stat(DCP_BPF_STAT_OFF_UNSPLIT);
+		else if (waited > st->run_delay)
+			runnable = waited - st->run_delay;
+		if (runnable > block)
+			runnable = block;
+		if (block > runnable)
+			add_off_time(&key, block - runnable);
 		key.state = 0;
-		add_off_time(&key, now - woken);
-	} else {
-		add_off_time(&key, now - st->time);
+		block = runnable;
 	}
+	if (block)
+		add_off_time(&key, block);
 	st->time = 0;
-	return 0;
-}
-
-/*
- * --off-cpu (loaded only then): a thread switched out asleep is woken; its
- * block stays open until it runs again, its time from now on runnable. A
- * wake-up of a thread not switched out (woken before it slept) or woken
- * already changes nothing.
- */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(dcp_wakeup, struct task_struct *p)
-{
-	struct dcp_bpf_off_start *st =
-		bpf_task_storage_get(&off_starts, p, NULL, 0);
-
-	if (st && st->time && st->state && !st->woken)
-		st->woken = bpf_ktime_get_ns();
 	return 0;
 }

@@ -50,9 +50,10 @@ struct dcp_bpf_off_start {
 	unsigned int pid;
 	unsigned int state;
 	char comm[DCP_BPF_COMM_LEN];
-	/* a sleep's wake-up (sched_wakeup), 0 until then: from there on the
-	 * thread waits for a CPU, and that time is runnable */
-	unsigned long long woken;
+	/* the scheduler's count of the thread's waits for a CPU
+	 * (sched_info.run_delay) then: what it has grown by at the
+	 * switch-in is the block's runnable part */
+	unsigned long long run_delay;
 };
 
 struct dcp_bpf_off_key {
@@ -76,6 +77,9 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_OFF_SHORT, /* a block under the minimum: dropped */
 	DCP_BPF_STAT_OFF_LOST, /* no room in the off-CPU maps */
 	DCP_BPF_STAT_OFF_BLOCKS, /* blocks added to the off-CPU counts */
+	/* sleeps whose wait for a CPU after the wake-up is counted as
+	 * sleeping: the kernel keeps no sched_info */
+	DCP_BPF_STAT_OFF_UNSPLIT,
 	DCP_BPF_STAT_NR,
 };
 

@@ -221,7 +221,6 @@ static int bpf_start(struct dcp_source *s,
 	bpf_program__set_autoload(bs->skel->progs.dcp_mmap,
 				  bs->mapping_events);
 	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
-	bpf_program__set_autoload(bs->skel->progs.dcp_wakeup, set->off_cpu);
 	if (set->off_cpu)
 		find_switch_iterator(bs);
 	bs->call_graph = set->call_graph;
@@ -378,7 +377,13 @@ static int bpf_stop(struct dcp_source *s)
 		bs->mmaps_named, bs->mmaps_unnamed);
 	if (bs->off_cpu) {
 		log_program_run(bs->skel->progs.dcp_switch, "switch");
-		log_program_run(bs->skel->progs.dcp_wakeup, "wake-up");
+		if (bs->kernel_counts[DCP_BPF_STAT_OFF_UNSPLIT])
+			dcp_log(DCP_LOG_INFO,
+				"--off-cpu: %" PRIu64 " sleeps counted as "
+				"sleeping to their switch-in, any wait for a "
+				"CPU after their wake-up included: this kernel "
+				"keeps no sched_info",
+				bs->kernel_counts[DCP_BPF_STAT_OFF_UNSPLIT]);
 	}
 	return ret;
 }
