@@ -35,7 +35,8 @@
 #   counted to their switch-in as before;
 # - --backend bpf: the same rounds, their switches counted in the kernel,
 #   kernel stacks from __schedule as the ring's; a 1.5 s nap (many drains
-#   and many other stacks taken meanwhile) keeps its stack;
+#   and many other stacks taken meanwhile) keeps its stack; the threads
+#   still switched out at the end of a whole-machine recording counted;
 # - --continuous: the periods' off-CPU time adds up in a range read as one;
 # - bad input: --off-cpu-min negative or not a number, --off-cpu with
 #   --call-graph dwarf, --only, -C or -u, and no sched_switch
@@ -354,6 +355,21 @@ nap = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1])
           if l.startswith("sleep;") and "do_nanosleep_[k]" in l)
 print("bpf: %.3f s of sleep's 1.5 s nap under do_nanosleep" % (nap / 1e9))
 assert nap >= 1.4e9, "only %d ns of the nap under its stack" % nap
+PY
+	# the threads still switched out at the end are counted (from the
+	# kernel's counts: switch-outs kept less the blocks ended): on a
+	# whole machine some always are, and never more than it has threads
+	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -a \
+		--duration 1 -o "$F"
+	nthreads=$(ps -eL --no-headers | wc -l)
+	expect_exit 0 "$DCPROF" report -i "$F" --format json
+	python3 - "$TMP/out" "$nthreads" <<'PY' || die "--backend bpf: the unfinished blocks are not counted"
+import json, sys
+o = json.load(open(sys.argv[1]))["off_cpu"]
+n = int(sys.argv[2])
+print("bpf: %d of %d switches unfinished at the end, %d threads on the machine"
+      % (o["unfinished"], o["switches"], n))
+assert 1 <= o["unfinished"] <= n, o
 PY
 fi
 

@@ -351,11 +351,16 @@ static int bpf_stop(struct dcp_source *s)
 	dcp_bpf_budget_stop(bs);
 	/* the threads still switched out, not charged: every switch-out kept
 	 * ends as a block or a short one at its switch-in */
-	if (bs->off_cpu)
+	if (bs->off_cpu) {
+		const uint64_t *k = bs->kernel_counts;
+		uint64_t ended =
+			k[DCP_BPF_STAT_OFF_SHORT] + k[DCP_BPF_STAT_OFF_BLOCKS];
+
 		bs->base.counts.off_cpu_unfinished =
-			bs->kernel_counts[DCP_BPF_STAT_OFF_SWITCHES] -
-			bs->kernel_counts[DCP_BPF_STAT_OFF_SHORT] -
-			bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
+			k[DCP_BPF_STAT_OFF_SWITCHES] > ended ?
+				k[DCP_BPF_STAT_OFF_SWITCHES] - ended :
+				0;
+	}
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
