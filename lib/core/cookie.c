@@ -443,6 +443,14 @@ int64_t dcp_cookie_table_intern_file(struct dcp_cookie_table *t,
 	return cookie;
 }
 
+int64_t dcp_cookie_table_find_file(const struct dcp_cookie_table *t,
+				   const struct dcp_file_id *id)
+{
+	struct key k = { .kind = DCP_COOKIE_KIND_FILE, .id = id };
+
+	return t->nr_slots ? index_lookup(t, &k) : -1;
+}
+
 static const char *default_special_name(enum dcp_cookie_kind kind)
 {
 	switch (kind) {

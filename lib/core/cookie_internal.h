@@ -32,6 +32,10 @@ int64_t dcp_cookie_table_intern_file(struct dcp_cookie_table *t,
 				     const struct dcp_file_id *id,
 				     const char *path);
 
+/* The cookie of a file identity already interned, or -1: nothing is added. */
+int64_t dcp_cookie_table_find_file(const struct dcp_cookie_table *t,
+				   const struct dcp_file_id *id);
+
 /*
  * The cookie of a named object without a file identity of its own: the
  * kernel image, a module (name is the module name), [vdso], [vsyscall],

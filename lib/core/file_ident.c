@@ -106,6 +106,18 @@ int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 	return 0;
 }
 
+const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
+					       uint32_t maj, uint32_t min,
+					       uint64_t ino)
+{
+	const struct dcp_ident_entry *e;
+
+	if (!c->cap)
+		return NULL;
+	e = &c->e[ident_slot(c, maj, min, ino)];
+	return e->used && (!c->held_max || e->fd >= 0) ? &e->id : NULL;
+}
+
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
 {
 	struct stat st;

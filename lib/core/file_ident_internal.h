@@ -47,6 +47,14 @@ int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 			uint64_t ino, dcp_ident_open_fn open_file, void *ctx,
 			const struct dcp_file_id **out);
 
+/*
+ * The identity of (maj, min, ino) if the cache has it and may trust it,
+ * else NULL: nothing is opened. Valid as dcp_ident_cache_get()'s *out.
+ */
+const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
+					       uint32_t maj, uint32_t min,
+					       uint64_t ino);
+
 /* Whether fd is the file (maj, min, ino): a path may name another file now. */
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino);
 

@@ -195,6 +195,27 @@ static void test_build_id_identity(void **state)
 	dcp_cookie_table_free(t);
 }
 
+/* Finding an identity adds nothing: no cookie, no path. */
+static void test_find_file(void **state)
+{
+	struct dcp_cookie_table *t = dcp_cookie_table_new();
+	struct dcp_file_id x = bid(1, 20), y = bid(2, 20);
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	size_t empty = dcp_cookie_table_size(t); /* cookie 0, reserved */
+	int64_t cx;
+
+	assert_int_equal(dcp_cookie_table_find_file(t, &x), -1);
+	assert_int_equal(dcp_cookie_table_size(t), empty);
+	cx = dcp_cookie_table_intern_file(t, &x, "/bin/x");
+	assert_true(cx > 0);
+	assert_int_equal(dcp_cookie_table_find_file(t, &x), cx);
+	assert_int_equal(dcp_cookie_table_find_file(t, &y), -1);
+	assert_int_equal(dcp_cookie_table_size(t), empty + 1);
+	assert_int_equal(dcp_cookie_table_lookup(t, (uint32_t)cx, &info), 0);
+	assert_int_equal(info.nr_paths, 1);
+	dcp_cookie_table_free(t);
+}
+
 static void test_paths_accumulate(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
@@ -683,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_cookie_zero),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_build_id_identity),
+		cmocka_unit_test(test_find_file),
 		cmocka_unit_test(test_paths_accumulate),
 		cmocka_unit_test(test_specials),
 		cmocka_unit_test(test_marks_by_id),

@@ -286,9 +286,16 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	e->time = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
 	e->path[0] = 0;
-	if (bprm)
+	e->ino = 0;
+	e->dev = 0;
+	if (bprm) {
+		struct inode *inode = BPF_CORE_READ(bprm, file, f_inode);
+
 		bpf_probe_read_kernel_str(e->path, sizeof(e->path),
 					  BPF_CORE_READ(bprm, filename));
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	}
 	/*
 	 * Only an exec needs user space at once (to pin the program and read
 	 * the maps while the process lives); forks and exits wait for the

@@ -100,6 +100,10 @@ struct dcp_bpf_event {
 	unsigned int ptid;
 	unsigned int exec_id; /* exec: the new program's (see dcp_bpf_key) */
 	unsigned long long time; /* CLOCK_MONOTONIC ns */
+	/* exec: the program's file (s_dev: major << 20 | minor; 0: none) */
+	unsigned long long ino;
+	unsigned int dev;
+	unsigned int pad;
 	char comm[DCP_BPF_COMM_LEN];
 	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */
 };
