@@ -8,6 +8,8 @@
 #  - a process started before recording, -a: its samples all in its own
 #    binary and name, >= 95% in spin_forever; the start-up walk of tasks
 #    and maps went through the kernel's task iterators;
+#  - two functions called through one pointer from one call site, 70/30:
+#    shares within 1 point of the truth (stacks with the same callers);
 #  - --only the split binary while a second binary (another build id)
 #    spins: only the split's file is kept, the rest counted as filtered;
 #  - while recording, a perf_event program of dcprof's is loaded (bpftool);
@@ -77,6 +79,19 @@ expect_exit 0 "$DCPROF" report -i "$TMP/ip.data" --format json --sort symbol
 cp "$TMP/out" "$TMP/ip.json"
 split_shares "bpf buildid" "$TMP/ip.json" 2000 ||
 	die "bpf, build-id frames: shares are off"
+
+# two functions called from one instruction through a pointer, 70/30: their
+# stacks differ only in the leaf, which the count's key carries apart from
+# its callers' hash; a leaf taken from the stack kept under that hash gave
+# every sample to the function sampled first
+DISPATCH=$(build_workload dispatch "$(bid_flag 203)")
+expect_exit 0 "$DCPROF" record --backend bpf -F "$RATE" \
+	-o "$TMP/dispatch.data" -- "$DISPATCH" 3 --truth
+grep '^dispatch: ' "$TMP/out" >"$TMP/truth" || die "dispatch printed no truth"
+expect_exit 0 "$DCPROF" report -i "$TMP/dispatch.data" --format json \
+	--sort symbol
+split_shares "bpf, one call site" "$TMP/out" 2000 ||
+	die "bpf: the leaves of one call site are mixed up"
 
 # --- a process started before, -a; and the program is loaded ------------------
 spawn "$SPIN" "$TMP/ready"

@@ -170,7 +170,7 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
  * the hash, 0 when there is no stack or no room (counted).
  */
 static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
-					__u32 size)
+					__u32 size, __u64 *leaf)
 {
 	__u32 zero = 0;
 	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -183,7 +183,14 @@ static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
 	if (n <= 0)
 		return 0;
 	w = (__u64 *)buf;
-	for (int i = 0; i < (int)(sizeof(*buf) / 8); i++) {
+	/* leaf: an address stack's first frame goes to the caller, out of
+	 * the hash (see dcp_bpf_key.ip), which is then seeded apart: the
+	 * callers of one stack may be the whole of another in the map */
+	if (leaf) {
+		*leaf = w[0];
+		h = (h ^ 0x6c656166ull) * 0x100000001b3ull;
+	}
+	for (int i = leaf ? 1 : 0; i < (int)(sizeof(*buf) / 8); i++) {
 		if (i >= n / 8)
 			break;
 		h = (h ^ w[i]) * 0x100000001b3ull;
@@ -206,21 +213,36 @@ static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
  * bpf_get_stack() takes it; kernel_skip: innermost kernel frames left out;
  * marks: 1 when the stacks come from the sampling event's own call chain,
  * whose kernel and user parts each begin with a PERF_CONTEXT_* mark, 0
- * otherwise).
+ * otherwise). key: a sample's, whose innermost frame goes to key->ip out
+ * of its stack's hash; NULL: the stacks whole (a switch-out's leaf is
+ * where the thread left the CPU, the same every time).
  */
 static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
-					__u32 kernel_skip, __u32 marks)
+					__u32 kernel_skip, __u32 marks,
+					struct dcp_bpf_key *key)
 {
-	if (user_build_ids)
-		*user = take_stack(ctx, &user_stacks,
-				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID | marks,
-				   sizeof(struct stack_buf));
-	else
-		*user = take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
-				   sizeof(struct ip_stack));
+	__u64 leaf = 0;
+
 	*kernel = take_stack(ctx, &kernel_stacks,
 			     (kernel_skip + marks) & BPF_F_SKIP_FIELD_MASK,
-			     sizeof(struct ip_stack));
+			     sizeof(struct ip_stack), key ? &leaf : NULL);
+	if (key && *kernel) {
+		key->ip = leaf;
+		key->leaf_of = DCP_BPF_LEAF_KERNEL;
+	}
+	if (user_build_ids) {
+		*user = take_stack(ctx, &user_stacks,
+				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID | marks,
+				   sizeof(struct stack_buf), NULL);
+		return;
+	}
+	*user = take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
+			   sizeof(struct ip_stack),
+			   key && !*kernel ? &leaf : NULL);
+	if (key && !*kernel && *user) {
+		key->ip = leaf;
+		key->leaf_of = DCP_BPF_LEAF_USER;
+	}
 }
 
 SEC("perf_event")
@@ -241,7 +263,8 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
 		key.exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
-		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0, 1);
+		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0, 1,
+			    &key);
 		if (!key.user_stack && !key.kernel_stack) {
 			__u64 ip = ctx->regs.ip;
 
@@ -533,7 +556,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 			 * the tracepoint: user space drops it,
 			 * source_bpf_counts.c) */
 			take_stacks(ctx, &st->user_stack, &st->kernel_stack, 2,
-				    0);
+				    0, NULL);
 			bpf_get_current_comm(st->comm, sizeof(st->comm));
 		}
 	}

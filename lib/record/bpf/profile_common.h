@@ -33,9 +33,22 @@ struct dcp_bpf_key {
 	 * and is named against the maps from before the exec.
 	 */
 	unsigned int exec_id;
-	unsigned int pad;
-	/* the sampled address when neither stack could be taken, else 0 */
+	unsigned int leaf_of; /* enum dcp_bpf_leaf: what ip is */
+	/*
+	 * The innermost frame, out of its stack's hash (DCP_BPF_LEAF_KERNEL,
+	 * _USER: the stack's first frame as stored is another sample's):
+	 * the leaf of a loop moves from sample to sample while its callers
+	 * stay, and a stack by the hash of every frame made a new stack,
+	 * copied into the LRU map, almost every sample. DCP_BPF_LEAF_NONE:
+	 * the sampled address when neither stack could be taken, else 0.
+	 */
 	unsigned long long ip;
+};
+
+enum dcp_bpf_leaf {
+	DCP_BPF_LEAF_NONE = 0,
+	DCP_BPF_LEAF_KERNEL = 1, /* ip is the kernel stack's first frame */
+	DCP_BPF_LEAF_USER = 2, /* ip is the user stack's first frame */
 };
 
 /*

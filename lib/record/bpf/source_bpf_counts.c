@@ -98,8 +98,12 @@ static int leaf_before_exec(struct bpf_source *bs, struct dcp_process *p,
 	return 1;
 }
 
+/*
+ * The user frames of a stack after n kernel ones; leaf: the stack's first
+ * frame when the key carries it (dcp_bpf_key.ip), else 0.
+ */
 static int user_frames(struct bpf_source *bs, struct dcp_process *p,
-		       uint64_t hash, uint32_t n, bool kernel_above)
+		       uint64_t hash, uint32_t n, uint64_t leaf)
 {
 	struct dcp_recorder *r = bs->r;
 	int ret;
@@ -110,11 +114,16 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 		const struct kstack_copy *ic = ip_stack(
 			bs, bs->icache, bs->skel->maps.user_ips, hash);
 
-		if (ic && ic->nr && n < MAX_STACK &&
-		    leaf_before_exec(bs, p, ic->ips[0], &bs->frames[n]))
+		if (!ic || !ic->nr)
+			return (int)n;
+		if (n < MAX_STACK &&
+		    leaf_before_exec(bs, p, leaf ? leaf : ic->ips[0],
+				     &bs->frames[n]))
 			return (int)n + 1;
-		for (uint32_t i = 0; ic && i < ic->nr && n < MAX_STACK; i++) {
-			ret = dcp_bpf_map_frame(bs, p, ic->ips[i] - (n ? 1 : 0),
+		for (uint32_t i = 0; i < ic->nr && n < MAX_STACK; i++) {
+			uint64_t ip = i == 0 && leaf ? leaf : ic->ips[i];
+
+			ret = dcp_bpf_map_frame(bs, p, ip - (n ? 1 : 0),
 						&bs->frames[n]);
 			if (ret)
 				return ret;
@@ -159,7 +168,6 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 		}
 		n++;
 	}
-	(void)kernel_above;
 	return (int)n;
 }
 
@@ -192,14 +200,16 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 }
 
 /*
- * The kernel frames of a stack; off_cpu: a switch-out's, whose first
- * frame is dropped when it is __traceiter_sched_switch (the tracepoint
- * calls the switch program through it when other probes share it), so
- * that every off-CPU stack starts at __schedule. Checked here rather than
- * in the program: a one-frame bpf_get_stack() there cost 1.7 us a switch.
+ * The kernel frames of a stack; leaf: its first frame when the key
+ * carries it (dcp_bpf_key.ip), else 0; off_cpu: a switch-out's, whose
+ * first frame is dropped when it is __traceiter_sched_switch (the
+ * tracepoint calls the switch program through it when other probes share
+ * it), so that every off-CPU stack starts at __schedule. Checked here
+ * rather than in the program: a one-frame bpf_get_stack() there cost 1.7
+ * us a switch.
  */
 static uint32_t kernel_frames(struct bpf_source *bs, uint64_t hash,
-			      bool off_cpu)
+			      uint64_t leaf, bool off_cpu)
 {
 	const struct kstack_copy *kc =
 		hash ? ip_stack(bs, bs->kcache, bs->skel->maps.kernel_stacks,
@@ -214,11 +224,11 @@ static uint32_t kernel_frames(struct bpf_source *bs, uint64_t hash,
 		first = 1;
 	for (uint32_t i = first; i < kc->nr && n < MAX_STACK; i++) {
 		struct dcp_frame *f = &bs->frames[n++];
+		uint64_t ip = i == 0 && leaf ? leaf : kc->ips[i];
 
 		f->flags = DCP_FRAME_KERNEL;
 		f->cookie = dcp_kernel_layout_resolve(
-			&bs->r->kernel, kc->ips[i] - (i > first ? 1 : 0),
-			&f->offset);
+			&bs->r->kernel, ip - (i > first ? 1 : 0), &f->offset);
 	}
 	return n;
 }
@@ -227,13 +237,16 @@ static uint32_t kernel_frames(struct bpf_source *bs, uint64_t hash,
 static int count_frames(struct bpf_source *bs, const struct dcp_bpf_key *k,
 			struct dcp_process *p, bool off_cpu)
 {
-	uint32_t n = kernel_frames(bs, k->kernel_stack, off_cpu);
-	int ret = user_frames(bs, p, k->user_stack, n, n > 0);
+	uint32_t n = kernel_frames(
+		bs, k->kernel_stack,
+		k->leaf_of == DCP_BPF_LEAF_KERNEL ? k->ip : 0, off_cpu);
+	int ret = user_frames(bs, p, k->user_stack, n,
+			      k->leaf_of == DCP_BPF_LEAF_USER ? k->ip : 0);
 
 	if (ret < 0)
 		return ret;
 	n = (uint32_t)ret;
-	if (n == 0 && k->ip) {
+	if (n == 0 && k->ip && k->leaf_of == DCP_BPF_LEAF_NONE) {
 		if (k->ip >= 0xffff800000000000ull) {
 			bs->frames[0].flags = DCP_FRAME_KERNEL;
 			bs->frames[0].cookie = dcp_kernel_layout_resolve(
