@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,8 +90,7 @@ static int open_tracepoint(const char *name, uint64_t tp_id, bool callchain,
 	attr.sample_id_all = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	*fd = (int)syscall(SYS_perf_event_open, &attr, -1, ring->cpu, -1,
-			   PERF_FLAG_FD_CLOEXEC);
+	*fd = dcp_perf_event_open(&attr, -1, ring->cpu);
 	if (*fd < 0)
 		return dcp_error(errno,
 				 "cannot open %s on cpu %d for --off-cpu: %s",

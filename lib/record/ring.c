@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,13 +146,6 @@ int dcp_tracefs_field_offset(const char *format, const char *field,
 			     uint32_t *offset)
 {
 	return find_field_offset(format, field, offset);
-}
-
-static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			   int group_fd, unsigned long flags)
-{
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
-			    flags);
 }
 
 static int paranoid_level(void)
@@ -350,11 +342,11 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 /* perf_event_open, again without build ids in MMAP2 (before 5.12). */
 static int open_sample_event(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
-	int fd = perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = dcp_perf_event_open(attr, pid, cpu);
 
 	if (fd < 0 && errno == EINVAL && attr->build_id) {
 		attr->build_id = 0;
-		fd = perf_event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = dcp_perf_event_open(attr, pid, cpu);
 	}
 	return fd;
 }
@@ -415,7 +407,7 @@ static int open_munmap(const struct dcp_ring_opts *opts, struct dcp_ring *ring,
 	attr.sample_period = 1;
 	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW;
 	attr.inherit = pid >= 0;
-	fd = perf_event_open(&attr, pid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = dcp_perf_event_open(&attr, pid, ring->cpu);
 	if (fd < 0)
 		return dcp_error(
 			errno,

@@ -11,7 +11,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+/*
+ * perf_event_open(2) for pid (or -1) on cpu (or -1), in no group and
+ * closed on exec, as every event of the recorder is: glibc has no wrapper.
+ */
+static inline int dcp_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				      int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
 
 struct dcp_event_spec {
 	uint32_t type; /* PERF_TYPE_* */

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -370,9 +369,8 @@ static void open_switch_counters(struct perf_source *ps)
 		ps->switch_fds[i] =
 			ps->rings[i].per_task ?
 				-1 :
-				(int)syscall(SYS_perf_event_open, &attr, -1,
-					     ps->rings[i].cpu, -1,
-					     PERF_FLAG_FD_CLOEXEC);
+				dcp_perf_event_open(&attr, -1,
+						    ps->rings[i].cpu);
 }
 
 static void read_switch_counters(struct perf_source *ps)

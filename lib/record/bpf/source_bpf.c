@@ -20,6 +20,7 @@
 
 #include "log_internal.h"
 #include "recorder_internal.h"
+#include "ring_internal.h"
 #include "source_bpf.h"
 
 #ifdef DCPROF_NO_BPF
@@ -39,7 +40,6 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #else
 
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -79,8 +79,7 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	 * walk: no second unwind inside the program.
 	 */
 	attr.sample_type = PERF_SAMPLE_CALLCHAIN;
-	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
-			    PERF_FLAG_FD_CLOEXEC);
+	return dcp_perf_event_open(&attr, -1, cpu);
 }
 
 /*
