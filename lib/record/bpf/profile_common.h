@@ -35,12 +35,11 @@ struct dcp_bpf_key {
 	unsigned int exec_id;
 	unsigned int leaf_of; /* enum dcp_bpf_leaf: what ip is */
 	/*
-	 * The innermost frame, out of its stack's hash (DCP_BPF_LEAF_KERNEL,
-	 * _USER: the stack's first frame as stored is another sample's):
-	 * the leaf of a loop moves from sample to sample while its callers
-	 * stay, and a stack by the hash of every frame made a new stack,
-	 * copied into the LRU map, almost every sample. DCP_BPF_LEAF_NONE:
-	 * the sampled address when neither stack could be taken, else 0.
+	 * leaf_of KERNEL or USER: that stack's innermost frame, kept out of
+	 * its hash (the loop a sample stops in moves from sample to sample
+	 * under the same callers, which stay one stack; the first frame
+	 * stored under the hash is another sample's). NONE: the sampled
+	 * address when neither stack could be taken, else 0.
 	 */
 	unsigned long long ip;
 };
