@@ -108,7 +108,11 @@ ifeq ($(BPF_MISSING),)
 BPF_CFLAGS_DEF :=
 BPF_PKG_CFLAGS = $(shell pkg-config --cflags libbpf)
 BPF_LIBS = $(shell pkg-config --libs libbpf)
-BPF_SKELS := $(BPF_NAMES:%=$(BUILD)/gen/%.skel.h)
+# The recorder's object links profile.bpf.c's programs with task_iter.bpf.c's
+# (bpftool gen object): one object to load, so libbpf parses the kernel's
+# BTF once for the sampling programs and the start-up walk. collect loads
+# task_iter's alone.
+BPF_SKELS := $(BUILD)/gen/task_iter.skel.h $(BUILD)/gen/recorder.skel.h
 else
 BPF_CFLAGS_DEF := -DDCPROF_NO_BPF '-DDCPROF_NO_BPF_REASON="$(subst ','\'',$(BPF_MISSING))"'
 BPF_PKG_CFLAGS :=
@@ -202,6 +206,10 @@ $(BUILD)/bpf/%.bpf.o: lib/record/bpf/%.bpf.c $(BUILD)/gen/vmlinux.h
 		-MMD -MP -MT $@ -MF $(@:.o=.d) \
 		-c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/bpf/recorder.bpf.o: $(BUILD)/bpf/profile.bpf.o $(BUILD)/bpf/task_iter.bpf.o
+	$(BPFTOOL) gen object $@.tmp $^
 	mv $@.tmp $@
 
 $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o

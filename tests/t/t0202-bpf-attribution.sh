@@ -1,9 +1,13 @@
 #!/bin/bash
 # The BPF backend names what the ring backend names (issue 14), each check
 # on both backends in the same run:
-#  - a fork/exec storm recorded -a: the children's samples in the storm
-#    binary land >= 99% in storm_child_burn under the name "storm", none in
-#    a wrong file; [unknown]: none on the ring backend; on the BPF backend
+#  - a fork/exec storm recorded -a: the storm binary's samples are in
+#    storm_child_burn under the name "storm" (never under "storm-parent"),
+#    or in the fork/exec glue: main, _start or a PLT stub, at most 3 a
+#    process (a child between its fork and its exec is still
+#    "storm-parent" in main; 1-2 samples a child on a VM whose timer
+#    interrupt waits for the return to user mode, 2-4% of the binary's
+#    samples); none in a wrong file; [unknown]: none on the ring backend; on the BPF backend
 #    at most 1 sample of a child and 0.1% of the children's samples (0 in
 #    each of 3 runs measured): samples taken between fork and exec are
 #    drained after the exec and named against the maps from before it (by
@@ -39,9 +43,21 @@ children = sum(r["samples"] for r in rows if r["pid"] != parent)
 legit = lambda f: (f == binary or f.startswith("[kernel") or f == "[vdso]"
                    or "/ld-linux" in f or "/libc.so" in f)
 # (on the BPF backend [unknown] is bounded by the caller, see above)
-in_binary = sum(r["samples"] for r in rows if r["file"] == binary)
-good = sum(r["samples"] for r in rows if r["file"] == binary
-           and r["symbol"] == "storm_child_burn" and r["comm"] == "storm")
+mine = [r for r in rows if r["file"] == binary]
+in_binary = sum(r["samples"] for r in mine)
+is_good = lambda r: r["symbol"] == "storm_child_burn" and r["comm"] == "storm"
+good = sum(r["samples"] for r in mine if is_good(r))
+stub = binary.rsplit("/", 1)[-1] + "+0x"
+is_glue = lambda r: (r["symbol"] in ("main", "_start") or r["symbol"].endswith("@plt")
+                     or r["symbol"].startswith(stub))
+wrong = [r for r in mine if not is_good(r) and not is_glue(r)]
+if wrong:
+    print("wrong in the binary:", [(r["pid"], r["comm"], r["symbol"], r["samples"])
+                                   for r in wrong][:8], file=sys.stderr)
+glue = {}
+for r in mine:
+    if is_glue(r):
+        glue[r["pid"]] = glue.get(r["pid"], 0) + r["samples"]
 bad = [r for r in rows if not legit(r["file"])]
 if bad:
     print("misattributed:", [(r["pid"], r["file"], r["symbol"], r["samples"])
@@ -49,7 +65,8 @@ if bad:
 per_child = {}
 for r in bad:
     per_child[r["pid"]] = per_child.get(r["pid"], 0) + r["samples"]
-print(in_binary, children, good, sum(r["samples"] for r in bad),
+print(in_binary, children, good, sum(r["samples"] for r in wrong),
+      max(glue.values(), default=0), sum(r["samples"] for r in bad),
       max(per_child.values(), default=0))
 PY
 }
@@ -63,14 +80,16 @@ for backend in perf bpf; do
 		die "storm printed no summary: $(cat "$TMP/out")"
 	expect_exit 0 "$DCPROF" report -i "$F" --sort comm,pid,file,symbol \
 		--format json
-	read -r in_binary children good bad worst < <(storm_counts "$TMP/out" "$PARENT")
+	read -r in_binary children good wrong glue bad worst < <(storm_counts "$TMP/out" "$PARENT")
 	want=$((CPU_US * 999 / 1000000))
 	cover[$backend]=$((children * 1000 / (want ? want : 1)))
-	echo "$backend: storm binary $in_binary samples, $good in storm_child_burn as 'storm';" \
+	echo "$backend: storm binary $in_binary samples, $good in storm_child_burn as 'storm'," \
+		"$wrong elsewhere, up to $glue a process in the fork/exec glue;" \
 		"$bad misattributed; children $children samples for $want of CPU time" \
 		"(${cover[$backend]} per mille)"
-	[ "$in_binary" -gt 0 ] && [ $((good * 100)) -ge $((in_binary * 99)) ] ||
-		die "$backend: only $good of the storm binary's $in_binary samples in storm_child_burn as 'storm'"
+	[ "$in_binary" -gt 0 ] && [ $((good * 100)) -ge $((in_binary * 90)) ] &&
+		[ "$wrong" -eq 0 ] && [ "$glue" -le 3 ] ||
+		die "$backend: of the storm binary's $in_binary samples, $good in storm_child_burn as 'storm', $wrong elsewhere, up to $glue a process in main, _start or a PLT stub (at most 3)"
 	limit=0 worst_limit=0
 	[ "$backend" = bpf ] && limit=$((children / 1000)) worst_limit=1
 	[ "$bad" -le "$limit" ] && [ "$worst" -le "$worst_limit" ] ||

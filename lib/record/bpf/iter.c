@@ -91,9 +91,9 @@ static int open_iter(struct dcp_collection_bpf *c, uint32_t tgid)
 	struct bpf_program *prog;
 	int ret;
 
-	prog = c->phase == PHASE_EXE   ? c->skel->progs.dcp_iter_exe :
-	       c->phase == PHASE_TASKS ? c->skel->progs.dcp_iter_task :
-					 c->skel->progs.dcp_iter_vma;
+	prog = c->phase == PHASE_EXE   ? c->progs.exe :
+	       c->phase == PHASE_TASKS ? c->progs.task :
+					 c->progs.vma;
 	memset(&li, 0, sizeof(li));
 	if (tgid) {
 		li.task.pid = tgid; /* the threads (vmas) of one process */
@@ -323,8 +323,12 @@ static int load(struct dcp_collection_bpf *c)
 		goto fail;
 	}
 	ret = task_iter_bpf__load(c->skel);
-	if (ret == 0)
+	if (ret == 0) {
+		c->progs.exe = c->skel->progs.dcp_iter_exe;
+		c->progs.task = c->skel->progs.dcp_iter_task;
+		c->progs.vma = c->skel->progs.dcp_iter_vma;
 		return 0;
+	}
 fail:
 	if (ret == -EPERM || ret == -EACCES)
 		return dcp_error(
@@ -339,9 +343,10 @@ fail:
 		strerror(ret ? -ret : EINVAL));
 }
 
-DCPROF_API struct dcp_collection_bpf *
-dcp_collection_bpf_open(enum dcp_collection_kind kind,
-			const struct dcp_collection_opts *o)
+static struct dcp_collection_bpf *
+open_collection(enum dcp_collection_kind kind,
+		const struct dcp_collection_opts *o,
+		const struct dcp_iter_programs *progs)
 {
 	struct dcp_collection_opts opts = { 0 };
 	struct dcp_collection_bpf *c;
@@ -401,14 +406,30 @@ dcp_collection_bpf_open(enum dcp_collection_kind kind,
 		}
 	}
 	find_vsyscall(c);
-	ret = load(c);
-	if (ret < 0)
+	if (progs)
+		c->progs = *progs;
+	else if ((ret = load(c)) < 0)
 		goto fail;
 	return c;
 fail:
 	dcp_collection_bpf_close(c);
 	errno = -ret;
 	return NULL;
+}
+
+DCPROF_API struct dcp_collection_bpf *
+dcp_collection_bpf_open(enum dcp_collection_kind kind,
+			const struct dcp_collection_opts *opts)
+{
+	return open_collection(kind, opts, NULL);
+}
+
+struct dcp_collection_bpf *
+dcp_collection_bpf_open_programs(enum dcp_collection_kind kind,
+				 const struct dcp_collection_opts *opts,
+				 const struct dcp_iter_programs *progs)
+{
+	return open_collection(kind, opts, progs);
 }
 
 DCPROF_API const struct dcp_collection_stats *

@@ -36,13 +36,24 @@ struct exe_entry {
 
 struct task_iter_bpf;
 struct bpf_link;
+struct bpf_program;
+
+/*
+ * The iterator programs, loaded: task_iter.bpf.c's own object (collect), or
+ * the BPF record source's, which links them in (one object, one parse of
+ * the kernel's BTF for the whole start-up).
+ */
+struct dcp_iter_programs {
+	struct bpf_program *exe, *task, *vma;
+};
 
 struct dcp_collection_bpf {
 	enum dcp_collection_kind kind;
 	struct dcp_cookie_table *cookies;
 	bool own_cookies, only_marked;
 
-	struct task_iter_bpf *skel;
+	struct task_iter_bpf *skel; /* NULL: the programs are lent */
+	struct dcp_iter_programs progs;
 	struct bpf_link *link;
 	int iter_fd;
 	enum phase phase;
@@ -82,6 +93,17 @@ struct dcp_collection_bpf {
 	uint64_t kernel_reads;
 	struct dcp_collection_stats stats;
 };
+
+/* ---- iter.c ---- */
+
+/*
+ * dcp_collection_bpf_open() over programs loaded by the caller, which
+ * keeps them loaded until the collection is closed.
+ */
+struct dcp_collection_bpf *
+dcp_collection_bpf_open_programs(enum dcp_collection_kind kind,
+				 const struct dcp_collection_opts *opts,
+				 const struct dcp_iter_programs *progs);
 
 /* ---- iter_convert.c ---- */
 

@@ -37,6 +37,15 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 	return false;
 }
 
+struct dcp_collection_bpf *
+dcp_bpf_source_collection_open(struct dcp_source *s,
+			       enum dcp_collection_kind kind,
+			       const struct dcp_collection_opts *opts)
+{
+	return dcp_error_null(ENOTSUP, "the BPF backend was not built: %s",
+			      DCPROF_NO_BPF_REASON);
+}
+
 #else
 
 #include <linux/perf_event.h>
@@ -46,9 +55,10 @@ bool dcp_source_is_bpf(const struct dcp_source *s)
 #include <bpf/libbpf.h>
 
 #include "buildid_internal.h"
+#include "iter_internal.h"
 #include "kallsyms_internal.h"
 #include "libbpf_log.h"
-#include "profile.skel.h"
+#include "recorder.skel.h"
 #include "source_bpf_internal.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
@@ -145,17 +155,24 @@ static int size_maps(struct bpf_source *bs,
 	online = sysconf(_SC_NPROCESSORS_ONLN);
 	want = (uint64_t)set->sample_freq * (uint64_t)(online > 0 ? online : 1) *
 	       DRAIN_MS * 2 / 1000;
-	if (want < 16384)
-		want = 16384;
 	if (want > 1u << 20)
 		want = 1u << 20;
+	/*
+	 * The stack maps are LRU maps, whose every entry the kernel links
+	 * and touches when it creates them (16,384 stacks of 1 KiB each:
+	 * 26 ms of start-up here, as long again to free): a floor of 4,096,
+	 * four times a drain interval's samples at 999 Hz on 2 CPUs. A stack
+	 * is copied once into ucache, larger, and its entry is then not
+	 * needed again.
+	 */
+	bs->stack_entries = want < 4096 ? 4096 : (uint32_t)want;
+	if (want < 16384)
+		want = 16384;
 	if (env && *env)
-		want = strtoull(env, NULL, 0);
+		want = bs->stack_entries = strtoull(env, NULL, 0);
 	if (want < 1)
-		want = 1;
+		want = bs->stack_entries = 1;
 	bs->count_entries = (uint32_t)want;
-	bs->stack_entries =
-		bs->count_entries < 16384 ? 16384 : bs->count_entries;
 	if (bpf_map__set_max_entries(bs->skel->maps.counts,
 				     bs->count_entries) ||
 	    bpf_map__set_max_entries(bs->skel->maps.user_stacks,
@@ -167,7 +184,7 @@ static int size_maps(struct bpf_source *bs,
 	    bpf_map__set_max_entries(bs->skel->maps.kernel_stacks,
 				     bs->stack_entries))
 		return dcp_error(EINVAL, "cannot size the BPF maps");
-	bs->ucache_size = bs->stack_entries;
+	bs->ucache_size = bs->stack_entries < 16384 ? 16384 : bs->stack_entries;
 	bs->ucache = calloc(bs->ucache_size, sizeof(*bs->ucache));
 	bs->kcache = calloc(bs->ucache_size, sizeof(*bs->kcache));
 	bs->icache = calloc(bs->ucache_size, sizeof(*bs->icache));
@@ -207,7 +224,7 @@ static int bpf_start(struct dcp_source *s,
 	bs->nr_possible = libbpf_num_possible_cpus();
 	if (bs->nr_possible <= 0)
 		return dcp_error(EINVAL, "cannot count the possible CPUs");
-	bs->skel = profile_bpf__open_opts(&oo);
+	bs->skel = recorder_bpf__open_opts(&oo);
 	if (!bs->skel)
 		return load_error(errno, "open");
 	bs->skel->rodata->filter_marked = bs->filter;
@@ -222,18 +239,22 @@ static int bpf_start(struct dcp_source *s,
 	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
 	if (set->off_cpu)
 		find_switch_iterator(bs);
+	/* the start-up walk's iterators: attached per walk, by iter.c */
+	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_exe, false);
+	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_task, false);
+	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_vma, false);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
 		return ret;
-	if (profile_bpf__load(bs->skel))
+	if (recorder_bpf__load(bs->skel))
 		return load_error(errno, "load");
 	for (size_t i = 0; bs->filter && i < bs->nr_marks; i++)
 		if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.marked),
 					bs->marks[i], &one, BPF_ANY))
 			return dcp_error(errno, "cannot mark a file: %s",
 					 strerror(errno));
-	if (profile_bpf__attach(bs->skel))
+	if (recorder_bpf__attach(bs->skel))
 		return load_error(errno, "attach the task tracepoints");
 	bs->rb = ring_buffer__new(bpf_map__fd(bs->skel->maps.events),
 				  dcp_bpf_on_event, bs, NULL);
@@ -399,7 +420,7 @@ static void bpf_free(struct dcp_source *s)
 	detach(bs);
 	dcp_bpf_budget_stop(bs);
 	ring_buffer__free(bs->rb);
-	profile_bpf__destroy(bs->skel);
+	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);
 	free(bs->keys);
@@ -437,6 +458,22 @@ static const struct dcp_source_ops bpf_ops = {
 bool dcp_source_is_bpf(const struct dcp_source *s)
 {
 	return s && s->ops == &bpf_ops;
+}
+
+struct dcp_collection_bpf *
+dcp_bpf_source_collection_open(struct dcp_source *s,
+			       enum dcp_collection_kind kind,
+			       const struct dcp_collection_opts *opts)
+{
+	struct bpf_source *bs = bpf_source(s);
+	struct dcp_iter_programs progs;
+
+	if (!dcp_source_is_bpf(s) || !bs->skel)
+		return dcp_error_null(EINVAL, "the BPF source is not started");
+	progs.exe = bs->skel->progs.dcp_iter_exe;
+	progs.task = bs->skel->progs.dcp_iter_task;
+	progs.vma = bs->skel->progs.dcp_iter_vma;
+	return dcp_collection_bpf_open_programs(kind, opts, &progs);
 }
 
 /*

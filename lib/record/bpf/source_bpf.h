@@ -20,4 +20,14 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 /* The source is the BPF one (for the profile's meta). */
 bool dcp_source_is_bpf(const struct dcp_source *s);
 
+/*
+ * The collection walk through the kernel's task iterators, with the
+ * programs the source loaded at its start (no second load: the kernel's
+ * BTF is parsed once). NULL with errno and a message.
+ */
+struct dcp_collection_bpf *
+dcp_bpf_source_collection_open(struct dcp_source *s,
+			       enum dcp_collection_kind kind,
+			       const struct dcp_collection_opts *opts);
+
 #endif

@@ -31,7 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "log_internal.h"
-#include "profile.skel.h"
+#include "recorder.skel.h"
 #include "source_bpf_internal.h"
 
 #define BUDGET_WINDOW_NS 1000000000ull

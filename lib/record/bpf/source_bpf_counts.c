@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "log_internal.h"
-#include "profile.skel.h"
+#include "recorder.skel.h"
 #include "source_bpf_internal.h"
 
 /* ---- the count map into the pipeline ------------------------------------ */

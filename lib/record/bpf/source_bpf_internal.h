@@ -27,7 +27,7 @@
 struct bpf_source {
 	struct dcp_source base;
 	struct dcp_recorder *r;
-	struct profile_bpf *skel;
+	struct recorder_bpf *skel;
 	struct bpf_link **links;
 	int *event_fds;
 	uint32_t nr_events;
