@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "grow.h"
 #include "kallsyms_internal.h"
@@ -154,10 +155,15 @@ static int ksyms_parse(struct dcp_symbolizer *s, FILE *f)
 void dcp_ksyms_reset(struct dcp_symbolizer *s)
 {
 	free(s->ksyms);
-	free(s->knames);
+	if (s->kmap)
+		munmap(s->kmap, s->kmap_len);
+	else
+		free(s->knames);
 	free(s->owner_first);
 	s->ksyms = NULL;
 	s->knames = NULL;
+	s->kmap = NULL;
+	s->kmap_len = 0;
 	s->owner_first = NULL;
 	s->nr_ksyms = 0;
 	s->knames_len = 0;

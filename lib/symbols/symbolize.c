@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cache_internal.h"
+#include "kallsyms_internal.h"
 #include "log_internal.h"
 #include "symbolizer_internal.h"
 #include "symbolize_internal.h"
@@ -37,9 +38,7 @@ void dcp_symbolizer_free(struct dcp_symbolizer *s)
 {
 	if (!s)
 		return;
-	free(s->ksyms);
-	free(s->knames);
-	free(s->owner_first);
+	dcp_ksyms_reset(s);
 	free(s->debuginfo_path);
 	free(s->vdso);
 	dcp_cache_close(&s->cache);

@@ -25,6 +25,9 @@ struct dcp_symbolizer {
 	size_t nr_ksyms;
 	char *knames;
 	size_t knames_len;
+	/* the symbol cache's entry, mapped (knames points into it), or NULL */
+	void *kmap;
+	size_t kmap_len;
 	/* ksyms of owner o are [owner_first[o], owner_first[o + 1]) */
 	size_t *owner_first;
 

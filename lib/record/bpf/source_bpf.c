@@ -432,12 +432,9 @@ static void bpf_free(struct dcp_source *s)
 	free(bs->frames);
 	free(bs->exits);
 	free(bs->marks);
-	for (uint32_t i = 0; bs->ucache && i < bs->ucache_size; i++)
-		free(bs->ucache[i].frames);
-	for (uint32_t i = 0; bs->kcache && i < bs->ucache_size; i++)
-		free(bs->kcache[i].ips);
-	for (uint32_t i = 0; bs->icache && i < bs->ucache_size; i++)
-		free(bs->icache[i].ips);
+	for (size_t i = 0; i < bs->nr_filled; i++)
+		free(*(void **)bs->filled[i]);
+	free(bs->filled);
 	dcp_ident_cache_free(&bs->idents);
 	dcp_bpf_pre_exec_expire(bs, true);
 	free(bs->icache);

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "grow.h"
 #include "log_internal.h"
 #include "recorder.skel.h"
 #include "source_bpf_internal.h"
@@ -39,6 +40,19 @@ static uint8_t build_id_size(const unsigned char *id)
 	return BPF_BUILD_ID_SIZE;
 }
 
+/* A cache slot's frames pointer, filled for the first time. */
+static int note_filled(struct bpf_source *bs, void *frames_field)
+{
+	void **p = dcp_grow(bs->filled, &bs->filled_cap, bs->nr_filled + 1,
+			    sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	bs->filled = p;
+	bs->filled[bs->nr_filled++] = frames_field;
+	return 0;
+}
+
 /* The user stack of hash, from the cache or copied from the kernel. */
 static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 {
@@ -56,6 +70,8 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 	while (nr < DCP_BPF_MAX_FRAMES &&
 	       bs->ustack[nr].status != BPF_STACK_BUILD_ID_EMPTY)
 		nr++;
+	if (!sc->frames && note_filled(bs, &sc->frames))
+		return NULL;
 	free(sc->frames);
 	sc->frames = malloc((nr ? nr : 1) * sizeof(*sc->frames));
 	if (!sc->frames) {
@@ -187,6 +203,8 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->kstack);
 	while (nr < DCP_BPF_MAX_FRAMES && bs->kstack[nr])
 		nr++;
+	if (!kc->ips && note_filled(bs, &kc->ips))
+		return NULL;
 	free(kc->ips);
 	kc->ips = malloc((nr ? nr : 1) * sizeof(*kc->ips));
 	if (!kc->ips) {

@@ -101,6 +101,12 @@ struct bpf_source {
 		uint32_t nr;
 		uint64_t *ips;
 	} * kcache, *icache; /* kernel stacks; user stacks as addresses */
+	/*
+	 * The frames pointers of the slots ever filled, freed at the end:
+	 * walking all three caches then would touch every page of them.
+	 */
+	void **filled;
+	size_t nr_filled, filled_cap;
 	bool user_build_ids; /* the kernel names user frames by build id */
 	/* stacks a count named and the kernel's map no longer held */
 	uint64_t stacks_evicted;
