@@ -1,10 +1,11 @@
 #!/bin/bash
 # A storm of short-lived processes (300 children, at most two at a time,
 # each exec'ing the storm binary to burn 5 ms of CPU in storm_child_burn):
-# (a) recorded system-wide, >= 99% of the samples that belong to the storm
+# (a) recorded system-wide, >= 95% of the samples that belong to the storm
 #     binary's code land in (storm binary, storm_child_burn) under the
-#     children's name: none lost to [unknown], anonymous memory, a wrong
-#     file, a wrong symbol or the parent's name; and at most 0.2% of
+#     children's name, the others in its glue (STORM_GLUE, test-lib.sh: at
+#     most STORM_GLUE_MAX a process): none lost to [unknown], anonymous
+#     memory, a wrong file, a wrong symbol or the parent's name; and at most 0.2% of
 #     the children's samples nameless (":PID", their exit path);
 # (b) the children's sampled CPU in storm_child_burn, recorded per command
 #     and with -a, agree within 3% of each other; and in every run all the
@@ -27,12 +28,14 @@ CHILDREN=300 BURN_MS=5
 # child legitimately runs in are the storm binary, the dynamic loader, libc,
 # [vdso] and the kernel; anything else that a storm process samples
 # ([unknown], [anon:exec], another file) is a misattribution, as is a
-# storm_child_burn sample under the parent's name or another storm symbol.
+# storm_child_burn sample under the parent's name or a storm symbol that is
+# not the glue.
 analyze() {
 	python3 - "$1" "$STORM" "$2" "$3" <<'PY'
-import json, sys
+import json, os, re, sys
 d = json.load(open(sys.argv[1]))
 binary, mode, parent = sys.argv[2], sys.argv[3], int(sys.argv[4])
+glue_re = re.compile(os.environ["STORM_GLUE"])
 rows = [r for r in d["rows"] if r["comm"] in ("storm", "storm-parent")]
 children = sum(r["samples"] for r in rows if r["pid"] != parent)
 legit = lambda f: (f == binary or f.startswith("[kernel") or f == "[vdso]"
@@ -42,21 +45,32 @@ burn = sum(r["samples"] for r in rows
 good = sum(r["samples"] for r in rows
            if r["file"] == binary and r["symbol"] == "storm_child_burn"
            and r["comm"] == "storm")
-other = sum(r["samples"] for r in rows
-            if r["file"] == binary and r["symbol"] != "storm_child_burn")
-bad = [r for r in rows if not legit(r["file"])]
+glue = {}
+for r in rows:
+    if r["file"] == binary and glue_re.match(r["symbol"]):
+        glue[r["pid"]] = glue.get(r["pid"], 0) + r["samples"]
+other = sum(glue.values())
+bad = [r for r in rows if not legit(r["file"]) or
+       (r["file"] == binary and r["symbol"] == "storm_child_burn"
+        and r["comm"] != "storm") or
+       (r["file"] == binary and r["symbol"] != "storm_child_burn"
+        and not glue_re.match(r["symbol"]))]
 nbad = sum(r["samples"] for r in bad)
 print(burn, children)
 if mode == "check":
     denom = burn + other + nbad
     share = good / denom if denom else 0
-    print("storm binary: %d in storm_child_burn as 'storm', %d other storm "
-          "symbols, %d misattributed %s: %.2f%%"
-          % (good, other, nbad, [(r["file"], r["symbol"], r["samples"])
-                                 for r in bad][:5], 100 * share),
+    worst = max(glue.values(), default=0)
+    print("storm binary: %d in storm_child_burn as 'storm', %d in its glue "
+          "(up to %d a process), %d misattributed %s: %.2f%%"
+          % (good, other, worst, nbad, [(r["file"], r["symbol"], r["samples"])
+                                        for r in bad][:5], 100 * share),
           file=sys.stderr)
     assert d["meta"]["complete"]
-    assert share >= 0.99, "only %.2f%% attributed" % (100 * share)
+    assert nbad == 0, "%d samples misattributed" % nbad
+    assert share >= 0.95, "only %.2f%% attributed" % (100 * share)
+    assert worst <= int(os.environ["STORM_GLUE_MAX"]), \
+        "%d samples of one process in the glue" % worst
     # The children's last samples (freeing their memory, after their EXIT
     # record) under their name, not a bare ":PID" (measured before the
     # exit grace: 2% of their samples).

@@ -10,7 +10,8 @@
 #    mode 0600;
 #  - a fork/exec storm per command: the children's sampled CPU at least 90%
 #    of their getrusage CPU (children of 40 ms: a per-task timer loses up
-#    to one period of each new task, 1 ms at 999 Hz);
+#    to one period of each new task, 1 ms at 999 Hz), or perf record's
+#    share as the same user less 3 points, if that is lower;
 #  - --call-graph dwarf per command: >= 95% full chains, as for root;
 #  - -p of the user's own running process: all its samples kept, in its
 #    own function;
@@ -137,8 +138,28 @@ print(sum(r["samples"] for r in d["rows"]
 ' "$TMP/out" "$PARENT") || die "cannot read the storm's report"
 want=$((CPU_US * 999 / 1000000))
 echo "storm: children sampled $children, their CPU time says $want"
-[ $((children * 100)) -ge $((want * 90)) ] ||
-	die "the children sampled $children, less than 90% of their CPU time ($want)"
+# perf record as the same user, the reference: per-task cpu-clock events
+# miss part of a short-lived child's time on some VMs (88% of it for both
+# on a kvm-clock guest, 95% and more elsewhere); dcprof is held to 90% or
+# to perf's share less 3 points, whichever is lower
+floor=90
+if command -v perf >/dev/null; then
+	as_user perf record -q -F 999 -o "$U/perf.data" -- "$U/storm" 80 40 \
+		>"$TMP/pout" 2>"$TMP/perr" ||
+		die "perf record of the storm failed: $(tail -3 "$TMP/perr")"
+	read -r _ _ PPARENT _ PCPU_US _ <"$TMP/pout" && [ -n "$PCPU_US" ] ||
+		die "storm printed no summary under perf: $(cat "$TMP/pout")"
+	pchildren=$(perf script -f -i "$U/perf.data" -F pid 2>/dev/null |
+		awk -v p="$PPARENT" '$1 != p' | wc -l)
+	pwant=$((PCPU_US * 999 / 1000000))
+	pshare=$((pchildren * 100 / (pwant ? pwant : 1)))
+	echo "storm under perf record: children sampled $pchildren, their CPU time says $pwant ($pshare%)"
+	[ $((pshare - 3)) -lt "$floor" ] && floor=$((pshare - 3))
+else
+	skip_part "perf is not installed: dcprof is held to 90% of the children's CPU time"
+fi
+[ $((children * 100)) -ge $((want * floor)) ] ||
+	die "the children sampled $children, less than $floor% of their CPU time ($want)"
 
 # 3. --call-graph dwarf per command: full chains
 expect_exit 0 as_user "$DCPROF" record --call-graph dwarf -o "$U/dwarf.data" \
