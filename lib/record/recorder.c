@@ -429,9 +429,18 @@ DCPROF_API int dcp_recorder_add_pid(struct dcp_recorder *r, pid_t pid)
 
 DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 {
-	uint64_t now;
+	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
 	int ret;
 
+	/* no wait past the next flush: SIGKILL loses at most an interval */
+	if (now >= r->next_flush_ns) {
+		timeout_ms = 0;
+	} else {
+		uint64_t until_ms = (r->next_flush_ns - now + 999999) / 1000000;
+
+		if (timeout_ms < 0 || (uint64_t)timeout_ms > until_ms)
+			timeout_ms = (int)until_ms;
+	}
 	ret = r->source->ops->poll(r->source, timeout_ms);
 	if (ret)
 		return dcp_api_ret(ret);

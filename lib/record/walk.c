@@ -40,8 +40,8 @@ static int walk_open(struct dcp_recorder *r, enum dcp_collection_kind kind,
 
 	memset(w, 0, sizeof(*w));
 	if (dcp_source_is_bpf(r->source)) {
-		w->kernel = dcp_bpf_source_collection_open(r->source, kind,
-							   &copts);
+		w->kernel =
+			dcp_bpf_source_collection_open(r->source, kind, &copts);
 		if (w->kernel)
 			return 0;
 		dcp_log(DCP_LOG_INFO, "walking /proc: %s", dcp_last_error());

@@ -84,7 +84,8 @@ int dcp_ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
 	names_size = le64toh(h->names_size);
 	if (!count || count > (64u << 20) / sizeof(*e) || !names_size ||
 	    names_size > (64u << 20) ||
-	    (uint64_t)st.st_size != sizeof(*h) + count * sizeof(*e) + names_size)
+	    (uint64_t)st.st_size !=
+		    sizeof(*h) + count * sizeof(*e) + names_size)
 		goto out;
 	e = (const void *)(h + 1);
 	s->knames = (char *)(e + count);

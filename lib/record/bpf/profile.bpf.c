@@ -111,6 +111,17 @@ struct {
 	__uint(value_size, 1);
 } marked SEC(".maps");
 
+/*
+ * Programs user space has named and pinned (source_bpf_tasks.c): their
+ * exec needs no prompt wake-up when mappings come as events.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct dcp_bpf_file_key);
+	__type(value, __u8);
+} known_execs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, DCP_BPF_STAT_NR);
@@ -295,6 +306,7 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 				       struct linux_binprm *bprm)
 {
 	struct dcp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	bool known = false;
 
 	if (!e) {
 		count_stat(DCP_BPF_STAT_LOST_EVENTS);
@@ -313,22 +325,28 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	e->dev = 0;
 	if (bprm) {
 		struct inode *inode = BPF_CORE_READ(bprm, file, f_inode);
+		struct dcp_bpf_file_key k = {};
 
 		bpf_probe_read_kernel_str(e->path, sizeof(e->path),
 					  BPF_CORE_READ(bprm, filename));
 		e->ino = BPF_CORE_READ(inode, i_ino);
 		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		k.ino = e->ino;
+		k.dev = e->dev;
+		known = send_exec_mappings &&
+			bpf_map_lookup_elem(&known_execs, &k) != NULL;
 	}
 	/*
-	 * Only an exec needs user space at once (to pin the program and read
-	 * the maps while the process lives); forks and exits wait for the
-	 * next drain, which reads the ring first, unless it fills: a
+	 * Only the exec of a program user space does not hold yet needs it
+	 * at once (to pin the program while the process lives; the maps
+	 * come as events); forks, exits and the exec of a known program wait
+	 * for the next drain, which reads the ring first, unless it fills: a
 	 * wake-up per fork and exit was 12% of the recorder's CPU with 20
 	 * new processes a second. Forced: the ring wakes its reader only
 	 * for a record right at the reader's position, and the fork before
 	 * an exec is usually still unread.
 	 */
-	if (type == DCP_BPF_EVENT_EXEC ||
+	if ((type == DCP_BPF_EVENT_EXEC && !known) ||
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > EVENTS_SIZE / 4)
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	else

@@ -120,6 +120,13 @@ struct dcp_bpf_event {
 	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */
 };
 
+/* A program's file, by inode and device (s_dev), in known_execs. */
+struct dcp_bpf_file_key {
+	unsigned long long ino;
+	unsigned int dev;
+	unsigned int pad;
+};
+
 /*
  * An executable mapping of a file as it is made (perf_event_mmap(), where
  * perf takes its MMAP2 records): the file by device and inode, named by

@@ -141,6 +141,7 @@ static int size_maps(struct bpf_source *bs,
 		     const struct dcp_source_settings *set)
 {
 	const char *env = getenv("DCPROF_BPF_MAP_ENTRIES");
+	uint32_t off_entries;
 	uint64_t want;
 	long online;
 
@@ -166,8 +167,13 @@ static int size_maps(struct bpf_source *bs,
 	 * needed again.
 	 */
 	bs->stack_entries = want < 4096 ? 4096 : (uint32_t)want;
-	if (want < 16384)
-		want = 16384;
+	/*
+	 * The count map too: each drain's batch read visits every bucket,
+	 * empty or not (16,384 four times a second: 5% of the recorder's
+	 * CPU between start and end at 999 Hz); a full map is counted.
+	 */
+	if (want < 4096)
+		want = 4096;
 	if (env && *env)
 		want = bs->stack_entries = strtoull(env, NULL, 0);
 	if (want < 1)
@@ -197,8 +203,9 @@ static int size_maps(struct bpf_source *bs,
 		return dcp_error(ENOMEM, "out of memory");
 	/* without --off-cpu no switch program runs: its maps stay empty,
 	 * and a preallocated map's memory is zeroed at load */
+	off_entries = bs->count_entries < 16384 ? 16384 : bs->count_entries;
 	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
-				     bs->off_cpu ? bs->count_entries : 1))
+				     bs->off_cpu ? off_entries : 1))
 		return dcp_error(EINVAL, "cannot size the BPF maps");
 	return 0;
 }
@@ -314,9 +321,19 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 {
 	struct bpf_source *bs = bpf_source(s);
 	struct dcp_recorder *r = bs->r;
-	int n = ring_buffer__poll(bs->rb, timeout_ms);
-	uint64_t now;
+	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	int n;
 
+	/* no later than the next drain: the caller may wait longer */
+	if (now >= bs->next_drain_ns) {
+		timeout_ms = 0;
+	} else {
+		uint64_t until_ms = (bs->next_drain_ns - now + 999999) / 1000000;
+
+		if (timeout_ms < 0 || (uint64_t)timeout_ms > until_ms)
+			timeout_ms = (int)until_ms;
+	}
+	n = ring_buffer__poll(bs->rb, timeout_ms);
 	if (n < 0 && n != -EINTR)
 		return dcp_error(-n, "cannot read the BPF event ring");
 	/*

@@ -20,9 +20,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "collect_internal.h"
 #include "log_internal.h"
 #include "records_internal.h"
+#include "recorder.skel.h"
 #include "source_bpf_internal.h"
 
 static int read_maps(struct bpf_source *bs, struct dcp_process *p);
@@ -142,6 +145,19 @@ static int dup_exe(void *ctx)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The kernel need not wake us for this program's next exec. */
+static void note_known_exec(struct bpf_source *bs,
+			    const struct dcp_bpf_event *e)
+{
+	struct dcp_bpf_file_key k = { .ino = e->ino, .dev = e->dev };
+	uint8_t one = 1;
+
+	/* a full map only means wake-ups, as before */
+	if (e->ino)
+		bpf_map_update_elem(bpf_map__fd(bs->skel->maps.known_execs), &k,
+				    &one, BPF_ANY);
+}
+
 /*
  * The program a process just executed, named and pinned from the path the
  * kernel saw, so that a process gone before the next drain still has its
@@ -169,8 +185,10 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 			 dcp_cookie_table_find_file(bs->r->cookies, id) :
 			 -1;
 	if (cookie > 0 &&
-	    dcp_cookie_table_pin_tried(bs->r->cookies, (uint32_t)cookie))
+	    dcp_cookie_table_pin_tried(bs->r->cookies, (uint32_t)cookie)) {
+		note_known_exec(bs, e); /* pinned by the walk, or a mapping */
 		return 0;
+	}
 	/* the process's own executable: a relative or /proc/self path in the
 	 * event would name another file here */
 	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
@@ -214,6 +232,10 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 		close(fd);
 	else
 		bs->r->stats.files_pinned++;
+	/* held by (device, inode) now: the next exec takes the fast path */
+	if (dcp_ident_cache_find(&bs->idents, e->dev >> 20, e->dev & 0xfffff,
+				 e->ino) == id)
+		note_known_exec(bs, e);
 	return 0;
 }
 
