@@ -433,14 +433,7 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 	int ret;
 
 	/* no wait past the next flush: SIGKILL loses at most an interval */
-	if (now >= r->next_flush_ns) {
-		timeout_ms = 0;
-	} else {
-		uint64_t until_ms = (r->next_flush_ns - now + 999999) / 1000000;
-
-		if (timeout_ms < 0 || (uint64_t)timeout_ms > until_ms)
-			timeout_ms = (int)until_ms;
-	}
+	timeout_ms = dcp_timeout_until(timeout_ms, now, r->next_flush_ns);
 	ret = r->source->ops->poll(r->source, timeout_ms);
 	if (ret)
 		return dcp_api_ret(ret);

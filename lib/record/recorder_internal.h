@@ -106,6 +106,23 @@ static inline uint64_t dcp_now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A poll's timeout_ms (negative: none) cut so that the wait ends by
+ * deadline_ns (CLOCK_MONOTONIC, as now_ns), rounded up to a millisecond.
+ */
+static inline int dcp_timeout_until(int timeout_ms, uint64_t now_ns,
+				    uint64_t deadline_ns)
+{
+	uint64_t left_ms;
+
+	if (now_ns >= deadline_ns)
+		return 0;
+	left_ms = (deadline_ns - now_ns + 999999) / 1000000;
+	if (timeout_ms < 0 || (uint64_t)timeout_ms > left_ms)
+		return (int)left_ms;
+	return timeout_ms;
+}
+
 /* recorder.c: the meta and stats of now, as a flush writes them. */
 void dcp_recorder_fill_meta(struct dcp_recorder *r);
 

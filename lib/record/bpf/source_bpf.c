@@ -325,14 +325,7 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	int n;
 
 	/* no later than the next drain: the caller may wait longer */
-	if (now >= bs->next_drain_ns) {
-		timeout_ms = 0;
-	} else {
-		uint64_t until_ms = (bs->next_drain_ns - now + 999999) / 1000000;
-
-		if (timeout_ms < 0 || (uint64_t)timeout_ms > until_ms)
-			timeout_ms = (int)until_ms;
-	}
+	timeout_ms = dcp_timeout_until(timeout_ms, now, bs->next_drain_ns);
 	n = ring_buffer__poll(bs->rb, timeout_ms);
 	if (n < 0 && n != -EINTR)
 		return dcp_error(-n, "cannot read the BPF event ring");
