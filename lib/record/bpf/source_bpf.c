@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The BPF record source (see source_bpf.h): loads profile.bpf.c, attaches
- * it to a cpu-clock event per CPU, and every flush interval drains the
- * count map with batch operations, turning each (pid, thread name, user
- * stack, kernel stack) into frames: (build id, file offset) user frames
+ * The BPF record source (see source_bpf.h): loads recorder.bpf.o
+ * (profile.bpf.c's programs linked with task_iter.bpf.c's, which the
+ * start-up walk borrows), attaches the sampling program to a cpu-clock
+ * event per CPU, and every drain interval and flush empties the count map
+ * with batch operations, turning each (pid, thread name, user stack,
+ * kernel stack) into frames: (build id, file offset) user frames
  * become the cookie of that build id, the ring backend's cookie for the
  * same file; frames the kernel gave as plain addresses (no build id,
  * anonymous memory, or the mmap lock busy) are looked up in the process's
@@ -162,7 +164,7 @@ static int size_maps(struct bpf_source *bs,
 	 * The stack maps are LRU maps, whose every entry the kernel links
 	 * and touches when it creates them (16,384 stacks of 1 KiB each:
 	 * 26 ms of start-up here, as long again to free): a floor of 4,096,
-	 * four times a drain interval's samples at 999 Hz on 2 CPUs. A stack
+	 * eight drain intervals' samples at 999 Hz on 2 CPUs. A stack
 	 * is copied once into ucache, larger, and its entry is then not
 	 * needed again.
 	 */
