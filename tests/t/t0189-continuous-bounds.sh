@@ -8,7 +8,10 @@
 # 15% of one core (about 1% measured at 2 s periods on a quiet machine,
 # docs/PERFORMANCE.md; the bound catches a per-period cost gone wrong, not
 # the figure). Every period is written and complete. Under the sanitizers
-# the resident size is ASan's: the RSS bound is the plain build's.
+# the resident size is ASan's: the RSS bound is the plain build's; their
+# CPU is ASan's too (8.5% plain, 25% with ASan on a kvm-clock guest whose
+# page faults are dear): the bound is then 50%, which still catches a
+# recorder that spins.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -47,11 +50,13 @@ done
 
 # under ASan the resident size is the sanitizer's: the plain build holds it
 MEM_BOUND=1
+CPU_BOUND=15
 if [ -n "$SAN_CFLAGS" ]; then
 	skip_part "memory bounds are measured on the plain build"
 	MEM_BOUND=0
+	CPU_BOUND=50
 fi
-python3 - "$TMP/rss" "$cpu" "$ms" "$(getconf CLK_TCK)" $MEM_BOUND <<'PY' || die "the continuous recorder is not bounded"
+python3 - "$TMP/rss" "$cpu" "$ms" "$(getconf CLK_TCK)" $MEM_BOUND $CPU_BOUND <<'PY' || die "the continuous recorder is not bounded"
 import sys
 rss = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
 cpu_ticks, ms, hz = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -61,6 +66,6 @@ cpu = 100.0 * cpu_ticks / hz / (ms / 1000.0)
 print("RSS: %d KiB at most in 3-6 s, %d KiB at most from 9 s (%+d KiB); "
       "CPU %.1f%% of one core over %.1f s" % (mid, end, end - mid, cpu, ms / 1000.0))
 assert end - mid <= 8 * 1024 or sys.argv[5] == "0", "RSS grew %d KiB" % (end - mid)
-assert cpu < 15, "CPU %.1f%%" % cpu
+assert cpu < int(sys.argv[6]), "CPU %.1f%% (bound %s%%)" % (cpu, sys.argv[6])
 PY
 pass
