@@ -114,8 +114,17 @@ static uint32_t tree_child(struct report_tree *t, uint32_t parent,
 	struct tnode *n;
 	uint32_t id;
 
-	if (!key_map_find(&t->index, k1, k2, &id))
+	if (!key_map_find(&t->index, k1, k2, &id)) {
+		/*
+		 * Same-named functions of two files share a node (the text
+		 * tree prints names): it names the first file by cookie, not
+		 * the first row's, so that the whole file and its summary,
+		 * whose rows come in other orders, say the same.
+		 */
+		if (it->cookie < t->n[id].cookie)
+			t->n[id].cookie = it->cookie;
 		return id;
+	}
 	/* node numbers are 32 bits wide */
 	if (t->nr >= UINT32_MAX - 1)
 		return 0;
