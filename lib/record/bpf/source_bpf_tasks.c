@@ -232,9 +232,10 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 		close(fd);
 	else
 		bs->r->stats.files_pinned++;
-	/* held by (device, inode) now: the next exec takes the fast path */
-	if (dcp_ident_cache_find(&bs->idents, e->dev >> 20, e->dev & 0xfffff,
-				 e->ino) == id)
+	/* the file the kernel named (not another the path now leads to) is
+	 * held by (device, inode): the next exec takes the fast path */
+	if (st.st_ino == e->ino && major(st.st_dev) == e->dev >> 20 &&
+	    minor(st.st_dev) == (e->dev & 0xfffff))
 		note_known_exec(bs, e);
 	return 0;
 }
