@@ -110,7 +110,13 @@ m = ch["middle"]
 assert m["children"] >= ch["leaf_sixty"]["children"] + ch["leaf_forty"]["children"] - 5, \
     "middle's inclusive time %d misses its callees" % m["children"]
 assert m["samples"] <= 0.05 * m["children"], "middle's self time is too large"
-assert ch["main"]["children"] >= m["children"]
+# a sample on middle's first or last instruction, its frame not yet set
+# up or already gone, has no main above it (frame pointers skip the
+# caller there); middle has its own samples once in a few runs (CI saw
+# main fall short of middle once, under the sanitizers)
+assert ch["main"]["children"] >= m["children"] - max(2, m["children"] // 200), \
+    "main's inclusive time %d is below middle's %d" % (
+        ch["main"]["children"], m["children"])
 assert 0.9 * ch["leaf_sixty"]["children"] <= ch["leaf_sixty"]["samples"] <= ch["leaf_sixty"]["children"]
 
 filt = load("filtered.json")
