@@ -132,8 +132,12 @@ CMD_ONLY_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
 $(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
 $(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
 	$(shell pkg-config --cflags libprotobuf-c zlib)
+# the soname that the installed libcurl.so names, for dlopen
+CURL_SONAME = $(shell objdump -p $$(pkg-config --variable=libdir libcurl)/libcurl.so 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }')
 $(PUSH_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
-	$(shell pkg-config --cflags $(PUSH_PKGS))
+	$(shell pkg-config --cflags $(PUSH_PKGS)) \
+	$(if $(CURL_SONAME),-DDCPROF_CURL_SONAME=\"$(CURL_SONAME)\")
 $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push -Isrc/cmd \
 	$(shell pkg-config --cflags capstone $(CURSES_PKG))
 
@@ -141,7 +145,8 @@ $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/
 ALL_LIB_INC = $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS)) $(BPF_PKG_CFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(ALL_LIB_INC)
 LIB_LIBS = $(SYMBOLS_LIBS) $(CORE_LIBS) $(RECORD_LIBS)
-LIBS = $(shell pkg-config --libs $(PKGS)) -liberty -lpthread $(BPF_LIBS)
+# libcurl is not linked: --push loads it (src/push/curl_load.c)
+LIBS = $(shell pkg-config --libs $(LIB_PKGS) $(CMD_PKGS)) -liberty -lpthread $(BPF_LIBS)
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 
 LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))

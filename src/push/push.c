@@ -6,7 +6,6 @@
  * exported as pprof) and its bound; the checks made before recording.
  */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curl_load.h"
 #include "export.h"
 #include "profile_view.h"
 #include "push.h"
@@ -114,24 +114,27 @@ static bool label_ok(const char *kv)
 
 int push_check(const struct push_opts *o, struct push_error *err)
 {
-	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *secret = NULL;
-	int ret = 0;
+	int ret = push_curl_load(err);
+	CURLU *u;
 
+	if (ret)
+		return ret;
+	u = push_curl.url();
 	if (!u)
 		return fail(err, ENOMEM, "out of memory");
-	if (curl_url_set(u, CURLUPART_URL, o->url, 0) ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	if (push_curl.url_set(u, CURLUPART_URL, o->url, 0) ||
+	    push_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    push_curl.url_get(u, CURLUPART_HOST, &host, 0) ||
 	    (strcmp(scheme, "http") && strcmp(scheme, "https")) || !host[0] ||
 	    strchr(o->url, '?') || strchr(o->url, '#'))
 		ret = fail(
 			err, EINVAL,
 			"invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH]",
 			o->url);
-	curl_free(scheme);
-	curl_free(host);
-	curl_url_cleanup(u);
+	push_curl.free(scheme);
+	push_curl.free(host);
+	push_curl.url_cleanup(u);
 	for (size_t i = 0; !ret && i < o->nr_labels; i++)
 		if (!label_ok(o->labels[i]))
 			ret = fail(
@@ -201,11 +204,11 @@ static int build_name(struct push *p, const struct push_opts *o,
 	if (name[len - 1] == ',')
 		len--;
 	snprintf(name + len, sizeof(name) - len, "}");
-	c = curl_easy_init();
+	c = push_curl.easy_init();
 	if (!c)
 		return fail(err, ENOMEM, "cannot start libcurl");
-	p->name_escaped = curl_easy_escape(c, name, 0);
-	curl_easy_cleanup(c);
+	p->name_escaped = push_curl.easy_escape(c, name, 0);
+	push_curl.easy_cleanup(c);
 	return p->name_escaped ? 0 : fail(err, ENOMEM, "out of memory");
 }
 
@@ -244,7 +247,7 @@ static long post(struct push *p, const struct push_item *item, const char *body,
 	struct curl_slist *headers = NULL;
 	long status = -1;
 	CURLcode rc;
-	CURL *c = curl_easy_init();
+	CURL *c = push_curl.easy_init();
 
 	if (!c) {
 		snprintf(why, why_len, "cannot start libcurl");
@@ -255,36 +258,36 @@ static long post(struct push *p, const struct push_item *item, const char *body,
 		"%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u&format=pprof",
 		p->url, p->name_escaped, (unsigned long long)item->from,
 		(unsigned long long)item->until, item->hz);
-	headers = curl_slist_append(headers,
+	headers = push_curl.slist_append(headers,
 				    "Content-Type: application/octet-stream");
 	if (p->auth_header)
-		headers = curl_slist_append(headers, p->auth_header);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+		headers = push_curl.slist_append(headers, p->auth_header);
+	push_curl.easy_setopt(c, CURLOPT_URL, url);
+	push_curl.easy_setopt(c, CURLOPT_POST, 1L);
+	push_curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	push_curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	push_curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	if (p->userpwd)
-		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
+		push_curl.easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
 	if (p->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "dcprof/" DCPROF_VERSION);
-	rc = curl_easy_perform(c);
+		push_curl.easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
+	push_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	push_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	push_curl.easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	push_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	push_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	push_curl.easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	push_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	push_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	push_curl.easy_setopt(c, CURLOPT_USERAGENT, "dcprof/" DCPROF_VERSION);
+	rc = push_curl.easy_perform(c);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		push_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else
 		snprintf(why, why_len, "%s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(c);
+			 errbuf[0] ? errbuf : push_curl.easy_strerror(rc));
+	push_curl.slist_free_all(headers);
+	push_curl.easy_cleanup(c);
 	return status;
 }
 
@@ -416,7 +419,7 @@ static void push_free(struct push *p)
 	if (!p)
 		return;
 	free(p->url);
-	curl_free(p->name_escaped);
+	push_curl.free(p->name_escaped);
 	free(p->auth_header);
 	free(p->userpwd);
 	free(p->ca_file);
@@ -447,7 +450,7 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 		     o->spool_dir);
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (push_curl.global_init(CURL_GLOBAL_DEFAULT)) {
 		fail(err, EIO, "cannot start libcurl");
 		return NULL;
 	}
@@ -556,5 +559,5 @@ void push_stop(struct push *p, double grace_s, struct push_counts *counts)
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
 	push_free(p);
-	curl_global_cleanup();
+	push_curl.global_cleanup();
 }

@@ -10,8 +10,13 @@
 # and counts them, and what it holds at exit goes first at the next start; bad URLs, labels, unreadable secret files and a link
 # planted as the spool are refused before recording starts.
 . "$(dirname "$0")/test-lib.sh"
-need gcc python3 protoc gzip openssl
+need gcc python3 protoc gzip openssl readelf
 need_perf_events
+
+# libcurl is loaded by --push only: no other command starts with it
+readelf -d "$DCPROF" | grep NEEDED >"$TMP/needed"
+grep -q 'libc\.so' "$TMP/needed" || die "cannot read dcprof's NEEDED entries"
+! grep -q libcurl "$TMP/needed" || die "dcprof is linked with libcurl"
 
 SPLIT=$(build_workload split)
 spawn sh -c 'exec "$0" 60 --truth >"$1"' "$SPLIT" "$TMP/truth"
