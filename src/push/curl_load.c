@@ -57,8 +57,8 @@ int push_curl_load(struct push_error *err)
 	/* never closed: libcurl and its TLS library keep global state */
 	lib = dlopen(DCPROF_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		snprintf(err->msg, sizeof(err->msg),
-			 "--push needs libcurl: %s", dlerror());
+		snprintf(err->msg, sizeof(err->msg), "--push needs libcurl: %s",
+			 dlerror());
 		return -ENOENT;
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
