@@ -258,8 +258,8 @@ static long post(struct push *p, const struct push_item *item, const char *body,
 		"%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u&format=pprof",
 		p->url, p->name_escaped, (unsigned long long)item->from,
 		(unsigned long long)item->until, item->hz);
-	headers = push_curl.slist_append(headers,
-				    "Content-Type: application/octet-stream");
+	headers = push_curl.slist_append(
+		headers, "Content-Type: application/octet-stream");
 	if (p->auth_header)
 		headers = push_curl.slist_append(headers, p->auth_header);
 	push_curl.easy_setopt(c, CURLOPT_URL, url);
