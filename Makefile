@@ -112,7 +112,12 @@ BPF_LIBS = $(shell pkg-config --libs libbpf)
 # (bpftool gen object): one object to load, so libbpf parses the kernel's
 # BTF once for the sampling programs and the start-up walk. collect loads
 # task_iter's alone.
-BPF_SKELS := $(BUILD)/gen/task_iter.skel.h $(BUILD)/gen/recorder.skel.h
+# The recorder's is a light skeleton (bpftool gen skeleton -L): a loader
+# program relocates and loads it in the kernel, against the kernel's own
+# BTF, so that the recorder never reads and parses the kernel's 5 MiB of
+# BTF (a third of a BPF recording's start). collect loads task_iter's
+# with libbpf.
+BPF_SKELS := $(BUILD)/gen/task_iter.skel.h $(BUILD)/gen/recorder.lskel.h
 else
 BPF_CFLAGS_DEF := -DDCPROF_NO_BPF '-DDCPROF_NO_BPF_REASON="$(subst ','\'',$(BPF_MISSING))"'
 BPF_PKG_CFLAGS :=
@@ -219,6 +224,10 @@ $(BUILD)/bpf/recorder.bpf.o: $(BUILD)/bpf/profile.bpf.o $(BUILD)/bpf/task_iter.b
 
 $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf >$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/%.lskel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name $(subst -,_,$*)_bpf >$@.tmp
 	mv $@.tmp $@
 
 # lib/record/bpf/*.c include the skeletons.

@@ -78,18 +78,18 @@ static void close_iter(struct dcp_collection_bpf *c)
 	if (c->iter_fd >= 0)
 		close(c->iter_fd);
 	c->iter_fd = -1;
-	bpf_link__destroy(c->link);
-	c->link = NULL;
+	if (c->link_fd >= 0)
+		close(c->link_fd);
+	c->link_fd = -1;
 	c->in.len = 0;
 	c->in_pos = 0;
 }
 
 static int open_iter(struct dcp_collection_bpf *c, uint32_t tgid)
 {
-	LIBBPF_OPTS(bpf_iter_attach_opts, o);
+	LIBBPF_OPTS(bpf_link_create_opts, o);
 	union bpf_iter_link_info li;
-	struct bpf_program *prog;
-	int ret;
+	int prog, ret;
 
 	prog = c->phase == PHASE_EXE   ? c->progs.exe :
 	       c->phase == PHASE_TASKS ? c->progs.task :
@@ -97,18 +97,19 @@ static int open_iter(struct dcp_collection_bpf *c, uint32_t tgid)
 	memset(&li, 0, sizeof(li));
 	if (tgid) {
 		li.task.pid = tgid; /* the threads (vmas) of one process */
-		o.link_info = &li;
-		o.link_info_len = sizeof(li);
+		o.iter_info = &li;
+		o.iter_info_len = sizeof(li);
 	}
-	c->link = bpf_program__attach_iter(prog, &o);
-	if (!c->link) {
+	c->link_fd = bpf_link_create(prog, 0, BPF_TRACE_ITER, &o);
+	if (c->link_fd < 0) {
 		ret = -errno;
+		c->link_fd = -1;
 		if (tgid && (ret == -ESRCH || ret == -ENOENT))
 			return GONE;
 		return dcp_error(ret, "cannot attach the BPF task iterator: %s",
 				 strerror(-ret));
 	}
-	c->iter_fd = bpf_iter_create(bpf_link__fd(c->link));
+	c->iter_fd = bpf_iter_create(c->link_fd);
 	if (c->iter_fd < 0) {
 		ret = c->iter_fd;
 		c->iter_fd = -1;
@@ -324,9 +325,9 @@ static int load(struct dcp_collection_bpf *c)
 	}
 	ret = task_iter_bpf__load(c->skel);
 	if (ret == 0) {
-		c->progs.exe = c->skel->progs.dcp_iter_exe;
-		c->progs.task = c->skel->progs.dcp_iter_task;
-		c->progs.vma = c->skel->progs.dcp_iter_vma;
+		c->progs.exe = bpf_program__fd(c->skel->progs.dcp_iter_exe);
+		c->progs.task = bpf_program__fd(c->skel->progs.dcp_iter_task);
+		c->progs.vma = bpf_program__fd(c->skel->progs.dcp_iter_vma);
 		return 0;
 	}
 fail:
@@ -362,6 +363,7 @@ open_collection(enum dcp_collection_kind kind,
 		return dcp_error_null(ENOMEM, "out of memory");
 	c->kind = kind;
 	c->iter_fd = -1;
+	c->link_fd = -1;
 	c->phase = kind == DCP_COLLECTION_TASKS ? PHASE_EXE : PHASE_MAPS;
 	c->only_marked = opts.only_marked;
 	c->cookies = opts.cookies;

@@ -35,16 +35,14 @@ struct exe_entry {
 };
 
 struct task_iter_bpf;
-struct bpf_link;
-struct bpf_program;
 
 /*
- * The iterator programs, loaded: task_iter.bpf.c's own object (collect), or
- * the BPF record source's, which links them in (one object, one parse of
- * the kernel's BTF for the whole start-up).
+ * The iterator programs' fds, loaded: task_iter.bpf.c's own object
+ * (collect), or the BPF record source's, which links them in (one object
+ * loaded for the whole start-up).
  */
 struct dcp_iter_programs {
-	struct bpf_program *exe, *task, *vma;
+	int exe, task, vma;
 };
 
 struct dcp_collection_bpf {
@@ -54,8 +52,7 @@ struct dcp_collection_bpf {
 
 	struct task_iter_bpf *skel; /* NULL: the programs are lent */
 	struct dcp_iter_programs progs;
-	struct bpf_link *link;
-	int iter_fd;
+	int link_fd, iter_fd;
 	enum phase phase;
 
 	uint32_t *targets; /* thread group ids, or NULL: every process */

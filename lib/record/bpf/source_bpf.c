@@ -2,7 +2,8 @@
 /*
  * The BPF record source (see source_bpf.h): loads recorder.bpf.o
  * (profile.bpf.c's programs linked with task_iter.bpf.c's, which the
- * start-up walk borrows), attaches the sampling program to a cpu-clock
+ * start-up walk borrows) through its light skeleton, attaches the
+ * sampling program to a cpu-clock
  * event per CPU, and every drain interval and flush empties the count map
  * with batch operations, turning each (pid, thread name, user stack,
  * kernel stack) into frames: (build id, file offset) user frames
@@ -60,7 +61,7 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 #include "iter_internal.h"
 #include "kallsyms_internal.h"
 #include "libbpf_log.h"
-#include "recorder.skel.h"
+#include "recorder.lskel.h"
 #include "source_bpf_internal.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
@@ -181,17 +182,13 @@ static int size_maps(struct bpf_source *bs,
 	if (want < 1)
 		want = bs->stack_entries = 1;
 	bs->count_entries = (uint32_t)want;
-	if (bpf_map__set_max_entries(bs->skel->maps.counts,
-				     bs->count_entries) ||
-	    bpf_map__set_max_entries(bs->skel->maps.user_stacks,
-				     bs->user_build_ids ? bs->stack_entries :
-							  1) ||
-	    bpf_map__set_max_entries(bs->skel->maps.user_ips,
-				     bs->user_build_ids ? 1 :
-							  bs->stack_entries) ||
-	    bpf_map__set_max_entries(bs->skel->maps.kernel_stacks,
-				     bs->stack_entries))
-		return dcp_error(EINVAL, "cannot size the BPF maps");
+	/* the light skeleton's loader program creates the maps this size */
+	bs->skel->maps.counts.max_entries = bs->count_entries;
+	bs->skel->maps.user_stacks.max_entries =
+		bs->user_build_ids ? bs->stack_entries : 1;
+	bs->skel->maps.user_ips.max_entries =
+		bs->user_build_ids ? 1 : bs->stack_entries;
+	bs->skel->maps.kernel_stacks.max_entries = bs->stack_entries;
 	bs->ucache_size = bs->stack_entries < 16384 ? 16384 : bs->stack_entries;
 	bs->ucache = calloc(bs->ucache_size, sizeof(*bs->ucache));
 	bs->kcache = calloc(bs->ucache_size, sizeof(*bs->kcache));
@@ -206,9 +203,69 @@ static int size_maps(struct bpf_source *bs,
 	/* without --off-cpu no switch program runs: its maps stay empty,
 	 * and a preallocated map's memory is zeroed at load */
 	off_entries = bs->count_entries < 16384 ? 16384 : bs->count_entries;
-	if (bpf_map__set_max_entries(bs->skel->maps.off_counts,
-				     bs->off_cpu ? off_entries : 1))
-		return dcp_error(EINVAL, "cannot size the BPF maps");
+	bs->skel->maps.off_counts.max_entries = bs->off_cpu ? off_entries : 1;
+	return 0;
+}
+
+/* A tracepoint of tracefs (its events/ directory) as a perf event. */
+static int open_tracepoint(const char *dir)
+{
+	struct perf_event_attr attr;
+	char path[256];
+	FILE *f;
+	int ok;
+
+	memset(&attr, 0, sizeof(attr));
+	snprintf(path, sizeof(path), "%s/id", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", (unsigned long long *)&attr.config) == 1;
+	fclose(f);
+	if (!ok) {
+		errno = EINVAL;
+		return -1;
+	}
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.sample_period = 1;
+	return dcp_perf_event_open(&attr, -1, 0);
+}
+
+/*
+ * The task programs (tp_btf) and, with --off-cpu, the switch program on
+ * their raw tracepoints; mmap's exit tracepoint through a perf event.
+ * The light skeleton loads every program; only these run.
+ */
+static int attach_task_programs(struct bpf_source *bs)
+{
+	int progs[] = {
+		bs->skel->progs.dcp_exec.prog_fd,
+		bs->skel->progs.dcp_exit.prog_fd,
+		bs->skel->progs.dcp_fork.prog_fd,
+		bs->off_cpu ? bs->skel->progs.dcp_switch.prog_fd : -1,
+	};
+	int fd, link;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (progs[i] < 0)
+			continue;
+		link = bpf_raw_tracepoint_open(NULL, progs[i]);
+		if (link < 0)
+			return load_error(errno, "attach the task tracepoints");
+		bs->task_links[bs->nr_task_links++] = link;
+	}
+	if (!bs->mapping_events)
+		return 0;
+	fd = open_tracepoint(SYS_EXIT_MMAP);
+	if (fd < 0)
+		return load_error(errno, "open mmap's exit tracepoint");
+	bs->task_links[bs->nr_task_links++] = fd;
+	link = bpf_link_create(bs->skel->progs.dcp_mmap.prog_fd, fd,
+			       BPF_PERF_EVENT, NULL);
+	if (link < 0)
+		return load_error(errno, "attach to mmap's exit tracepoint");
+	bs->task_links[bs->nr_task_links++] = link;
 	return 0;
 }
 
@@ -217,10 +274,16 @@ static int bpf_start(struct dcp_source *s,
 {
 	struct bpf_source *bs = bpf_source(s);
 	const char *btf = getenv("DCPROF_BPF_BTF");
-	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	uint8_t one = 1;
 	int ret, ncpus;
 
+	/*
+	 * The light skeleton's loader program relocates the programs in the
+	 * kernel, against the kernel's own BTF: user space never reads it
+	 * (libbpf's parse of its 5 MiB was a third of the start). Its file
+	 * is still what says the kernel has BTF; DCPROF_BPF_BTF points the
+	 * check elsewhere (the tests' kernel without BTF).
+	 */
 	if (!btf || !*btf)
 		btf = DEFAULT_BTF;
 	if (access(btf, R_OK))
@@ -228,44 +291,37 @@ static int bpf_start(struct dcp_source *s,
 				 "the BPF backend cannot load: no kernel BTF "
 				 "at %s (%s)",
 				 btf, strerror(errno));
-	oo.btf_custom_path = strcmp(btf, DEFAULT_BTF) ? btf : NULL;
 	libbpf_set_print(dcp_libbpf_log);
 	bs->nr_possible = libbpf_num_possible_cpus();
 	if (bs->nr_possible <= 0)
 		return dcp_error(EINVAL, "cannot count the possible CPUs");
-	bs->skel = recorder_bpf__open_opts(&oo);
+	bs->skel = recorder_bpf__open();
 	if (!bs->skel)
 		return load_error(errno, "open");
 	bs->skel->rodata->filter_marked = bs->filter;
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
 	bs->off_cpu = set->off_cpu;
-	/* without --off-cpu, switches cost nothing: no program on them */
-	bpf_program__set_autoload(bs->skel->progs.dcp_switch, set->off_cpu);
 	bs->mapping_events = !access(SYS_EXIT_MMAP, F_OK);
-	bpf_program__set_autoload(bs->skel->progs.dcp_mmap,
-				  bs->mapping_events);
 	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
 	if (set->off_cpu)
 		find_switch_iterator(bs);
-	/* the start-up walk's iterators: attached per walk, by iter.c */
-	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_exe, false);
-	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_task, false);
-	bpf_program__set_autoattach(bs->skel->progs.dcp_iter_vma, false);
 	bs->call_graph = set->call_graph;
 	ret = size_maps(bs, set);
 	if (ret)
 		return ret;
-	if (recorder_bpf__load(bs->skel))
-		return load_error(errno, "load");
+	ret = recorder_bpf__load(bs->skel);
+	if (ret)
+		return load_error(-ret, "load");
 	for (size_t i = 0; bs->filter && i < bs->nr_marks; i++)
-		if (bpf_map_update_elem(bpf_map__fd(bs->skel->maps.marked),
+		if (bpf_map_update_elem(bs->skel->maps.marked.map_fd,
 					bs->marks[i], &one, BPF_ANY))
 			return dcp_error(errno, "cannot mark a file: %s",
 					 strerror(errno));
-	if (recorder_bpf__attach(bs->skel))
-		return load_error(errno, "attach the task tracepoints");
-	bs->rb = ring_buffer__new(bpf_map__fd(bs->skel->maps.events),
+	ret = attach_task_programs(bs);
+	if (ret)
+		return ret;
+	bs->rb = ring_buffer__new(bs->skel->maps.events.map_fd,
 				  dcp_bpf_on_event, bs, NULL);
 	bs->ustack = calloc(DCP_BPF_MAX_FRAMES, sizeof(*bs->ustack));
 	bs->kstack = calloc(DCP_BPF_MAX_FRAMES, sizeof(*bs->kstack));
@@ -278,8 +334,7 @@ static int bpf_start(struct dcp_source *s,
 		return dcp_error(ENOMEM, "out of memory");
 	ncpus = 0;
 	for (int cpu = 0; cpu < bs->nr_possible; cpu++) {
-		int fd = open_cpu_clock(set->sample_freq, cpu);
-		struct bpf_link *l;
+		int fd = open_cpu_clock(set->sample_freq, cpu), link;
 
 		if (fd < 0) {
 			if (errno == ENODEV)
@@ -287,15 +342,15 @@ static int bpf_start(struct dcp_source *s,
 			return load_error(errno, "the cpu-clock event");
 		}
 		bs->event_fds[bs->nr_events] = fd;
-		l = bpf_program__attach_perf_event(bs->skel->progs.dcp_sample,
-						   fd);
-		if (!l) {
+		link = bpf_link_create(bs->skel->progs.dcp_sample.prog_fd, fd,
+				       BPF_PERF_EVENT, NULL);
+		if (link < 0) {
 			int err = errno;
 
-			bs->nr_events++;
+			bs->links[bs->nr_events++] = -1;
 			return load_error(err, "attach to cpu-clock");
 		}
-		bs->links[bs->nr_events++] = l;
+		bs->links[bs->nr_events++] = link;
 		ncpus = cpu + 1;
 	}
 	s->nr_cpus = (uint32_t)ncpus;
@@ -348,23 +403,21 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 static void detach(struct bpf_source *bs)
 {
 	for (uint32_t i = 0; i < bs->nr_events; i++) {
-		if (bs->links && bs->links[i])
-			bpf_link__destroy(bs->links[i]);
-		if (bs->links)
-			bs->links[i] = NULL;
+		if (bs->links && bs->links[i] >= 0)
+			close(bs->links[i]);
 		close(bs->event_fds[i]);
 	}
 	bs->nr_events = 0;
 }
 
 /* -v: how often a program ran and for how long (bpf_stats_enabled) */
-static void log_program_run(const struct bpf_program *prog, const char *what)
+static void log_program_run(int prog_fd, const char *what)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &len))
 		dcp_log(DCP_LOG_INFO,
 			"bpf: the %s program ran %llu times for %llu ns", what,
 			(unsigned long long)info.run_cnt,
@@ -395,8 +448,8 @@ static int bpf_stop(struct dcp_source *s)
 	}
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
-				   &info, &len))
+	if (bpf_obj_get_info_by_fd(bs->skel->progs.dcp_sample.prog_fd, &info,
+				   &len))
 		memset(&info, 0, sizeof(info));
 	dcp_log(DCP_LOG_INFO,
 		"bpf: %" PRIu64 " samples counted in the kernel, %" PRIu64
@@ -413,7 +466,7 @@ static int bpf_stop(struct dcp_source *s)
 		"events, %" PRIu64 " left to the maps in /proc",
 		bs->mmaps_named, bs->mmaps_unnamed);
 	if (bs->off_cpu) {
-		log_program_run(bs->skel->progs.dcp_switch, "switch");
+		log_program_run(bs->skel->progs.dcp_switch.prog_fd, "switch");
 		if (bs->kernel_counts[DCP_BPF_STAT_OFF_UNSPLIT])
 			dcp_log(DCP_LOG_INFO,
 				"--off-cpu: %" PRIu64 " sleeps counted as "
@@ -432,6 +485,8 @@ static void bpf_free(struct dcp_source *s)
 	detach(bs);
 	dcp_bpf_budget_stop(bs);
 	ring_buffer__free(bs->rb);
+	for (uint32_t i = 0; i < bs->nr_task_links; i++)
+		close(bs->task_links[i]);
 	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);
@@ -479,9 +534,9 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 
 	if (!dcp_source_is_bpf(s) || !bs->skel)
 		return dcp_error_null(EINVAL, "the BPF source is not started");
-	progs.exe = bs->skel->progs.dcp_iter_exe;
-	progs.task = bs->skel->progs.dcp_iter_task;
-	progs.vma = bs->skel->progs.dcp_iter_vma;
+	progs.exe = bs->skel->progs.dcp_iter_exe.prog_fd;
+	progs.task = bs->skel->progs.dcp_iter_task.prog_fd;
+	progs.vma = bs->skel->progs.dcp_iter_vma.prog_fd;
 	return dcp_collection_bpf_open_programs(kind, opts, &progs);
 }
 

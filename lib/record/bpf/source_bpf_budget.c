@@ -31,7 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "log_internal.h"
-#include "recorder.skel.h"
+#include "recorder.lskel.h"
 #include "source_bpf_internal.h"
 
 #define BUDGET_WINDOW_NS 1000000000ull
@@ -60,7 +60,7 @@ static uint64_t run_time_ns(const struct bpf_source *bs)
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(bs->skel->progs.dcp_sample),
+	if (bpf_obj_get_info_by_fd(bs->skel->progs.dcp_sample.prog_fd,
 				   &info, &len))
 		return 0;
 	return info.run_time_ns;

@@ -16,7 +16,7 @@
 
 #include "grow.h"
 #include "log_internal.h"
-#include "recorder.skel.h"
+#include "recorder.lskel.h"
 #include "source_bpf_internal.h"
 
 /* ---- the count map into the pipeline ------------------------------------ */
@@ -61,7 +61,7 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 
 	if (sc->hash == hash)
 		return sc;
-	if (bpf_map_lookup_elem(bpf_map__fd(bs->skel->maps.user_stacks), &hash,
+	if (bpf_map_lookup_elem(bs->skel->maps.user_stacks.map_fd, &hash,
 				bs->ustack)) {
 		bs->stacks_evicted++;
 		return NULL;
@@ -85,8 +85,8 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 }
 
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
-					  struct kstack_copy *cache,
-					  struct bpf_map *map, uint64_t hash);
+					  struct kstack_copy *cache, int map_fd,
+					  uint64_t hash);
 
 /*
  * A sample taken inside execve(2), after the exec's point of no return:
@@ -128,7 +128,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 
 	if (hash && !bs->user_build_ids) {
 		const struct kstack_copy *ic = ip_stack(
-			bs, bs->icache, bs->skel->maps.user_ips, hash);
+			bs, bs->icache, bs->skel->maps.user_ips.map_fd, hash);
 
 		if (!ic || !ic->nr)
 			return (int)n;
@@ -188,15 +188,15 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 }
 
 static const struct kstack_copy *ip_stack(struct bpf_source *bs,
-					  struct kstack_copy *cache,
-					  struct bpf_map *map, uint64_t hash)
+					  struct kstack_copy *cache, int map_fd,
+					  uint64_t hash)
 {
 	struct kstack_copy *kc = &cache[hash % bs->ucache_size];
 	uint32_t nr = 0;
 
 	if (kc->hash == hash)
 		return kc;
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &hash, bs->kstack)) {
+	if (bpf_map_lookup_elem(map_fd, &hash, bs->kstack)) {
 		bs->stacks_evicted++;
 		return NULL;
 	}
@@ -230,8 +230,8 @@ static uint32_t kernel_frames(struct bpf_source *bs, uint64_t hash,
 			      uint64_t leaf, bool off_cpu)
 {
 	const struct kstack_copy *kc =
-		hash ? ip_stack(bs, bs->kcache, bs->skel->maps.kernel_stacks,
-				hash) :
+		hash ? ip_stack(bs, bs->kcache,
+				bs->skel->maps.kernel_stacks.map_fd, hash) :
 		       NULL;
 	uint32_t n = 0, first = 0;
 
@@ -332,7 +332,7 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 
 static int drain_counts(struct bpf_source *bs)
 {
-	int fd = bpf_map__fd(bs->skel->maps.counts);
+	int fd = bs->skel->maps.counts.map_fd;
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	uint32_t out, *in = NULL;
 	int ret = 0, err;
@@ -360,7 +360,7 @@ static int drain_counts(struct bpf_source *bs)
 /* --off-cpu: the ns counted in the kernel, by stacks and state. */
 static int drain_off_counts(struct bpf_source *bs)
 {
-	int fd = bpf_map__fd(bs->skel->maps.off_counts);
+	int fd = bs->skel->maps.off_counts.map_fd;
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	uint32_t out, *in = NULL;
 	int ret = 0, err;
@@ -406,7 +406,7 @@ static int drain_off_counts(struct bpf_source *bs)
 /* The kernel's per-CPU statistics, summed. */
 static void read_stats(struct bpf_source *bs)
 {
-	int fd = bpf_map__fd(bs->skel->maps.stats);
+	int fd = bs->skel->maps.stats.map_fd;
 	struct dcp_recorder *r = bs->r;
 	uint64_t now[DCP_BPF_STAT_NR] = { 0 };
 

@@ -28,8 +28,11 @@ struct bpf_source {
 	struct dcp_source base;
 	struct dcp_recorder *r;
 	struct recorder_bpf *skel;
-	struct bpf_link **links;
+	int *links; /* the sampling program's, per cpu-clock event */
 	int *event_fds;
+	/* the task, mmap and switch programs' links */
+	int task_links[8];
+	uint32_t nr_task_links;
 	uint32_t nr_events;
 	struct ring_buffer *rb;
 	int nr_possible;

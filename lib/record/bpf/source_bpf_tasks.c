@@ -25,7 +25,7 @@
 #include "collect_internal.h"
 #include "log_internal.h"
 #include "records_internal.h"
-#include "recorder.skel.h"
+#include "recorder.lskel.h"
 #include "source_bpf_internal.h"
 
 static int read_maps(struct bpf_source *bs, struct dcp_process *p);
@@ -154,7 +154,7 @@ static void note_known_exec(struct bpf_source *bs,
 
 	/* a full map only means wake-ups, as before */
 	if (e->ino)
-		bpf_map_update_elem(bpf_map__fd(bs->skel->maps.known_execs), &k,
+		bpf_map_update_elem(bs->skel->maps.known_execs.map_fd, &k,
 				    &one, BPF_ANY);
 }
 
