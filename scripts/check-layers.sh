@@ -45,7 +45,7 @@ for layer in "${!may_include[@]}"; do
 			[ -n "$inc" ] || continue
 			case $inc in dcprof/dcprof.h) continue ;; esac
 			# Generated files of the build (protobuf-c, embedded assets).
-			case $inc in *.pb-c.h | *.skel.h | vmlinux.h) continue ;; esac
+			case $inc in *.pb-c.h | *.skel.h | *.lskel.h | vmlinux.h) continue ;; esac
 			found=""
 			for d in $dir ${may_include[$layer]}; do
 				[ -e "$d/$inc" ] && found=$d && break
