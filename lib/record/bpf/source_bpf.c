@@ -207,29 +207,23 @@ static int size_maps(struct bpf_source *bs,
 	return 0;
 }
 
-/* A tracepoint of tracefs (its events/ directory) as a perf event. */
-static int open_tracepoint(const char *dir)
+/* A tracepoint ("syscalls/sys_exit_mmap") as a perf event: fd or -errno. */
+static int open_tracepoint(const char *event)
 {
 	struct perf_event_attr attr;
-	char path[256];
-	FILE *f;
-	int ok;
+	char format[4096];
+	uint64_t id;
+	int ret = dcp_tracefs_event(event, &id, format, sizeof(format));
 
+	if (ret)
+		return ret;
 	memset(&attr, 0, sizeof(attr));
-	snprintf(path, sizeof(path), "%s/id", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%llu", (unsigned long long *)&attr.config) == 1;
-	fclose(f);
-	if (!ok) {
-		errno = EINVAL;
-		return -1;
-	}
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
 	attr.sample_period = 1;
-	return dcp_perf_event_open(&attr, -1, 0);
+	ret = dcp_perf_event_open(&attr, -1, 0);
+	return ret < 0 ? -errno : ret;
 }
 
 /*
@@ -257,9 +251,9 @@ static int attach_task_programs(struct bpf_source *bs)
 	}
 	if (!bs->mapping_events)
 		return 0;
-	fd = open_tracepoint(SYS_EXIT_MMAP);
+	fd = open_tracepoint("syscalls/sys_exit_mmap");
 	if (fd < 0)
-		return load_error(errno, "open mmap's exit tracepoint");
+		return load_error(-fd, "open mmap's exit tracepoint");
 	bs->task_links[bs->nr_task_links++] = fd;
 	link = bpf_link_create(bs->skel->progs.dcp_mmap.prog_fd, fd,
 			       BPF_PERF_EVENT, NULL);
