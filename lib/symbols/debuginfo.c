@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Separate debug files: libdwfl's search for them, and their compressed
- * DWARF inflated once into the symbol cache, by build id, so that the next
- * reading does not pay for it again.
+ * Separate debug files: libdwfl's search for them (its local part only
+ * when no debuginfod server is named), and their compressed DWARF inflated
+ * once into the symbol cache, by build id, so that the next reading does
+ * not pay for it again.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buildid_internal.h"
@@ -149,6 +153,124 @@ static void debug_file_store(struct dcp_symbolizer *s, int fd, const char *path)
 	dcp_cache_entry_commit(c, out, tmp, name);
 }
 
+/*
+ * Whether a debuginfod server is named. libdwfl's search (elfutils 0.188)
+ * ends, for every module it finds no local debug file for, in loading
+ * libdebuginfod, and with it libcurl and some thirty libraries, even when
+ * no server is named and the client would ask nobody: the largest part of
+ * naming a recording's addresses.
+ */
+static bool debuginfod_named(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && *urls;
+}
+
+/*
+ * The candidate path of a .gnu_debuglink name for one entry of libdwfl's
+ * debuginfo_path (its syntax: ':'-separated, an optional '+' or '-' for
+ * the CRC check, which the build id replaces here; an empty entry is the
+ * file's own directory, a relative one below it, an absolute one the
+ * root under which the file's directory is repeated).
+ */
+static char *debuglink_candidate(const char *entry, size_t len, const char *dir,
+				 const char *link)
+{
+	char *path = NULL;
+	int r;
+
+	if (len && (entry[0] == '+' || entry[0] == '-'))
+		entry++, len--;
+	if (!len)
+		r = asprintf(&path, "%s/%s", dir, link);
+	else if (entry[0] != '/')
+		r = asprintf(&path, "%s/%.*s/%s", dir, (int)len, entry, link);
+	else
+		r = asprintf(&path, "%.*s%s/%s", (int)len, entry, dir, link);
+	return r < 0 ? NULL : path;
+}
+
+/*
+ * Open path when it is a debug file of the build id (id, n) and not the
+ * module's file itself (a .gnu_debuglink name may be the file's own).
+ */
+static int open_matching(const char *path, const struct stat *self,
+			 const unsigned char *id, int n)
+{
+	uint8_t got[DCP_BUILD_ID_MAX];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino) ||
+	    dcp_build_id_read_fd(fd, got) != n || memcmp(got, id, (size_t)n)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * libdwfl's local search without its debuginfod step, for modules with a
+ * build id: the build-id trees of debuginfo_path, then the .gnu_debuglink
+ * name in each of its directories, accepted only with the module's build
+ * id. -1 when none.
+ */
+static int
+find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+		     Dwarf_Addr base, const char *file_name,
+		     const char *debuglink_file, GElf_Word debuglink_crc,
+		     const unsigned char *id, int n, char **debuginfo_file_name)
+{
+	const char *search = ":.debug:/usr/lib/debug", *entry, *end;
+	struct dcp_symbolizer *s = userdata ? *userdata : NULL;
+	const struct stat *self = NULL;
+	struct stat st;
+	char *dir, *slash;
+	int fd;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !debuglink_file || !file_name ||
+	    strchr(debuglink_file, '/'))
+		return fd;
+	if (s && s->debuginfo_path)
+		search = s->debuginfo_path;
+	if (stat(file_name, &st) == 0)
+		self = &st;
+	dir = strdup(file_name);
+	if (!dir)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	for (entry = search; fd < 0; entry = end + 1) {
+		char *path;
+
+		end = strchrnul(entry, ':');
+		path = debuglink_candidate(entry, (size_t)(end - entry), dir,
+					   debuglink_file);
+		if (path)
+			fd = open_matching(path, self, id, n);
+		if (fd >= 0) {
+			free(*debuginfo_file_name);
+			*debuginfo_file_name = path;
+		} else {
+			free(path);
+		}
+		if (!*end)
+			break;
+	}
+	free(dir);
+	return fd;
+}
+
 int dcp_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 		       Dwarf_Addr base, const char *file_name,
 		       const char *debuglink_file, GElf_Word debuglink_crc,
@@ -156,12 +278,21 @@ int dcp_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 {
 	struct dcp_symbolizer *s = userdata ? *userdata : NULL;
 	int fd = s ? debug_file_cached(s, mod, debuginfo_file_name) : -1;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n;
 
 	if (fd >= 0)
 		return fd;
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-					  file_name, debuglink_file,
-					  debuglink_crc, debuginfo_file_name);
+	n = dwfl_module_build_id(mod, &id, &vaddr);
+	if (n > 0 && n <= DCP_BUILD_ID_MAX && !debuginfod_named())
+		fd = find_debuginfo_local(
+			mod, userdata, modname, base, file_name, debuglink_file,
+			debuglink_crc, id, n, debuginfo_file_name);
+	else
+		fd = dwfl_standard_find_debuginfo(
+			mod, userdata, modname, base, file_name, debuglink_file,
+			debuglink_crc, debuginfo_file_name);
 	if (fd >= 0 && s)
 		debug_file_store(s, fd, *debuginfo_file_name);
 	return fd;

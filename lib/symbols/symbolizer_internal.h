@@ -84,7 +84,8 @@ int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 
 /*
  * libdwfl's find_debuginfo callback: the inflated copy from the cache
- * when there is one, else libdwfl's search, whose compressed finds are
+ * when there is one, else libdwfl's search (without its debuginfod step
+ * when DEBUGINFOD_URLS names no server), whose compressed finds are
  * inflated into the cache. The module's userdata is the symbolizer
  * (debuginfo.c).
  */
