@@ -58,6 +58,9 @@ for bin in "$@"; do
 	fi
 done
 
+# the interpreter behind python3, resolved once (test-lib.sh)
+DCPROF_TEST_PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+export DCPROF_TEST_PYTHON3
 for t in tests/t/t[0-9]*.sh; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t" .sh)

@@ -123,14 +123,15 @@ grep -q "^dcprof: push: [0-9]* periods sent, 0 failed tries, 0 dropped" "$TMP/er
 check_requests "$TMP/up" "Bearer secret-token" || die "the requests are not as documented"
 kill "$SERVER"
 
-# 2. down for 10 s, then up: every period arrives, in order, once
+# 2. down for 4 s (the tries 1, 2 and 4 s apart), then up: every period
+# arrives, in order, once
 PORT=$(free_port)
 printf 'user:pass word\n' >"$TMP/basic"
-"$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d2" --period 2 \
+"$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d2" --period 1 \
 	--push "http://127.0.0.1:$PORT" --push-label env=test \
 	--push-basic-auth-file "$TMP/basic" 2>"$TMP/err" &
 rec=$!
-sleep 10
+sleep 4
 grep -q "^dcprof: push: cannot send period .*retrying in" "$TMP/err" ||
 	die "a server that is down is not said so"
 [ -n "$(ls "$TMP/d2/.spool")" ] || die "nothing waits in the spool"
@@ -139,7 +140,7 @@ for i in $(seq 200); do
 	grep -q "^dcprof: push: sent again after" "$TMP/err" && break
 	sleep 0.1
 done
-sleep 3
+sleep 2
 kill -TERM "$rec"
 wait "$rec" || die "exit $? after SIGTERM: $(cat "$TMP/err")"
 cat "$TMP/err"

@@ -14,7 +14,7 @@ C=$TMP/cache
 # dd with small blocks: most of the time in the kernel and in libc.
 rec() {
 	DCPROF_CACHE_DIR=$1 expect_exit 0 "$DCPROF" record -vv -o "$2" -- \
-		dd if=/dev/zero of=/dev/null bs=64 count=2000000
+		dd if=/dev/zero of=/dev/null bs=64 count=500000
 }
 # The names of a profile, resolved again now with cache directory $1.
 names() {

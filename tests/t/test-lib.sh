@@ -37,6 +37,18 @@ TEST_NAME=$(basename "$0" .sh)
 # No symbol cache unless a test asks for one: every test derives symbols
 # from the files themselves, whatever earlier runs left in the cache.
 export DCPROF_CACHE_DIR=
+# python3 through a version manager's shim (pyenv's is a shell script that
+# runs a dozen processes) costs 0.3 s a call on the test machines, and the
+# tests call it hundreds of times: the interpreter it resolves to (found
+# once by tests/run.sh, else here) comes first in PATH.
+if [ -z "${DCPROF_TEST_PYTHON3:-}" ]; then
+	DCPROF_TEST_PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+	export DCPROF_TEST_PYTHON3
+fi
+if [ -x "${DCPROF_TEST_PYTHON3:-}" ] && mkdir "$TMP/.bin" &&
+	ln -s "$DCPROF_TEST_PYTHON3" "$TMP/.bin/python3"; then
+	PATH=$TMP/.bin:$PATH
+fi
 _spawned=()
 
 _cleanup() {
