@@ -14,7 +14,11 @@
 # from the process's maps in user space (the default), and named by build id
 # in the kernel (DCPROF_BPF_FRAMES=buildid). bpftrace's profile:hz:999 with
 # kernel and user stacks, the in-kernel-counting peer, runs too when it is
-# installed. Needs root (BPF, -a).
+# installed. perf, the ring backend and the BPF backend (address frames)
+# also record BENCH_SHORT seconds (default 5): the difference between
+# their two runs is the CPU that grows with the samples, per 1,000
+# samples, and what is left of the long run the cost of starting and
+# finishing, which a longer recording spreads thinner. Needs root (BPF, -a).
 set -u
 BENCH=bpf
 # shellcheck source=bench/lib.sh
@@ -23,6 +27,7 @@ need_dcprof
 need "$PERF" python3
 [ "$(id -u)" -eq 0 ] || die "needs root (the BPF backend and -a)"
 DURATION=${BENCH_DURATION:-20}
+SHORT=${BENCH_SHORT:-5}
 bench_init
 
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
@@ -41,14 +46,34 @@ row() { # NAME SAMPLES CPU_MS BPF_NS BYTES PERF_PER_K
 		"$( [ -n "$6" ] && div "$per_k" "$6" || echo -)" "$5"
 }
 
+# bpf_figures ERR: "samples bytes ns" of a -v recording's stderr
+bpf_figures() {
+	sed -n 's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' "$1"
+}
+
+# The short runs: NAME_S (samples), NAME_C (recorder CPU ms), NAME_N (BPF ns)
+say "short runs ($SHORT s): bpf backend (address frames), ring backend, perf record"
+DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
+	--duration "$SHORT" -o "$TMP/short.data" >/dev/null 2>"$TMP/short.err" ||
+	die "dcprof --backend bpf (short) failed: $(tail -3 "$TMP/short.err")"
+SHORT_IP_C=$CPU_MS
+read -r SHORT_IP_S _ SHORT_IP_N < <(bpf_figures "$TMP/short.err")
+recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$SHORT" \
+	-o "$TMP/short.data" >/dev/null 2>"$TMP/short.err" ||
+	die "dcprof --backend perf (short) failed: $(tail -3 "$TMP/short.err")"
+SHORT_RING_C=$CPU_MS
+SHORT_RING_S=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/short.err")
+recorder perf_record -a -g -F 999 -o "$TMP/short.perf" -- sleep "$SHORT" \
+	>/dev/null 2>"$TMP/short.err" || die "perf record (short) failed: $(tail -3 "$TMP/short.err")"
+SHORT_PERF_C=$CPU_MS
+SHORT_PERF_S=$(perf_data "$TMP/short.perf" | cut -d' ' -f1)
+
 say "bpf backend, user frames named by build id (DCPROF_BPF_FRAMES=buildid), $DURATION s"
 DCPROF_BPF_FRAMES=buildid recorder "$DCPROF" record --backend bpf -v -a -g -F 999 --duration "$DURATION" \
 	-o "$TMP/bpf.data" >/dev/null 2>"$TMP/bpf.err" ||
 	die "dcprof --backend bpf failed: $(tail -3 "$TMP/bpf.err")"
 BID_CPU=$CPU_MS
-read -r BID_SAMPLES BID_BYTES BID_NS < <(sed -n \
-	's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
-	"$TMP/bpf.err")
+read -r BID_SAMPLES BID_BYTES BID_NS < <(bpf_figures "$TMP/bpf.err")
 [ -n "${BID_NS:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/bpf.err")"
 
 say "bpf backend, user frames as addresses (the default), $DURATION s"
@@ -56,9 +81,7 @@ DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
 	--duration "$DURATION" -o "$TMP/bpfip.data" >/dev/null 2>"$TMP/bpfip.err" ||
 	die "dcprof --backend bpf (ip) failed: $(tail -3 "$TMP/bpfip.err")"
 IP_CPU=$CPU_MS
-read -r IP_SAMPLES IP_BYTES IP_NS < <(sed -n \
-	's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
-	"$TMP/bpfip.err")
+read -r IP_SAMPLES IP_BYTES IP_NS < <(bpf_figures "$TMP/bpfip.err")
 
 say "ring backend, $DURATION s"
 recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$DURATION" \
@@ -101,3 +124,29 @@ row "dcprof bpf (address frames)" "$IP_SAMPLES" "$IP_CPU" "$IP_NS" \
 	"-" "$PERF_PERK"
 echo
 echo "BPF program: $(div "$BID_NS" "$BID_SAMPLES" %.0f) ns per sample with build-id frames, $(div "$IP_NS" "$IP_SAMPLES" %.0f) ns with address frames."
+
+# grows NAME S1 C1 N1 S2 C2 N2 [PERF_SLOPE]: a row of the second table: the
+# CPU (recorder + BPF run time, ms) per 1,000 samples between the short
+# run (S1 samples, C1 ms, N1 ns) and the long one, and the long run's rest
+grows() {
+	local slope fixed
+	slope=$(awk -v s1="$2" -v c1="$3" -v n1="$4" -v s2="$5" -v c2="$6" -v n2="$7" \
+		'BEGIN { if (s2 > s1) printf "%.2f", ((c2 + n2 / 1e6) - (c1 + n1 / 1e6)) * 1000 / (s2 - s1); else print "-" }')
+	fixed=$(awk -v sl="$slope" -v s2="$5" -v c2="$6" -v n2="$7" \
+		'BEGIN { if (sl != "-") printf "%.0f", c2 + n2 / 1e6 - sl * s2 / 1000; else print "-" }')
+	echo "$slope" >"$TMP/$1.slope"
+	printf '| %s | %s, %s ms | %s, %s ms | %s | %s | %s |\n' "$1" "$2" \
+		"$(awk -v c="$3" -v n="$4" 'BEGIN { printf "%.0f", c + n / 1e6 }')" "$5" \
+		"$(awk -v c="$6" -v n="$7" 'BEGIN { printf "%.0f", c + n / 1e6 }')" "$slope" \
+		"$( [ -n "${8:-}" ] && div "$slope" "$8" || echo -)" "$fixed"
+}
+echo
+echo "What grows with the samples: each recorder $SHORT s and $DURATION s (recorder CPU + BPF run time); the difference per 1,000 samples, and the rest of the long run (starting and finishing). perf's own work per sample in the kernel (copying call chains into its ring) is not perf's CPU; the BPF programs' is dcprof's."
+echo
+echo "| recorder | $SHORT s: samples, CPU | $DURATION s: samples, CPU | ms per 1,000 samples between | x perf | rest of the $DURATION s run (ms) |"
+echo "|---|---:|---:|---:|---:|---:|"
+grows perf "$SHORT_PERF_S" "$SHORT_PERF_C" 0 "$PERF_SAMPLES" "$PERF_CPU" 0
+PERF_SLOPE=$(cat "$TMP/perf.slope")
+grows "dcprof ring" "$SHORT_RING_S" "$SHORT_RING_C" 0 "$RING_SAMPLES" "$RING_CPU" 0 "$PERF_SLOPE"
+grows "dcprof bpf (address frames)" "$SHORT_IP_S" "$SHORT_IP_C" "$SHORT_IP_N" \
+	"$IP_SAMPLES" "$IP_CPU" "$IP_NS" "$PERF_SLOPE"
