@@ -456,6 +456,14 @@ static int bpf_stop(struct dcp_source *s)
 		(unsigned long long)info.run_cnt,
 		(unsigned long long)info.run_time_ns);
 	dcp_log(DCP_LOG_INFO,
+		"bpf: %" PRIu64 " counts read (%.1f samples each), %" PRIu64
+		" stacks copied",
+		bs->counts_read,
+		bs->counts_read ? (double)bs->samples_seen /
+					  (double)bs->counts_read :
+				  0.0,
+		bs->stacks_copied);
+	dcp_log(DCP_LOG_INFO,
 		"bpf: %" PRIu64 " executable mappings named from the kernel's "
 		"events, %" PRIu64 " left to the maps in /proc",
 		bs->mmaps_named, bs->mmaps_unnamed);

@@ -67,6 +67,7 @@ static const struct stack_copy *user_stack(struct bpf_source *bs, uint64_t hash)
 		return NULL;
 	}
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->ustack);
+	bs->stacks_copied++;
 	while (nr < DCP_BPF_MAX_FRAMES &&
 	       bs->ustack[nr].status != BPF_STACK_BUILD_ID_EMPTY)
 		nr++;
@@ -201,6 +202,7 @@ static const struct kstack_copy *ip_stack(struct bpf_source *bs,
 		return NULL;
 	}
 	bs->bytes_read += DCP_BPF_MAX_FRAMES * sizeof(*bs->kstack);
+	bs->stacks_copied++;
 	while (nr < DCP_BPF_MAX_FRAMES && bs->kstack[nr])
 		nr++;
 	if (!kc->ips && note_filled(bs, &kc->ips))
@@ -348,6 +350,7 @@ static int drain_counts(struct bpf_source *bs)
 					 strerror(errno));
 		bs->bytes_read +=
 			(uint64_t)n * (sizeof(*bs->keys) + sizeof(*bs->vals));
+		bs->counts_read += n;
 		for (uint32_t i = 0; i < n && !ret; i++) {
 			bs->samples_seen += bs->vals[i];
 			ret = take_count(bs, &bs->keys[i], bs->vals[i], NULL);

@@ -116,6 +116,7 @@ struct bpf_source {
 
 	/* what crossed from the kernel, for -v and the bench */
 	uint64_t bytes_read, samples_seen;
+	uint64_t counts_read, stacks_copied;
 	uint64_t kernel_counts[DCP_BPF_STAT_NR];
 	uint64_t next_drain_ns;
 
