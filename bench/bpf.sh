@@ -46,49 +46,53 @@ row() { # NAME SAMPLES CPU_MS BPF_NS BYTES PERF_PER_K
 		"$( [ -n "$6" ] && div "$per_k" "$6" || echo -)" "$5"
 }
 
-# bpf_figures ERR: "samples bytes ns" of a -v recording's stderr
-bpf_figures() {
-	sed -n 's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' "$1"
+# bpf_run FRAMES SECONDS NAME: the BPF backend (DCPROF_BPF_FRAMES=FRAMES)
+# as the recorder; CPU_MS, and from its -v lines in $TMP/NAME.err: BPF_S
+# (samples), BPF_B (bytes read from the kernel), BPF_N (the program's ns)
+bpf_run() {
+	DCPROF_BPF_FRAMES=$1 recorder "$DCPROF" record --backend bpf -v -a -g \
+		-F 999 --duration "$2" -o "$TMP/$3.data" >/dev/null 2>"$TMP/$3.err" ||
+		die "dcprof --backend bpf ($1, $2 s) failed: $(tail -3 "$TMP/$3.err")"
+	read -r BPF_S BPF_B BPF_N < <(sed -n \
+		's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
+		"$TMP/$3.err")
+	[ -n "${BPF_N:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/$3.err")"
 }
 
-# The short runs: NAME_S (samples), NAME_C (recorder CPU ms), NAME_N (BPF ns)
+# ring_run SECONDS NAME: the ring backend as the recorder; CPU_MS, RING_S
+ring_run() {
+	recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$1" \
+		-o "$TMP/$2.data" >/dev/null 2>"$TMP/$2.err" ||
+		die "dcprof --backend perf ($1 s) failed: $(tail -3 "$TMP/$2.err")"
+	RING_S=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/$2.err")
+}
+
+# perf_run SECONDS NAME: perf record as the recorder; CPU_MS, PERF_S
+perf_run() {
+	recorder perf_record -a -g -F 999 -o "$TMP/$2.perf" -- sleep "$1" \
+		>/dev/null 2>"$TMP/$2.err" || die "perf record ($1 s) failed: $(tail -3 "$TMP/$2.err")"
+	PERF_S=$(perf_data "$TMP/$2.perf" | cut -d' ' -f1)
+}
+
 say "short runs ($SHORT s): bpf backend (address frames), ring backend, perf record"
-DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
-	--duration "$SHORT" -o "$TMP/short.data" >/dev/null 2>"$TMP/short.err" ||
-	die "dcprof --backend bpf (short) failed: $(tail -3 "$TMP/short.err")"
-SHORT_IP_C=$CPU_MS
-read -r SHORT_IP_S _ SHORT_IP_N < <(bpf_figures "$TMP/short.err")
-recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$SHORT" \
-	-o "$TMP/short.data" >/dev/null 2>"$TMP/short.err" ||
-	die "dcprof --backend perf (short) failed: $(tail -3 "$TMP/short.err")"
-SHORT_RING_C=$CPU_MS
-SHORT_RING_S=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/short.err")
-recorder perf_record -a -g -F 999 -o "$TMP/short.perf" -- sleep "$SHORT" \
-	>/dev/null 2>"$TMP/short.err" || die "perf record (short) failed: $(tail -3 "$TMP/short.err")"
-SHORT_PERF_C=$CPU_MS
-SHORT_PERF_S=$(perf_data "$TMP/short.perf" | cut -d' ' -f1)
+bpf_run ip "$SHORT" short-bpf
+SHORT_IP_C=$CPU_MS SHORT_IP_S=$BPF_S SHORT_IP_N=$BPF_N
+ring_run "$SHORT" short-ring
+SHORT_RING_C=$CPU_MS SHORT_RING_S=$RING_S
+perf_run "$SHORT" short
+SHORT_PERF_C=$CPU_MS SHORT_PERF_S=$PERF_S
 
 say "bpf backend, user frames named by build id (DCPROF_BPF_FRAMES=buildid), $DURATION s"
-DCPROF_BPF_FRAMES=buildid recorder "$DCPROF" record --backend bpf -v -a -g -F 999 --duration "$DURATION" \
-	-o "$TMP/bpf.data" >/dev/null 2>"$TMP/bpf.err" ||
-	die "dcprof --backend bpf failed: $(tail -3 "$TMP/bpf.err")"
-BID_CPU=$CPU_MS
-read -r BID_SAMPLES BID_BYTES BID_NS < <(bpf_figures "$TMP/bpf.err")
-[ -n "${BID_NS:-}" ] || die "no bpf figures in: $(grep 'bpf:' "$TMP/bpf.err")"
+bpf_run buildid "$DURATION" bpf
+BID_CPU=$CPU_MS BID_SAMPLES=$BPF_S BID_BYTES=$BPF_B BID_NS=$BPF_N
 
 say "bpf backend, user frames as addresses (the default), $DURATION s"
-DCPROF_BPF_FRAMES=ip recorder "$DCPROF" record --backend bpf -v -a -g -F 999 \
-	--duration "$DURATION" -o "$TMP/bpfip.data" >/dev/null 2>"$TMP/bpfip.err" ||
-	die "dcprof --backend bpf (ip) failed: $(tail -3 "$TMP/bpfip.err")"
-IP_CPU=$CPU_MS
-read -r IP_SAMPLES IP_BYTES IP_NS < <(bpf_figures "$TMP/bpfip.err")
+bpf_run ip "$DURATION" bpfip
+IP_CPU=$CPU_MS IP_SAMPLES=$BPF_S IP_BYTES=$BPF_B IP_NS=$BPF_N
 
 say "ring backend, $DURATION s"
-recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$DURATION" \
-	-o "$TMP/ring.data" >/dev/null 2>"$TMP/ring.err" ||
-	die "dcprof --backend perf failed: $(tail -3 "$TMP/ring.err")"
-RING_CPU=$CPU_MS
-RING_SAMPLES=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/ring.err")
+ring_run "$DURATION" ring
+RING_CPU=$CPU_MS RING_SAMPLES=$RING_S
 
 BT_CPU= BT_NS= BT_SAMPLES=
 if command -v bpftrace >/dev/null; then
@@ -102,11 +106,9 @@ else
 fi
 
 say "perf record, $DURATION s"
-recorder perf_record -a -g -F 999 -o "$TMP/perf.data" -- sleep "$DURATION" \
-	>/dev/null 2>"$TMP/perf.err" || die "perf record failed: $(tail -3 "$TMP/perf.err")"
-PERF_CPU=$CPU_MS
-PERF_SAMPLES=$(perf_data "$TMP/perf.data" | cut -d' ' -f1)
-PERF_BYTES=$(div "$(stat -c %s "$TMP/perf.data")" "$PERF_SAMPLES" %.0f)
+perf_run "$DURATION" perf
+PERF_CPU=$CPU_MS PERF_SAMPLES=$PERF_S
+PERF_BYTES=$(div "$(stat -c %s "$TMP/perf.perf")" "$PERF_SAMPLES" %.0f)
 
 echo
 echo "Machine: $(nproc) CPUs ($(cpu_model)), kernel $(uname -r); $BURNERS burners + a short-lived process every $CHURN_MS ms; -a -g -F 999, $DURATION s each; load $(load_avg)."

@@ -157,8 +157,8 @@ static void debug_file_store(struct dcp_symbolizer *s, int fd, const char *path)
  * Whether a debuginfod server is named. libdwfl's search (elfutils 0.188)
  * ends, for every module it finds no local debug file for, in loading
  * libdebuginfod, and with it libcurl and some thirty libraries, even when
- * no server is named and the client would ask nobody: the largest part of
- * naming a recording's addresses.
+ * no server is named and the client would ask nobody: 20 ms or so at the
+ * end of every recording that sampled the vdso.
  */
 static bool debuginfod_named(void)
 {
