@@ -157,19 +157,20 @@ static int size_maps(struct bpf_source *bs,
 	 * more.
 	 */
 	online = sysconf(_SC_NPROCESSORS_ONLN);
-	want = (uint64_t)set->sample_freq * (uint64_t)(online > 0 ? online : 1) *
-	       DRAIN_MS * 2 / 1000;
+	want = (uint64_t)set->sample_freq *
+	       (uint64_t)(online > 0 ? online : 1) * DRAIN_MS * 2 / 1000;
 	if (want > 1u << 20)
 		want = 1u << 20;
 	/*
 	 * The stack maps are LRU maps, whose every entry the kernel links
 	 * and touches when it creates them (16,384 stacks of 1 KiB each:
-	 * 26 ms of start-up here, as long again to free): a floor of 4,096,
-	 * eight drain intervals' samples at 999 Hz on 2 CPUs. A stack
-	 * is copied once into ucache, larger, and its entry is then not
-	 * needed again.
+	 * 26 ms of start-up here, as long again to free; 4,096: 10 ms more
+	 * than 1,024). An entry is needed only from its sample to the next
+	 * drain, which copies it once into ucache, larger: a floor of 1,024,
+	 * two drain intervals' samples at 999 Hz on 2 CPUs; the LRU evicts
+	 * the oldest when a burst of new stacks overfills it.
 	 */
-	bs->stack_entries = want < 4096 ? 4096 : (uint32_t)want;
+	bs->stack_entries = want < 1024 ? 1024 : (uint32_t)want;
 	/*
 	 * The count map too: each drain's batch read visits every bucket,
 	 * empty or not (16,384 four times a second: 5% of the recorder's
@@ -459,9 +460,9 @@ static int bpf_stop(struct dcp_source *s)
 		"bpf: %" PRIu64 " counts read (%.1f samples each), %" PRIu64
 		" stacks copied",
 		bs->counts_read,
-		bs->counts_read ? (double)bs->samples_seen /
-					  (double)bs->counts_read :
-				  0.0,
+		bs->counts_read ?
+			(double)bs->samples_seen / (double)bs->counts_read :
+			0.0,
 		bs->stacks_copied);
 	dcp_log(DCP_LOG_INFO,
 		"bpf: %" PRIu64 " executable mappings named from the kernel's "
