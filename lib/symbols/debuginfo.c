@@ -235,6 +235,8 @@ find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
 	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
 					  file_name, debuglink_file,
 					  debuglink_crc, debuginfo_file_name);
+	/* a .gnu_debuglink holds a file name; one with a directory in it
+	 * is not followed out of the search path */
 	if (fd >= 0 || !debuglink_file || !file_name ||
 	    strchr(debuglink_file, '/'))
 		return fd;
