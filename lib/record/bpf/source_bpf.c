@@ -241,6 +241,11 @@ static int attach_task_programs(struct bpf_source *bs)
 	};
 	int fd, link;
 
+	/* each program's link, then mmap's event and its link */
+	_Static_assert(sizeof(progs) / sizeof(progs[0]) + 2 <=
+			       sizeof(bs->task_links) /
+				       sizeof(bs->task_links[0]),
+		       "task_links cannot hold every link");
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		if (progs[i] < 0)
 			continue;

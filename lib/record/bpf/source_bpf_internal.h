@@ -31,7 +31,7 @@ struct bpf_source {
 	int *links; /* the sampling program's, per cpu-clock event */
 	int *event_fds;
 	/* the task, mmap and switch programs' links */
-	int task_links[8];
+	int task_links[6]; /* attach_task_programs() says why */
 	uint32_t nr_task_links;
 	uint32_t nr_events;
 	struct ring_buffer *rb;
