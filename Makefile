@@ -165,7 +165,7 @@ FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 LAYER_CHECKS := $(LAYERS:%=$(BUILD)/layer-check/%.so)
 
-.PHONY: all deps check unit-check t-check profile bench clean format fuzz check-layers
+.PHONY: all deps check check-build profile bench clean format fuzz check-layers
 
 all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS) $(BUILD)/libdcprof-core.a
 
@@ -273,7 +273,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< $(BUILD)/libdcprof.a $(LDFLAGS) $(LIBS) $(TEST_LIBS)
 
-check: all check-layers $(UNIT_BINS)
+# everything `make check` runs, built apart so that it can be built with
+# -j while the tests, which time CPUs, run alone
+check-build: all check-layers $(UNIT_BINS)
+
+check: check-build
 	BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BINS)
 
 DURATION ?= 10

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SIGKILL of the recorder at 10 random moments 2.1 to 4 s after its start,
+# SIGKILL of the recorder at 10 random moments 2.1 to 3.05 s after its start,
 # after several flushes; see t07-kill.inc for what each file must hold.
 # At least 8 of these files must hold samples.
 . "$(dirname "$0")/t07-kill.inc"
@@ -8,7 +8,7 @@ moments=()
 for i in $(seq 0 9); do
 	r=$RANDOM # drawn here: a subshell's $RANDOM is reseeded
 	moments+=("$(awk -v i="$i" -v r="$r" \
-		'BEGIN { printf "%.2f", 2.1 + i * 0.19 + r / 32768 * 0.19 }')")
+		'BEGIN { printf "%.2f", 2.1 + i * 0.095 + r / 32768 * 0.095 }')")
 done
 echo "moments: ${moments[*]}"
 kill_at "${moments[@]}"
