@@ -15,7 +15,8 @@
 #  - while recording, a perf_event program of dcprof's is loaded (bpftool);
 #  - a program over its CPU budget (DCPROF_BPF_CPU_MAX_PERCENT=0.3): the rate
 #    lowered, each sample weighted: shares and counts as unthrottled;
-#  - every CPU busy, -a -g at 10 kHz: no sample lost, >= 80% of those due;
+#  - every CPU busy, -a -g at 10 kHz and at 100 kHz (or the kernel's
+#    maximum): no sample lost; >= 80% of those due at 10 kHz, 25% at 100;
 #  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=4): lost samples shown;
 #  - --backend bpf with --call-graph dwarf is refused in one line;
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
@@ -196,28 +197,37 @@ assert b["stats"]["throttle_events"] >= 1, "no throttle event counted"
 assert b["stats"]["lost_samples"] == 0, "samples lost"
 PY
 
-# --- every CPU busy at 10 kHz: no sample lost ---------------------------------
+# --- every CPU busy at 10 kHz and at the kernel's maximum: no sample lost ----
+# At 100 kHz this VM's timer interrupts (each a VM exit) cannot come every
+# 10 us: the kernel takes 40-65% of the samples asked for, with perf as with
+# dcprof. What it takes must all be counted.
 MAX=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
-FAST=$((MAX < 10000 ? MAX : 10000))
+rates=$((MAX < 10000 ? MAX : 10000))
+[ "$MAX" -gt 10000 ] && rates="$rates $((MAX < 100000 ? MAX : 100000))"
 busy=()
 for ((i = 0; i < $(nproc); i++)); do
 	spawn "$SPIN" "$TMP/busy$i"
 	busy+=("$SPAWNED")
 done
-expect_exit 0 "$DCPROF" record --backend bpf -a -g -F "$FAST" --duration 2 \
-	-o "$TMP/fast.data"
-kill "${busy[@]}" 2>/dev/null
-expect_exit 0 "$DCPROF" report -i "$TMP/fast.data" --format json
-python3 - "$TMP/out" "$FAST" "$(nproc)" <<'PY' || die "samples lost at $FAST Hz"
+for rate in $rates; do
+	expect_exit 0 "$DCPROF" record --backend bpf -a -g -F "$rate" \
+		--duration 2 -o "$TMP/fast.data"
+	expect_exit 0 "$DCPROF" report -i "$TMP/fast.data" --format json
+	python3 - "$TMP/out" "$rate" "$(nproc)" <<'PY' || die "samples lost at $rate Hz"
 import json, sys
 d = json.load(open(sys.argv[1]))
-s, want = d["stats"], int(sys.argv[2]) * int(sys.argv[3]) * 2
+rate = int(sys.argv[2])
+s, want = d["stats"], rate * int(sys.argv[3]) * 2
 print("%d Hz, every CPU busy: %d samples of %d, lost %d samples, %d stacks"
-      % (int(sys.argv[2]), s["samples"], want, s["lost_samples"], s["lost_records"]))
+      % (rate, s["samples"], want, s["lost_samples"], s["lost_records"]))
 assert s["lost_samples"] == 0, "%d samples lost" % s["lost_samples"]
-assert s["samples"] >= 0.8 * want, "only %d samples of %d" % (s["samples"], want)
+# all those asked at 10 kHz; above it, a quarter at least
+floor = 0.8 if rate <= 10000 else 0.25
+assert s["samples"] >= floor * want, "only %d samples of %d" % (s["samples"], want)
 assert s["lost_records"] <= 0.05 * s["samples"], "%d stacks lost" % s["lost_records"]
 PY
+done
+kill "${busy[@]}" 2>/dev/null
 
 # --- a count map made tiny: the overflow is counted and shown -----------------
 DCPROF_BPF_MAP_ENTRIES=4 "$DCPROF" record --backend bpf -a -g --duration 2 \
