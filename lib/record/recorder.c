@@ -399,6 +399,15 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	ret = dcp_walk_inject(r);
 	if (ret)
 		goto fail;
+	if (r->source->ops->begin) {
+		ret = r->source->ops->begin(r->source);
+		if (ret)
+			goto fail;
+		r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
+		r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
+		r->next_flush_ns = r->start_mono_ns +
+				   (uint64_t)r->flush_interval_ms * 1000000ull;
+	}
 	ret = flush_file(r);
 	if (ret)
 		goto fail;

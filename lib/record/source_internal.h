@@ -61,6 +61,13 @@ struct dcp_source_ops {
 	int (*inject)(struct dcp_source *s, uint64_t time,
 		      const struct perf_event_header *h);
 	/*
+	 * Optional: the walk is done, sampling may begin. A source whose
+	 * sampling needs no record from before the walk starts it here, so
+	 * that the walk does not run under its own sampling's interrupts;
+	 * the recording's start is then this moment.
+	 */
+	int (*begin)(struct dcp_source *s);
+	/*
 	 * Take in what the kernel holds without delivering it: called between
 	 * the walk's reads, so that the kernel's buffers do not overflow
 	 * while the walk runs.

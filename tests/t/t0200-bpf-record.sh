@@ -17,7 +17,7 @@
 #    lowered, each sample weighted: shares and counts as unthrottled;
 #  - every CPU busy, -a -g at 10 kHz and at 100 kHz (or the kernel's
 #    maximum): no sample lost; >= 80% of those due at 10 kHz, 25% at 100;
-#  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=4): lost samples shown;
+#  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=1): lost samples shown;
 #  - --backend bpf with --call-graph dwarf is refused in one line;
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
 #    saying why; --backend bpf fails in one line, non-zero, no file;
@@ -227,12 +227,13 @@ assert s["samples"] >= floor * want, "only %d samples of %d" % (s["samples"], wa
 assert s["lost_records"] <= 0.05 * s["samples"], "%d stacks lost" % s["lost_records"]
 PY
 done
-kill "${busy[@]}" 2>/dev/null
 
 # --- a count map made tiny: the overflow is counted and shown -----------------
-DCPROF_BPF_MAP_ENTRIES=4 "$DCPROF" record --backend bpf -a -g --duration 2 \
+# (one entry, and the spinners still run: two processes every drain)
+DCPROF_BPF_MAP_ENTRIES=1 "$DCPROF" record --backend bpf -a -g --duration 2 \
 	-o "$TMP/tiny.data" >"$TMP/out" 2>"$TMP/err" ||
 	die "record with a tiny map failed: $(cat "$TMP/err")"
+kill "${busy[@]}" 2>/dev/null
 expect_exit 0 "$DCPROF" report -i "$TMP/tiny.data"
 grep -q "^# lost: .* [1-9][0-9]* samples;" "$TMP/out" ||
 	die "a full count map is not shown as lost: $(grep '^# lost' "$TMP/out")"
