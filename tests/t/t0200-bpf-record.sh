@@ -199,7 +199,7 @@ PY
 
 # --- every CPU busy at 10 kHz and at the kernel's maximum: no sample lost ----
 # At 100 kHz this VM's timer interrupts (each a VM exit) cannot come every
-# 10 us: the kernel takes 40-65% of the samples asked for, with perf as with
+# 10 us: the kernel takes 35-55% of the samples asked for, with perf as with
 # dcprof. What it takes must all be counted.
 MAX=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 rates=$((MAX < 10000 ? MAX : 10000))

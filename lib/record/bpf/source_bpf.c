@@ -364,8 +364,9 @@ static int bpf_start(struct dcp_source *s,
  * The sampling events, open and attached since start, run only once the
  * walk of existing tasks is done: a sample's frames are named from the
  * maps the task events and the walk keep, so no sample is needed from
- * before, and at high rates the walk under the program's interrupts took
- * seconds (1 to 3 s at 100 kHz with both CPUs busy, 0.15 s at 999 Hz).
+ * before; and under the program's interrupts at high rates the start
+ * took seconds (1 to 3 s at 100 kHz with both CPUs busy, 0.15 s at 999
+ * Hz).
  */
 static int bpf_begin(struct dcp_source *s)
 {
