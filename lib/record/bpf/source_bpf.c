@@ -374,9 +374,9 @@ static int bpf_begin(struct dcp_source *s)
 
 	for (uint32_t i = 0; i < bs->nr_events; i++)
 		if (ioctl(bs->event_fds[i], PERF_EVENT_IOC_ENABLE, 0))
-			return dcp_error(errno,
-					 "cannot enable the cpu-clock event: %s",
-					 strerror(errno));
+			return dcp_error(
+				errno, "cannot enable the cpu-clock event: %s",
+				strerror(errno));
 	return 0;
 }
 
