@@ -305,7 +305,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(BUILD)/libdcprof.a $(LIB_LIBS)
 
 format:
-	clang-format -i include/dcprof/*.h lib/*/*.[ch] src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/workloads/*.c
+	clang-format -i include/dcprof/*.h lib/*/*.[ch] lib/*/*/*.[ch] src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/workloads/*.c
 
 clean:
 	rm -rf $(BUILD)

@@ -160,10 +160,9 @@ static int file_ident(struct dcp_collection *c, int dirfd,
 {
 	struct open_mapped_ctx o = { c, dirfd, l };
 
-	return dcp_ident_cache_get(c->shared_idents ? c->shared_idents :
-						      &c->idents,
-				   l->maj, l->min, l->ino,
-				   open_mapped_cb, &o, out);
+	return dcp_ident_cache_get(
+		c->shared_idents ? c->shared_idents : &c->idents, l->maj,
+		l->min, l->ino, open_mapped_cb, &o, out);
 }
 
 /* Keep the executable lines of the maps text in src: what we describe. */

@@ -258,8 +258,8 @@ void dcp_emit_all_cookies(struct dcp_emitter *em,
 		used[0] = 1;
 		for (i = 0; i < dcp_aggregate_nr_stacks(used_by); i++) {
 			uint32_t nf;
-			const struct dcp_frame *f = dcp_aggregate_stack(
-				used_by, (uint32_t)i, &nf);
+			const struct dcp_frame *f =
+				dcp_aggregate_stack(used_by, (uint32_t)i, &nf);
 
 			for (uint32_t j = 0; j < nf; j++)
 				if (f[j].cookie < n)

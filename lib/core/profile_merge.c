@@ -126,8 +126,8 @@ static void merge_stats(struct dcp_profile_stats *acc,
 	/* the off-CPU counts follow the files' broken chains */
 	a = &acc->off_cpu_switches;
 	b = &s->off_cpu_switches;
-	n = (sizeof(*s) - offsetof(struct dcp_profile_stats,
-				   off_cpu_switches)) /
+	n = (sizeof(*s) -
+	     offsetof(struct dcp_profile_stats, off_cpu_switches)) /
 	    sizeof(uint64_t);
 	for (size_t i = 0; i < n; i++)
 		a[i] += b[i];
@@ -189,8 +189,8 @@ static int merge_rows(struct dcp_profile *acc, const struct dcp_profile *p,
 				out.thread_id = (uint32_t)id;
 		}
 		ret = id < 0 ? (int)id :
-		      count ? dcp_aggregate_add(acc->agg, &out, count) :
-			      0;
+		      count  ? dcp_aggregate_add(acc->agg, &out, count) :
+			       0;
 		/* --off-cpu periods: the time off the CPU adds up too */
 		if (!ret && dcp_aggregate_row_off_cpu(p->agg, i, false, ns))
 			ret = dcp_aggregate_add_off_cpu(acc->agg, &out, ns);

@@ -167,8 +167,8 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		dcp_emit_threads(em, DCP_FMT_CHUNK_THREADS, agg,
 				 w->threads_written);
 		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true, NULL);
-		dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,
-				      true, NULL);
+		dcp_emit_off_cpu_rows(em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg, true,
+				      NULL);
 		dcp_emit_lives(em, agg, true);
 	}
 	if (stats)
@@ -222,7 +222,8 @@ static int write_compact(const char *path, uint64_t created_ns,
 			 const struct dcp_cookie_table *cookies,
 			 const struct dcp_aggregate *agg,
 			 const struct dcp_symtab *symbols,
-			 const struct dcp_profile_stats *stats, bool used_cookies)
+			 const struct dcp_profile_stats *stats,
+			 bool used_cookies)
 {
 	struct dcp_emitter em = { .level = DCP_ZSTD_LEVEL_FINAL };
 	struct dcp_write_order order = { 0 };

@@ -124,8 +124,9 @@ static void open_wakeups(struct dcp_off_cpu_tracker *t, struct dcp_ring *rings)
 	ret = dcp_tracefs_event("sched/sched_wakeup", &t->wakeup_tp_id, format,
 				sizeof(format));
 	if (!ret && dcp_tracefs_field_offset(format, "pid", &t->woken_pid_off))
-		ret = dcp_error(EINVAL,
-				"cannot parse the format of sched:sched_wakeup");
+		ret = dcp_error(
+			EINVAL,
+			"cannot parse the format of sched:sched_wakeup");
 	for (size_t i = 0; !ret && i < t->nr_fds; i++)
 		ret = open_tracepoint("sched:sched_wakeup", t->wakeup_tp_id,
 				      false, &rings[i], &t->wakeup_fds[i],
@@ -159,8 +160,9 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 	    dcp_tracefs_field_offset(format, "prev_state",
 				     &t->prev_state_off) ||
 	    dcp_tracefs_field_offset(format, "next_pid", &t->next_pid_off)) {
-		ret = dcp_error(EINVAL,
-				"cannot parse the format of sched:sched_switch");
+		ret = dcp_error(
+			EINVAL,
+			"cannot parse the format of sched:sched_switch");
 		goto fail;
 	}
 	if (rings[0].per_task) {
@@ -341,8 +343,8 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	e->time = time;
 	e->woken = 0;
 	e->state = state_of(prev_state);
-	e->nr_ips = nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain :
-						SWITCH_MAX_IPS;
+	e->nr_ips =
+		nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain : SWITCH_MAX_IPS;
 	memcpy(e->ips, chain, e->nr_ips * sizeof(*e->ips));
 	return 0;
 }

@@ -75,10 +75,9 @@ int dcp_recorder_write_period(struct dcp_recorder *r)
 	if (!ret) {
 		r->meta.complete = true;
 		/* over the working file, if any: the caller frees its writer */
-		ret = dcp_profile_write_period(r->output,
-					       r->meta.start_realtime_ns,
-					       &r->meta, r->cookies, r->agg,
-					       symtab, &r->stats);
+		ret = dcp_profile_write_period(
+			r->output, r->meta.start_realtime_ns, &r->meta,
+			r->cookies, r->agg, symtab, &r->stats);
 	}
 	dcp_symtab_free(symtab);
 	if (ret) {

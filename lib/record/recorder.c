@@ -201,8 +201,9 @@ static int check_off_cpu(const struct dcp_recorder *r,
 		return dcp_error(EINVAL, "--off-cpu cannot be combined with -C "
 					 "(a thread may wake on another CPU)");
 	if (opts->filter_uid)
-		return dcp_error(EINVAL, "--off-cpu cannot be combined with -u: "
-					 "use -p or a command");
+		return dcp_error(EINVAL,
+				 "--off-cpu cannot be combined with -u: "
+				 "use -p or a command");
 	return 0;
 }
 

@@ -41,7 +41,8 @@ struct dcp_recorder {
 	uint64_t off_cpu_min_ns;
 
 	struct dcp_source *source;
-	const char *backend; /* the source's name, for the meta: "bpf", "perf" */
+	const char
+		*backend; /* the source's name, for the meta: "bpf", "perf" */
 
 	/* samples held until the collection walk is replayed (walk.c) */
 	unsigned char *held;

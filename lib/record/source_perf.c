@@ -229,7 +229,8 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		 * samples, which miss some of those; the others are in the
 		 * samples already, and the window is spared them */
 		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-		    h->size >= sizeof(*h) + 8 && !((const uint32_t *)(h + 1))[0])
+		    h->size >= sizeof(*h) + 8 &&
+		    !((const uint32_t *)(h + 1))[0])
 			break;
 		/* fall through */
 	case PERF_RECORD_SWITCH: /* per-task events */

@@ -158,7 +158,8 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 static int record_check_off_cpu(const struct record_args *a)
 {
 	if (a->off_cpu_min_given && !a->opts.off_cpu)
-		return cmd_usage_error("record", "--off-cpu-min needs --off-cpu");
+		return cmd_usage_error("record",
+				       "--off-cpu-min needs --off-cpu");
 	if (!a->opts.off_cpu)
 		return 0;
 	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
@@ -166,9 +167,11 @@ static int record_check_off_cpu(const struct record_args *a)
 			"record",
 			"--off-cpu takes the kernel's frame-pointer stacks of each switch: use -g, not --call-graph dwarf");
 	if (a->nr_only || a->nr_cpus || a->opts.filter_uid)
-		return cmd_usage_error(
-			"record", "--off-cpu cannot be combined with %s",
-			a->nr_only ? "--only" : a->nr_cpus ? "-C" : "-u");
+		return cmd_usage_error("record",
+				       "--off-cpu cannot be combined with %s",
+				       a->nr_only ? "--only" :
+				       a->nr_cpus ? "-C" :
+						    "-u");
 	return 0;
 }
 
@@ -313,8 +316,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->opts.off_cpu = true;
 			break;
 		case 'M':
-			ret = record_parse_off_cpu_min(
-				"record", optarg, &a->opts.off_cpu_min_ns);
+			ret = record_parse_off_cpu_min("record", optarg,
+						       &a->opts.off_cpu_min_ns);
 			if (ret)
 				return ret;
 			a->off_cpu_min_given = true;
@@ -405,8 +408,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->cont.push.url &&
 	    (a->cont.push.app || a->cont.push.nr_labels ||
 	     a->cont.push.token_file || a->cont.push.basic_auth_file ||
-	     a->cont.push.ca_file ||
-	     a->cont.push.spool_max))
+	     a->cont.push.ca_file || a->cont.push.spool_max))
 		return cmd_usage_error("record",
 				       "the --push-* options need --push");
 	if (a->cont.dir && (a->command || a->opts.output))

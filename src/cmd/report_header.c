@@ -78,7 +78,8 @@ static void print_header_text(const struct profile_view *v,
 		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE] / 1e6,
 		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE] /
 			       1e6,
-		       (double)a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE] /
+		       (double)a->off_cpu_state_ns
+				       [DCP_OFF_CPU_UNINTERRUPTIBLE] /
 			       1e6);
 	if (report_in_ms(a))
 		printf("# value: %s time in ms\n",

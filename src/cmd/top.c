@@ -336,8 +336,8 @@ static int check_off_cpu(const struct top_args *a)
 				       a->value == VIEW_VALUE_WALL ? "wall" :
 								     "off-cpu");
 	if (a->opts.off_cpu && a->nr_only)
-		return cmd_usage_error("top",
-				       "--off-cpu cannot be combined with --only");
+		return cmd_usage_error(
+			"top", "--off-cpu cannot be combined with --only");
 	return 0;
 }
 

@@ -104,7 +104,7 @@ const char *top_field(const struct top *t, const struct top_entry *e, size_t i)
  */
 static bool in_c_library(const struct top *t, const struct dcp_frame *f)
 {
-	static const char *const prefixes[] = { "libc.so",   "libc-",
+	static const char *const prefixes[] = { "libc.so",    "libc-",
 						"libpthread", "ld-linux",
 						"libc.musl",  "ld-musl" };
 	const char *path = profile_view_file_name(&t->view, f->cookie);
@@ -450,7 +450,8 @@ int top_update(struct top *t, bool advance)
 		if (dcp_profile_row(p, i, &row))
 			continue;
 		off = row_off_ns(&row);
-		last = value_of(t, row.count - t->prev[i], off - t->prev_off[i]);
+		last = value_of(t, row.count - t->prev[i],
+				off - t->prev_off[i]);
 		session = value_of(t, row.count - t->base[i],
 				   off - t->base_off[i]);
 		if (advance) {

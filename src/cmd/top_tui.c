@@ -122,7 +122,8 @@ static void draw_header(struct tui *u, int *y)
 					   (double)t->samples_last :
 				   0.0,
 		 (double)t->naming.last_naming_ns / 1e6,
-		 t->off_cpu ? "  [off-CPU on]" : "", u->paused ? "  [paused]" : "",
+		 t->off_cpu ? "  [off-CPU on]" : "",
+		 u->paused ? "  [paused]" : "",
 		 t->hide_idle ? "  [no idle]" : "");
 	put_line((*y)++, line, A_BOLD);
 	len = snprintf(line, sizeof(line), "cpu busy:");
@@ -466,8 +467,9 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 		ret = 0;
 		ch = getch();
 		/* the rows a screen can show are the ones put in order */
-		t->ordered = t->limit && t->limit < (size_t)LINES ? t->limit :
-								   (size_t)LINES;
+		t->ordered = t->limit && t->limit < (size_t)LINES ?
+				     t->limit :
+				     (size_t)LINES;
 		if (ch == KEY_RESIZE) {
 			top_sort(t);
 			redraw = true;

@@ -16,7 +16,10 @@ struct workload {
 	int err_fd; /* the child reports a failed exec here */
 };
 
-#define WORKLOAD_INIT { .pid = -1, .go_fd = -1, .err_fd = -1 }
+#define WORKLOAD_INIT                                \
+	{                                            \
+		.pid = -1, .go_fd = -1, .err_fd = -1 \
+	}
 
 /*
  * Whether execvp would find command: 0, or 1 with the reason said;

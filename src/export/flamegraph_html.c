@@ -117,7 +117,8 @@ void fg_xml_text(FILE *out, const char *s, size_t max_chars)
 static int number_strings(const struct fg_tree *t, const struct fg_order *ord,
 			  uint32_t **to_page, uint32_t **from_page, size_t *nr)
 {
-	uint32_t *to = malloc((t->strings.nr ? t->strings.nr : 1) * sizeof(*to));
+	uint32_t *to =
+		malloc((t->strings.nr ? t->strings.nr : 1) * sizeof(*to));
 	uint32_t *from =
 		malloc((t->strings.nr ? t->strings.nr : 1) * sizeof(*from));
 	size_t n = 0;
@@ -187,15 +188,14 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 	}
 	/* Flat: name, file, type, depth, samples[, samples before, or ns
 	 * off the CPU]: the page computes wall-clock time from the two. */
-	fprintf(out, "],\"stride\":%d,\"nodes\":[",
-		diff || t->off_cpu ? 6 : 5);
+	fprintf(out, "],\"stride\":%d,\"nodes\":[", diff || t->off_cpu ? 6 : 5);
 	for (size_t k = 0; k < ord->n; k++) {
 		const struct fg_node *n = &t->nodes[ord->nodes[k]];
 
 		fprintf(out, "%s%u,%u,%u,%u,%" PRIu64,
 			k ? (k % 16 ? "," : ",\n") : "", to_page[n->name],
-			to_page[n->file],
-			n->type, n->depth, n->value[FG_AFTER]);
+			to_page[n->file], n->type, n->depth,
+			n->value[FG_AFTER]);
 		if (diff)
 			fprintf(out, ",%" PRIu64, n->value[FG_BEFORE]);
 		else if (t->off_cpu)

@@ -393,9 +393,8 @@ static void test_ident_cache_holds_files(void **state)
 
 	readelf_build_id(a, want, sizeof(want));
 	id = ident(&held, &oa, a);
-	assert_string_equal(dcp_build_id_hex(id->build_id, id->build_id_size,
-					     hex),
-			    want);
+	assert_string_equal(
+		dcp_build_id_hex(id->build_id, id->build_id_size, hex), want);
 	ident(&held, &oa, a);
 	assert_int_equal(oa.opens, 1); /* held open: not read again */
 	assert_int_equal(held.held, 1);

@@ -108,7 +108,8 @@ static size_t chunk_types(const char *path, uint32_t *types, size_t max,
 			if (le32toh(h.flags) & DCP_FMT_CHUNK_ZSTD)
 				assert_int_equal(
 					ZSTD_decompress(
-						raw, sizeof(raw), buf + off + 32,
+						raw, sizeof(raw),
+						buf + off + 32,
 						le64toh(h.payload_size)),
 					le64toh(h.raw_size));
 			else
@@ -134,9 +135,12 @@ static void write_profile(const char *path, bool off_cpu)
 	struct dcp_profile_writer *w = dcp_profile_writer_open(path);
 	struct dcp_cookie_table *cookies = dcp_cookie_table_new();
 	struct dcp_aggregate *agg = dcp_aggregate_new();
-	struct dcp_profile_meta meta = { .version = 1, .event = "cpu-clock",
-					 .sample_freq = 999, .nr_cpus = 2,
-					 .callchain = true, .off_cpu = off_cpu };
+	struct dcp_profile_meta meta = { .version = 1,
+					 .event = "cpu-clock",
+					 .sample_freq = 999,
+					 .nr_cpus = 2,
+					 .callchain = true,
+					 .off_cpu = off_cpu };
 	struct dcp_profile_stats stats = { .sz = sizeof(stats) };
 	struct dcp_frame fa = { .cookie = 0, .offset = 0x10 };
 	struct dcp_frame fb = { .cookie = 0, .offset = 0x20 };
@@ -173,9 +177,9 @@ static void write_profile(const char *path, bool off_cpu)
 		assert_int_equal(row.off_cpu_ns[1], 4000000);
 		dcp_profile_close(p);
 	}
-	assert_int_equal(dcp_profile_writer_finish(w, &meta, cookies, agg, NULL,
-						   &stats),
-			 0);
+	assert_int_equal(
+		dcp_profile_writer_finish(w, &meta, cookies, agg, NULL, &stats),
+		0);
 	dcp_profile_writer_free(w);
 	dcp_aggregate_free(agg);
 	dcp_cookie_table_free(cookies);

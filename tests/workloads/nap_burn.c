@@ -93,7 +93,8 @@ int main(int argc, char **argv)
 	r = malloc(cap * sizeof(*r));
 	if (!r)
 		return 1;
-	end = clock_ns(CLOCK_MONOTONIC) + (unsigned long long)(atof(argv[1]) * 1e9);
+	end = clock_ns(CLOCK_MONOTONIC) +
+	      (unsigned long long)(atof(argv[1]) * 1e9);
 	while (clock_ns(CLOCK_MONOTONIC) < end && n < cap) {
 		unsigned long long d0 = run_delay_ns(fd), w1;
 

@@ -287,7 +287,8 @@ static int pingpong(void)
 	    pthread_create(&t, NULL, ponger, NULL))
 		return 1;
 	while ((trips & 255) || now_ns() < end) {
-		if (write(request[1], &c, 1) != 1 || read(answer[0], &c, 1) != 1)
+		if (write(request[1], &c, 1) != 1 ||
+		    read(answer[0], &c, 1) != 1)
 			return 1;
 		trips++;
 	}

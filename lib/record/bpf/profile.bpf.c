@@ -243,7 +243,8 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 	}
 	if (user_build_ids) {
 		*user = take_stack(ctx, &user_stacks,
-				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID | marks,
+				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID |
+					   marks,
 				   sizeof(struct stack_buf), NULL);
 		return;
 	}
@@ -402,8 +403,7 @@ static __always_inline __u64 send_mapping(__u64 addr, bool vdso)
 	struct dcp_bpf_mmap_event m = {}, *e;
 	__u64 id;
 
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m,
-			 0))
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m, 0))
 		return 0;
 	if (vdso ? m.start != addr : !m.ino)
 		return m.end; /* not executable, or no file */

@@ -60,8 +60,8 @@ static uint64_t run_time_ns(const struct bpf_source *bs)
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bs->skel->progs.dcp_sample.prog_fd,
-				   &info, &len))
+	if (bpf_obj_get_info_by_fd(bs->skel->progs.dcp_sample.prog_fd, &info,
+				   &len))
 		return 0;
 	return info.run_time_ns;
 }

@@ -154,8 +154,8 @@ static void note_known_exec(struct bpf_source *bs,
 
 	/* a full map only means wake-ups, as before */
 	if (e->ino)
-		bpf_map_update_elem(bs->skel->maps.known_execs.map_fd, &k,
-				    &one, BPF_ANY);
+		bpf_map_update_elem(bs->skel->maps.known_execs.map_fd, &k, &one,
+				    BPF_ANY);
 }
 
 /*
@@ -349,8 +349,10 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 	bool vdso = e->type == DCP_BPF_EVENT_VDSO;
 	union {
 		struct dcp_mmap2_record m;
-		_Alignas(8) unsigned char bytes[sizeof(struct dcp_mmap2_record) +
-						384 + sizeof(struct dcp_sample_id)];
+		_Alignas(
+			8) unsigned char bytes[sizeof(struct dcp_mmap2_record) +
+					       384 +
+					       sizeof(struct dcp_sample_id)];
 	} rec;
 	char path[384];
 	size_t name_space, size;
@@ -398,7 +400,7 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 	rec.m.flags = e->flags & 8 ? MAP_SHARED : MAP_PRIVATE; /* VM_SHARED */
 	strcpy(rec.m.filename, path);
 	fill_trailer((struct dcp_sample_id *)(rec.bytes + size -
-					       sizeof(struct dcp_sample_id)),
+					      sizeof(struct dcp_sample_id)),
 		     e->pid, e->tid, e->time);
 	bs->mmaps_named++;
 	if (cookie &&
