@@ -118,10 +118,7 @@ static int start_period(struct dcp_recorder *r, const char *next_output)
 	free(r->output);
 	r->output = output;
 	r->write_error = 0;
-	r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
-	r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
-	r->next_flush_ns =
-		r->start_mono_ns + (uint64_t)r->flush_interval_ms * 1000000ull;
+	dcp_recorder_start_clock(r);
 	r->writer = dcp_profile_writer_open(r->output);
 	if (!r->writer)
 		return -errno;

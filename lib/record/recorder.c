@@ -40,6 +40,14 @@ static void take_source_counts(struct dcp_recorder *r)
 		c->off_cpu_unfinished - b->off_cpu_unfinished;
 }
 
+void dcp_recorder_start_clock(struct dcp_recorder *r)
+{
+	r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
+	r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
+	r->next_flush_ns =
+		r->start_mono_ns + (uint64_t)r->flush_interval_ms * 1000000ull;
+}
+
 void dcp_recorder_fill_meta(struct dcp_recorder *r)
 {
 	r->meta.version = 1;
@@ -387,10 +395,7 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		ret = -errno;
 		goto fail;
 	}
-	r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
-	r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
-	r->next_flush_ns =
-		r->start_mono_ns + (uint64_t)r->flush_interval_ms * 1000000ull;
+	dcp_recorder_start_clock(r);
 
 	/* a file that reads (empty) from the start, whatever the walk costs */
 	ret = flush_file(r);
@@ -404,10 +409,7 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		ret = r->source->ops->begin(r->source);
 		if (ret)
 			goto fail;
-		r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
-		r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
-		r->next_flush_ns = r->start_mono_ns +
-				   (uint64_t)r->flush_interval_ms * 1000000ull;
+		dcp_recorder_start_clock(r);
 	}
 	ret = flush_file(r);
 	if (ret)

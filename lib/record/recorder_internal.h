@@ -125,6 +125,8 @@ static inline int dcp_timeout_until(int timeout_ms, uint64_t now_ns,
 }
 
 /* recorder.c: the meta and stats of now, as a flush writes them. */
+/* The recording (or period) starts now: its clocks and first flush. */
+void dcp_recorder_start_clock(struct dcp_recorder *r);
 void dcp_recorder_fill_meta(struct dcp_recorder *r);
 
 /* recorder.c: flush the working file now (a period's first flush). */

@@ -2,12 +2,12 @@
 /*
  * The BPF record source (see source_bpf.h): loads recorder.bpf.o
  * (profile.bpf.c's programs linked with task_iter.bpf.c's, which the
- * start-up walk borrows) through its light skeleton, attaches the
- * sampling program to a cpu-clock event per CPU, and every drain interval
- * and flush empties the count map with batch operations, turning each (pid, thread name, user stack,
- * kernel stack) into frames: (build id, file offset) user frames
- * become the cookie of that build id, the ring backend's cookie for the
- * same file; frames the kernel gave as plain addresses (no build id,
+ * start-up walk borrows) through its light skeleton, attaches the sampling
+ * program to a cpu-clock event per CPU, and every drain interval and flush
+ * empties the count map with batch operations, turning each (pid, thread
+ * name, user stack, kernel stack) into frames: (build id, file offset) user
+ * frames become the cookie of that build id, the ring backend's cookie for
+ * the same file; frames the kernel gave as plain addresses (no build id,
  * anonymous memory, or the mmap lock busy) are looked up in the process's
  * maps, read from /proc when first needed. Task events (fork, exec, exit)
  * arrive through a ring buffer and are replayed as perf's records.
