@@ -18,9 +18,20 @@
 #include "intern.h"
 #include "report.h"
 
+/* One of a thread's names (an exec renames it) and the time under it. */
+struct thread_name {
+	uint32_t name; /* in names */
+	uint64_t samples, off_cpu_ns;
+};
+
 struct thread_line {
 	uint32_t pid, tid;
-	uint32_t name; /* the thread's name, in names */
+	/* the names its rows carry: the line is named by the one under
+	 * which it spent the most time, not by the first row read (a
+	 * command's main thread has a few samples under the recorder's
+	 * name, from before its exec) */
+	struct thread_name *names;
+	size_t nr_names, cap_names;
 	uint64_t samples;
 	uint64_t off_cpu[DCP_OFF_CPU_NR_STATES];
 	/* its lifetimes (a tid reused is another), summed; first start,
@@ -52,8 +63,39 @@ void report_threads_free(struct report_threads *t)
 		return;
 	string_table_free(&t->names);
 	key_map_free(&t->index);
+	for (size_t i = 0; i < t->nr_lines; i++)
+		free(t->lines[i].names);
 	free(t->lines);
 	free(t);
+}
+
+/* The time of a row of l's thread under the name it carries. */
+static int add_name(struct report_threads *t, struct thread_line *l,
+		    const struct dcp_sample_row *row)
+{
+	int64_t name = string_table_intern(
+		&t->names, row->thread_comm ? row->thread_comm : "");
+	struct thread_name *n = NULL;
+
+	if (name < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nr_names && !n; i++)
+		if (l->names[i].name == (uint32_t)name)
+			n = &l->names[i];
+	if (!n) {
+		void *p = dcp_grow(l->names, &l->cap_names, l->nr_names + 1,
+				   sizeof(*l->names));
+
+		if (!p)
+			return -ENOMEM;
+		l->names = p;
+		n = &l->names[l->nr_names++];
+		*n = (struct thread_name){ .name = (uint32_t)name };
+	}
+	n->samples += row->count;
+	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
+		n->off_cpu_ns += row->off_cpu_ns[s];
+	return 0;
 }
 
 int report_threads_add_row(struct report_threads *t,
@@ -63,27 +105,43 @@ int report_threads_add_row(struct report_threads *t,
 	uint32_t i;
 
 	if (key_map_find(&t->index, row->pid, row->tid, &i)) {
-		int64_t name = string_table_intern(
-			&t->names, row->thread_comm ? row->thread_comm : "");
 		void *p = dcp_grow(t->lines, &t->cap_lines, t->nr_lines + 1,
 				   sizeof(*t->lines));
 
-		if (name < 0 || !p)
+		if (!p)
 			return -ENOMEM;
 		t->lines = p;
 		i = (uint32_t)t->nr_lines;
 		if (key_map_add(&t->index, row->pid, row->tid, i))
 			return -ENOMEM;
 		l = &t->lines[t->nr_lines++];
-		*l = (struct thread_line){ .pid = row->pid,
-					   .tid = row->tid,
-					   .name = (uint32_t)name };
+		*l = (struct thread_line){ .pid = row->pid, .tid = row->tid };
 	}
 	l = &t->lines[i];
 	l->samples += row->count;
 	for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
 		l->off_cpu[s] += row->off_cpu_ns[s];
-	return 0;
+	return add_name(t, l, row);
+}
+
+/* The name l's thread spent the most time under ("" if none). */
+static const char *line_name(const struct report_threads *t,
+			     const struct thread_line *l, double period_ns)
+{
+	const struct thread_name *best = NULL;
+	double best_ns = -1;
+
+	for (size_t i = 0; i < l->nr_names; i++) {
+		const struct thread_name *n = &l->names[i];
+		double ns =
+			(double)n->samples * period_ns + (double)n->off_cpu_ns;
+
+		if (ns > best_ns) {
+			best = n;
+			best_ns = ns;
+		}
+	}
+	return best ? string_table_get(&t->names, best->name) : "";
 }
 
 static uint64_t off_cpu_total(const struct thread_line *l)
@@ -129,13 +187,12 @@ static int compare_threads(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static void print_json_line(const struct report_threads *t,
-			    const struct thread_line *l, double on,
-			    double total, double share, bool first)
+static void print_json_line(const struct thread_line *l, const char *name,
+			    double on, double total, double share, bool first)
 {
 	printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":", first ? "" : ",", l->pid,
 	       l->tid);
-	json_print_string(stdout, string_table_get(&t->names, l->name));
+	json_print_string(stdout, name);
 	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
 	       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
 	       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
@@ -188,11 +245,12 @@ void report_threads_print(struct report_threads *t,
 		double on = (double)l->samples * period_ms;
 		double total = on + (double)off_cpu_total(l) / 1e6;
 		double share = length_ms > 0 ? 100 * total / length_ms : 0;
+		const char *name = line_name(t, l, period_ms * 1e6);
 
 		if (a->limit >= 0 && shown >= (size_t)a->limit)
 			break;
 		if (a->json) {
-			print_json_line(t, l, on, total, share, !shown);
+			print_json_line(l, name, on, total, share, !shown);
 			shown++;
 			continue;
 		}
@@ -207,8 +265,7 @@ void report_threads_print(struct report_threads *t,
 			       100 * total * 1e6 / (double)l->life_ns);
 		else
 			printf("%10s %7s  ", "-", "-");
-		text_print_safe(stdout, string_table_get(&t->names, l->name),
-				0);
+		text_print_safe(stdout, name, 0);
 		printf("\n");
 		shown++;
 	}

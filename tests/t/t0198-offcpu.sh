@@ -181,6 +181,9 @@ assert 0.9 <= wall / life_ns <= 1.1, \
 # --threads: on + off the CPU is the main thread's lifetime
 th = {t["tid"]: t for t in json.load(open(tmp + "/threads.json"))["threads"]}
 assert tid in th, "--threads has no main thread %d: %s" % (tid, sorted(th))
+# named as it ran: not by the recorder's name it had for a moment before
+# its exec
+assert th[tid]["thread"] == comm, "--threads names the main thread %r" % th[tid]["thread"]
 acc = th[tid]["total_ms"] * 1e6 / life_ns
 # (on a loaded VM the hypervisor's steal leaves a few % unseen)
 assert 0.9 <= acc <= 1.05, \
@@ -327,13 +330,16 @@ PY
 	# is its lifetime (from its exec to its exit), and the latecomer's
 	# lifetime (thread exits come from the kernel too) is its clock's
 	expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
-	python3 - "$TMP/out" "$TMP/main" <<'PY' || die "--backend bpf: the threads' lifetimes are not kept"
+	python3 - "$TMP/out" "$TMP/main" "$comm" <<'PY' || die "--backend bpf: the threads' lifetimes are not kept"
 import json, sys
+comm = sys.argv[3]
 lines = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
 (tid, life_ns), (late_tid, late_ns) = lines
 th = {t["tid"]: t for t in json.load(open(sys.argv[1]))["threads"]}
 for t, ns, name in ((tid, life_ns, "main thread"), (late_tid, late_ns, "latecomer")):
     assert t in th and "lifetime_ms" in th[t], "bpf: no lifetime of the %s %d: %s" % (name, t, th)
+    want = comm if t == tid else "latecomer"
+    assert th[t]["thread"] == want, "bpf: --threads names the %s %r" % (name, th[t]["thread"])
     got = th[t]["lifetime_ms"] * 1e6
     print("bpf: the %s lived %.1f ms (its clock %.1f), %.1f%% of it accounted"
           % (name, got / 1e6, ns / 1e6, th[t]["percent_of_lifetime"]))
