@@ -10,8 +10,10 @@
 # those asked (CPUs x rate x seconds: on a VM whose timer interrupts are VM
 # exits the kernel takes fewer, with any recorder), samples and records
 # lost in each run, the wall time of each run (dcprof's includes its start
-# and its finish, perf's its start-up only as far as `sleep` runs), and
-# the rate up to which a recorder lost nothing in any run. Needs root (the
+# and its finish, perf's its start-up only as far as `sleep` runs), the
+# time each dcprof file says was recorded (its duration: from sampling's
+# start to its end, drains after it not counted), and the rate up to
+# which a recorder lost nothing in any run. Needs root (the
 # BPF backend and -a).
 set -u
 BENCH=bpf-rates
@@ -41,6 +43,8 @@ run_one() {
 			die "dcprof --backend $backend at $2 Hz failed: $(tail -2 "$3.err")"
 		t1=$(date +%s%N)
 		samples=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$3.err")
+		recorded=$("$DCPROF" report -i "$3" --format json | python3 -c \
+			'import json, sys; print("%.2f" % (json.load(sys.stdin)["meta"]["duration_ns"] / 1e9))')
 		lost=$(sed -n 's/^dcprof: lost \([0-9]*\) records and \([0-9]*\) samples.*/\1 \2/p' \
 			"$3.err" | awk '{ print $1 + $2 }')
 		;;
@@ -51,11 +55,12 @@ run_one() {
 		t1=$(date +%s%N)
 		read -r samples lrec lsamp _ < <(perf_data "$3")
 		lost=$((lrec + lsamp))
+		recorded=- # as long as sleep ran
 		;;
 	esac
 	[ -n "${samples:-}" ] && [ -n "${lost:-}" ] ||
 		die "no counts from $1 at $2 Hz: $(tail -2 "$3.err")"
-	echo "$samples $lost $(((t1 - t0) / 1000000))"
+	echo "$samples $lost $(((t1 - t0) / 1000000)) $recorded"
 }
 
 RECORDERS=(bpf ring perf)
@@ -77,15 +82,16 @@ done
 echo
 echo "Machine: $(nproc) CPUs ($(cpu_model)), kernel $(uname -r); $BURNERS burners + a short-lived process every $CHURN_MS ms; -a -g for $SECS s, $RUNS runs each; load $(load_avg)."
 echo
-echo "| rate | recorder | samples, each run | asked | taken | lost, each run | wall ms, each run |"
-echo "|---:|---|---|---:|---:|---|---|"
+echo "| rate | recorder | samples, each run | asked | taken | lost, each run | wall ms, each run | recorded s, each run |"
+echo "|---:|---|---|---:|---:|---|---|---|"
 for rate in $(sort -nu "$TMP/rates"); do
 	asked=$(($(nproc) * rate * SECS))
 	for rec in "${RECORDERS[@]}"; do
 		f=$TMP/$rec-$rate.runs
 		echo "| $rate | $rec | $(cut -d' ' -f1 "$f" | paste -sd' ') | $asked |" \
 			"$(awk -v a="$asked" '{ s += $1 } END { printf "%.0f%%", 100 * s / NR / a }' "$f") |" \
-			"$(cut -d' ' -f2 "$f" | paste -sd' ') | $(cut -d' ' -f3 "$f" | paste -sd' ') |"
+			"$(cut -d' ' -f2 "$f" | paste -sd' ') | $(cut -d' ' -f3 "$f" | paste -sd' ') |" \
+			"$(cut -d' ' -f4 "$f" | paste -sd' ') |"
 	done
 done
 echo

@@ -43,6 +43,7 @@ static void take_source_counts(struct dcp_recorder *r)
 void dcp_recorder_start_clock(struct dcp_recorder *r)
 {
 	r->start_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
+	r->end_mono_ns = 0;
 	r->meta.start_realtime_ns = dcp_now_ns(CLOCK_REALTIME);
 	r->next_flush_ns =
 		r->start_mono_ns + (uint64_t)r->flush_interval_ms * 1000000ull;
@@ -52,7 +53,9 @@ void dcp_recorder_fill_meta(struct dcp_recorder *r)
 {
 	r->meta.version = 1;
 	r->meta.complete = false;
-	r->meta.duration_ns = dcp_now_ns(CLOCK_MONOTONIC) - r->start_mono_ns;
+	r->meta.duration_ns = (r->end_mono_ns ? r->end_mono_ns :
+						dcp_now_ns(CLOCK_MONOTONIC)) -
+			      r->start_mono_ns;
 	r->meta.sample_freq = r->sample_period ? 0 : r->sample_freq;
 	r->meta.sample_period = r->sample_period;
 	r->meta.nr_cpus = r->source->nr_cpus;
@@ -405,15 +408,17 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	ret = dcp_walk_inject(r);
 	if (ret)
 		goto fail;
+	ret = flush_file(r);
+	if (ret)
+		goto fail;
+	/* sampling begins as the caller gets the recorder: its clock for
+	 * --duration and the recording's are one */
 	if (r->source->ops->begin) {
 		ret = r->source->ops->begin(r->source);
 		if (ret)
 			goto fail;
 		dcp_recorder_start_clock(r);
 	}
-	ret = flush_file(r);
-	if (ret)
-		goto fail;
 	return r;
 
 fail:
@@ -442,18 +447,36 @@ DCPROF_API int dcp_recorder_add_pid(struct dcp_recorder *r, pid_t pid)
 DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 {
 	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	uint64_t until =
+		now + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
 	int ret;
 
 	/* no wait past the next flush: SIGKILL loses at most an interval */
-	timeout_ms = dcp_timeout_until(timeout_ms, now, r->next_flush_ns);
+	timeout_ms = r->flush_deferred ? 0 :
+					 dcp_timeout_until(timeout_ms, now,
+							   r->next_flush_ns);
 	ret = r->source->ops->poll(r->source, timeout_ms);
 	if (ret)
 		return dcp_api_ret(ret);
 	now = dcp_now_ns(CLOCK_MONOTONIC);
-	if (now >= r->next_flush_ns) {
+	/*
+	 * A flush due that would end past the caller's time, if it lasts as
+	 * long as the last one, waits for the next call, once: a caller at
+	 * its --duration finishes instead, and the final file has it all
+	 * (under a storm of sampling interrupts a flush took a quarter of a
+	 * second, recorded past the duration asked).
+	 */
+	if (now >= r->next_flush_ns && now + r->last_flush_ns > until &&
+	    !r->flush_deferred) {
+		r->flush_deferred = true;
+		return 0;
+	}
+	if (now >= r->next_flush_ns || r->flush_deferred) {
+		r->flush_deferred = false;
+		ret = flush_file(r);
+		r->last_flush_ns = dcp_now_ns(CLOCK_MONOTONIC) - now;
 		r->next_flush_ns =
 			now + (uint64_t)r->flush_interval_ms * 1000000ull;
-		ret = flush_file(r);
 		/* periods: the cut that ends this one reports it */
 		return r->periods ? 0 : dcp_api_ret(ret);
 	}
@@ -499,6 +522,7 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 	if (r->finished)
 		return dcp_error(EINVAL, "the recording is already finished");
 	r->finished = true;
+	r->end_mono_ns = dcp_now_ns(CLOCK_MONOTONIC);
 	ret = r->source->ops->stop(r->source);
 	if (!ret && r->hold_until)
 		ret = dcp_walk_release(r);

@@ -73,9 +73,16 @@ struct dcp_recorder {
 	char hostname[65];
 	char kernel_release[65];
 	uint64_t start_mono_ns;
+	/* when the source was told to stop (0: not yet): the recording's
+	 * end, not the drain of what it had left, which comes after */
+	uint64_t end_mono_ns;
 	uint64_t next_flush_ns;
 	int write_error;
 	bool finished;
+	/* a flush that fell due in a poll that had run past its caller's
+	 * time: the next poll begins with it (see dcp_recorder_poll) */
+	bool flush_deferred;
+	uint64_t last_flush_ns; /* how long the last one took */
 	/* dcp_recorder_cut(): write errors end a period, not the recording;
 	 * the source's counts at the start of the current period */
 	bool periods;

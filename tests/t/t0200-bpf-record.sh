@@ -17,6 +17,8 @@
 #    lowered, each sample weighted: shares and counts as unthrottled;
 #  - every CPU busy, -a -g at 10 kHz and at 100 kHz (or the kernel's
 #    maximum): no sample lost; >= 80% of those due at 10 kHz, 25% at 100;
+#    with a process started every 50 ms too, the recording ends at its
+#    --duration (the drains stop at the poll's deadline);
 #  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=1): lost samples shown;
 #  - --backend bpf with --call-graph dwarf is refused in one line;
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
@@ -169,9 +171,10 @@ PY
 # walked them), the recorder divides the rate by a whole factor and the program
 # counts every sample that many times: the program runs less, the counts
 # keep the requested rate's units (samples within 15% of the unthrottled
-# run of the same 4 s split), shares hold within 2 points (a quarter of the
+# run of the same 4 s split), shares hold within 3 points (a quarter of the
 # samples taken: at 0.1%, a factor of 13 and 1,500 samples, shares were off
-# by more than a point on a loaded machine, for the old code too), nothing
+# by more than a point on a loaded machine, for the old code too; 3 points,
+# below), nothing
 # is lost, and the lowering is said and counted.
 expect_exit 0 env DCPROF_BPF_CPU_MAX_PERCENT=0.05 "$DCPROF" record --backend bpf \
 	-v -F "$RATE" -o "$TMP/budget.data" -- "$SPLIT" 4 --truth
@@ -184,7 +187,10 @@ read -r counted ran < <(sed -n \
 	die "throttled, the program still ran $ran times for $counted samples counted"
 expect_exit 0 "$DCPROF" report -i "$TMP/budget.data" --format json --sort symbol
 cp "$TMP/out" "$TMP/budget.json"
-split_shares "bpf budget" "$TMP/budget.json" 3000 2 || die "bpf, throttled: shares are off"
+# 3 points: the lowered rate's period can fall in step with the split's
+# 10 ms cycle of slices (the samples then cluster in part of it): 2 points
+# failed 1 run in about 10, 2.6 points off with 17,000 samples taken
+split_shares "bpf budget" "$TMP/budget.json" 3000 3 || die "bpf, throttled: shares are off"
 python3 - "$TMP/budget.json" "$TMP/split.json" <<'PY' || die "throttled counts are off"
 import json, sys
 b, f = (json.load(open(p)) for p in sys.argv[1:3])
@@ -218,8 +224,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 rate = int(sys.argv[2])
 s, want = d["stats"], rate * int(sys.argv[3]) * 2
-print("%d Hz, every CPU busy: %d samples of %d, lost %d samples, %d stacks"
-      % (rate, s["samples"], want, s["lost_samples"], s["lost_records"]))
+print("%d Hz, every CPU busy: %d samples of %d, lost %d samples, %d stacks, "
+      "%.2f s recorded" % (rate, s["samples"], want, s["lost_samples"],
+                           s["lost_records"], d["meta"]["duration_ns"] / 1e9))
 assert s["lost_samples"] == 0, "%d samples lost" % s["lost_samples"]
 # all those asked at 10 kHz; above it, a quarter at least
 floor = 0.8 if rate <= 10000 else 0.25
@@ -227,6 +234,28 @@ assert s["samples"] >= floor * want, "only %d samples of %d" % (s["samples"], wa
 assert s["lost_records"] <= 0.05 * s["samples"], "%d stacks lost" % s["lost_records"]
 PY
 done
+
+# --- the recording ends at --duration, whatever the drains have left -----------
+# At the top rate with a process started every 50 ms as well, the naming of
+# the counts falls behind (the recorder, beside the spinners and under the
+# sampling interrupts, gets little of a CPU): a drain that ran to its end
+# before the deadline was looked at held these 2 s recordings open for 8 to
+# 16 s. Measured since: 2.0-2.2 s, 2.2-2.9 under the sanitizers.
+(while :; do /bin/true; sleep 0.05; done) &
+churn=$!
+expect_exit 0 "$DCPROF" record --backend bpf -a -g -F "$rate" --duration 2 \
+	-o "$TMP/churn.data"
+kill "$churn"
+wait "$churn" 2>/dev/null
+expect_exit 0 "$DCPROF" report -i "$TMP/churn.data" --format json
+python3 - "$TMP/out" "$rate" <<'PY' || die "--duration 2 at $rate Hz with a process every 50 ms ran on"
+import json, sys
+d = json.load(open(sys.argv[1]))
+secs = d["meta"]["duration_ns"] / 1e9
+print("%s Hz, a process every 50 ms: %.2f s recorded for --duration 2, %d samples, "
+      "%d lost" % (sys.argv[2], secs, d["stats"]["samples"], d["stats"]["lost_samples"]))
+assert 1.95 <= secs <= 4, "--duration 2 recorded %.2f s" % secs
+PY
 
 # --- a count map made tiny: the overflow is counted and shown -----------------
 # (one entry, and the spinners still run: two processes every drain)

@@ -66,6 +66,8 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 #define DRAIN_MS 250
+/* the least time a poll gives a drain, whatever its caller's timeout */
+#define DRAIN_MIN_MS 10
 
 static struct bpf_source *bpf_source(struct dcp_source *s)
 {
@@ -197,10 +199,11 @@ static int size_maps(struct bpf_source *bs,
 	bs->icache = calloc(bs->ucache_size, sizeof(*bs->icache));
 	if (!bs->ucache || !bs->kcache || !bs->icache)
 		return dcp_error(ENOMEM, "out of memory");
-	bs->keys = calloc(bs->count_entries, sizeof(*bs->keys));
-	bs->vals = calloc(bs->count_entries, sizeof(*bs->vals));
-	bs->off_keys = calloc(bs->count_entries, sizeof(*bs->off_keys));
-	if (!bs->keys || !bs->vals || !bs->off_keys)
+	bs->keys = calloc(DCP_BPF_DRAIN_BATCH, sizeof(*bs->keys));
+	bs->vals = calloc(DCP_BPF_DRAIN_BATCH, sizeof(*bs->vals));
+	bs->off_keys = calloc(DCP_BPF_DRAIN_BATCH, sizeof(*bs->off_keys));
+	bs->off_vals = calloc(DCP_BPF_DRAIN_BATCH, sizeof(*bs->off_vals));
+	if (!bs->keys || !bs->vals || !bs->off_keys || !bs->off_vals)
 		return dcp_error(ENOMEM, "out of memory");
 	/* without --off-cpu no switch program runs: its maps stay empty,
 	 * and a preallocated map's memory is zeroed at load */
@@ -400,23 +403,36 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	struct bpf_source *bs = bpf_source(s);
 	struct dcp_recorder *r = bs->r;
 	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	/* the caller's time: a drain stops there, or DRAIN_MIN_MS after it
+	 * began (top polls without waiting, 20 times a second) */
+	uint64_t deadline =
+		now + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
 	int n;
 
-	/* no later than the next drain: the caller may wait longer */
-	timeout_ms = dcp_timeout_until(timeout_ms, now, bs->next_drain_ns);
+	/* no later than the next drain, and none with a drain unfinished */
+	timeout_ms =
+		bs->drain_unfinished ?
+			0 :
+			dcp_timeout_until(timeout_ms, now, bs->next_drain_ns);
 	n = ring_buffer__poll(bs->rb, timeout_ms);
 	if (n < 0 && n != -EINTR)
 		return dcp_error(-n, "cannot read the BPF event ring");
 	/*
 	 * The counts are drained before every flush of the file, and at least
 	 * every DRAIN_MS: processes are then usually still alive when their
-	 * first frames are named (maps, perf-map files, pins).
+	 * first frames are named (maps, perf-map files, pins). A drain that
+	 * lasts past the caller's time goes on at the next call: at high
+	 * rates one could otherwise outlast a --duration by seconds.
 	 */
 	now = dcp_now_ns(CLOCK_MONOTONIC);
+	if (deadline < now + DRAIN_MIN_MS * 1000000ull)
+		deadline = now + DRAIN_MIN_MS * 1000000ull;
+	if (bs->drain_unfinished)
+		return dcp_bpf_drain_all(bs, deadline);
 	if (now >= r->next_flush_ns || now >= bs->next_drain_ns) {
 		bs->next_drain_ns = now + DRAIN_MS * 1000000ull;
 		dcp_bpf_budget_check(bs);
-		return dcp_bpf_drain_all(bs);
+		return dcp_bpf_drain_all(bs, deadline);
 	}
 	return 0;
 }
@@ -450,10 +466,18 @@ static int bpf_stop(struct dcp_source *s)
 	struct bpf_source *bs = bpf_source(s);
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
+	bool resumed;
 	int ret;
 
 	detach(bs);
-	ret = dcp_bpf_drain_all(bs);
+	/*
+	 * An unfinished drain is ended, then a whole one follows: the counts
+	 * added behind the first one's pass, and the exits read during it.
+	 */
+	resumed = bs->drain_unfinished;
+	ret = dcp_bpf_drain_all(bs, 0);
+	if (!ret && (resumed || bs->nr_exits))
+		ret = dcp_bpf_drain_all(bs, 0);
 	dcp_bpf_budget_stop(bs);
 	/* the threads still switched out, not charged: every switch-out kept
 	 * ends as a block or a short one at its switch-in */
@@ -521,6 +545,7 @@ static void bpf_free(struct dcp_source *s)
 	free(bs->event_fds);
 	free(bs->keys);
 	free(bs->off_keys);
+	free(bs->off_vals);
 	free(bs->vals);
 	free(bs->ustack);
 	free(bs->kstack);

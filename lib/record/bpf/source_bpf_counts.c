@@ -8,6 +8,7 @@
 #ifndef DCPROF_NO_BPF
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,78 +333,97 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 	return dcp_recorder_take_stack(r, &c);
 }
 
-static int drain_counts(struct bpf_source *bs)
+/* Whether a drain with this deadline (0: none) should stop now. */
+static bool past(uint64_t deadline_ns)
 {
-	int fd = bs->skel->maps.counts.map_fd;
-	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	uint32_t out, *in = NULL;
-	int ret = 0, err;
+	return deadline_ns && dcp_now_ns(CLOCK_MONOTONIC) >= deadline_ns;
+}
 
-	do {
-		uint32_t n = bs->count_entries;
+/* One count map's key: a sample count's, or (off) an off-CPU time's. */
+static int take_key(struct bpf_source *bs, const void *key, uint64_t val,
+		    bool off)
+{
+	const struct dcp_bpf_off_key *ok = key;
+	struct dcp_bpf_key k;
+	uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
+	uint64_t blocks = bs->r->stats.off_cpu_blocks;
+	int ret;
 
-		err = bpf_map_lookup_and_delete_batch(fd, in, &out, bs->keys,
-						      bs->vals, &n, &o);
-		if (err && errno != ENOENT)
-			return dcp_error(errno,
-					 "cannot read the BPF count map: %s",
-					 strerror(errno));
-		bs->bytes_read +=
-			(uint64_t)n * (sizeof(*bs->keys) + sizeof(*bs->vals));
-		bs->counts_read += n;
-		for (uint32_t i = 0; i < n && !ret; i++) {
-			bs->samples_seen += bs->vals[i];
-			ret = take_count(bs, &bs->keys[i], bs->vals[i], NULL);
-		}
-		in = &out;
-	} while (!err && !ret);
+	if (!off) {
+		bs->samples_seen += val;
+		return take_count(bs, key, val, NULL);
+	}
+	if (ok->state >= DCP_OFF_CPU_NR_STATES)
+		return 0;
+	k = (struct dcp_bpf_key){ .pid = ok->pid,
+				  .tid = ok->tid,
+				  .user_stack = ok->user_stack,
+				  .kernel_stack = ok->kernel_stack };
+	memcpy(k.comm, ok->comm, sizeof(k.comm));
+	ns[ok->state] = val;
+	ret = take_count(bs, &k, 0, ns);
+	/* the kernel counts the blocks (read_stats): this key stands for
+	 * many */
+	bs->r->stats.off_cpu_blocks = blocks;
 	return ret;
 }
 
-/* --off-cpu: the ns counted in the kernel, by stacks and state. */
-static int drain_off_counts(struct bpf_source *bs)
+/*
+ * One pass over a count map (off: the off-CPU one), read and emptied a
+ * batch at a time, going on with the pass and the batch an earlier call
+ * left: 0 at the pass's end, 1 stopped at the deadline (checked every 16
+ * counts: under a storm of sampling interrupts, naming one batch took
+ * seconds).
+ */
+static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 {
-	int fd = bs->skel->maps.off_counts.map_fd;
+	struct dcp_bpf_batch *b = off ? &bs->off_batch : &bs->count_batch;
+	int fd = off ? bs->skel->maps.off_counts.map_fd :
+		       bs->skel->maps.counts.map_fd;
+	void *keys = off ? (void *)bs->off_keys : (void *)bs->keys;
+	size_t key_size = off ? sizeof(*bs->off_keys) : sizeof(*bs->keys);
+	uint64_t *vals = off ? bs->off_vals : bs->vals;
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	uint32_t out, *in = NULL;
-	int ret = 0, err;
+	uint32_t taken = 0;
 
-	if (!bs->off_cpu)
-		return 0;
-	do {
-		uint32_t n = bs->count_entries;
+	for (;;) {
+		uint32_t n = DCP_BPF_DRAIN_BATCH, out;
+		int err, ret;
 
-		err = bpf_map_lookup_and_delete_batch(
-			fd, in, &out, bs->off_keys, bs->vals, &n, &o);
-		if (err && errno != ENOENT)
-			return dcp_error(errno,
-					 "cannot read the BPF off-CPU map: %s",
-					 strerror(errno));
-		bs->bytes_read += (uint64_t)n *
-				  (sizeof(*bs->off_keys) + sizeof(*bs->vals));
-		for (uint32_t i = 0; i < n && !ret; i++) {
-			const struct dcp_bpf_off_key *ok = &bs->off_keys[i];
-			struct dcp_bpf_key k = { .pid = ok->pid,
-						 .tid = ok->tid,
-						 .user_stack = ok->user_stack,
-						 .kernel_stack =
-							 ok->kernel_stack };
-			uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
+		while (b->next < b->len) {
+			uint32_t i = b->next++;
 
-			uint64_t blocks = bs->r->stats.off_cpu_blocks;
-
-			memcpy(k.comm, ok->comm, sizeof(k.comm));
-			if (ok->state >= DCP_OFF_CPU_NR_STATES)
-				continue;
-			ns[ok->state] = bs->vals[i];
-			ret = take_count(bs, &k, 0, ns);
-			/* the kernel counts the blocks (read_stats): this
-			 * key stands for many */
-			bs->r->stats.off_cpu_blocks = blocks;
+			ret = take_key(bs, (char *)keys + i * key_size, vals[i],
+				       off);
+			if (ret)
+				return ret;
+			/* a clock read is ~1% of a count's naming */
+			if (++taken % 16 == 0 &&
+			    (b->next < b->len || !b->last) && past(deadline_ns))
+				return 1;
 		}
-		in = &out;
-	} while (!err && !ret);
-	return ret;
+		if (b->last) {
+			*b = (struct dcp_bpf_batch){ 0 };
+			return 0;
+		}
+		if (b->pass && past(deadline_ns))
+			return 1;
+		err = bpf_map_lookup_and_delete_batch(
+			fd, b->pass ? &b->token : NULL, &out, keys, vals, &n,
+			&o);
+		if (err && errno != ENOENT)
+			return dcp_error(
+				errno, "cannot read the BPF %s map: %s",
+				off ? "off-CPU" : "count", strerror(errno));
+		bs->bytes_read += (uint64_t)n * (key_size + sizeof(*vals));
+		if (!off)
+			bs->counts_read += n;
+		b->token = out;
+		b->pass = true;
+		b->last = err != 0;
+		b->len = n;
+		b->next = 0;
+	}
 }
 
 /* The kernel's per-CPU statistics, summed. */
@@ -439,21 +459,32 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 }
 
-int dcp_bpf_drain_all(struct bpf_source *bs)
+int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
 {
-	int ret;
+	int ret = 0;
 
 	if (ring_buffer__consume(bs->rb) < 0)
 		return dcp_error(EIO, "cannot read the BPF event ring");
-	bs->drain_gen++;
-	dcp_bpf_pre_exec_expire(bs, false);
-	ret = drain_counts(bs);
-	if (!ret)
-		ret = drain_off_counts(bs);
-	if (!ret)
-		ret = dcp_bpf_apply_exits(bs);
+	if (!bs->drain_unfinished) {
+		bs->drain_gen++;
+		bs->exits_ready = bs->nr_exits;
+		dcp_bpf_pre_exec_expire(bs, false);
+	}
+	if (!bs->drain_counts_done) {
+		ret = drain_map(bs, false, deadline_ns);
+		bs->drain_counts_done = ret == 0;
+	}
+	if (!ret && bs->off_cpu)
+		ret = drain_map(bs, true, deadline_ns);
+	bs->drain_unfinished = ret > 0;
+	if (!ret) {
+		bs->drain_counts_done = false;
+		/* read before the drain that ended began: their counts are in */
+		ret = dcp_bpf_apply_exits(bs, bs->exits_ready);
+		bs->exits_ready = 0;
+	}
 	read_stats(bs);
-	return ret;
+	return ret > 0 ? 0 : ret;
 }
 
 #endif

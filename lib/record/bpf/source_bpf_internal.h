@@ -23,6 +23,8 @@
 
 #define MAPS_TRIED 4096
 #define PRE_EXEC_SLOTS 256
+/* counts read from a map and named at a time: a drain stops between two */
+#define DCP_BPF_DRAIN_BATCH 4096
 
 struct bpf_source {
 	struct dcp_source base;
@@ -52,7 +54,7 @@ struct bpf_source {
 	 * a frame the switch program's stacks start with when other probes
 	 * share the tracepoint */
 	uint64_t switch_iter_start, switch_iter_end;
-	uint64_t *vals;
+	uint64_t *vals, *off_vals;
 	struct bpf_stack_build_id *ustack;
 	uint64_t *kstack;
 	uint64_t *percpu;
@@ -61,6 +63,23 @@ struct bpf_source {
 	/* exits wait for the next drain: their counts come first */
 	struct dcp_task_record *exits;
 	size_t nr_exits, cap_exits;
+
+	/*
+	 * A drain goes through the count maps a batch at a time and may stop
+	 * between batches at its caller's deadline; the next poll goes on
+	 * where it stopped (the maps' batch tokens). Only the exits read
+	 * before a drain began are applied when it ends: a process's counts
+	 * added to a bucket the drain had passed come in the next one.
+	 */
+	bool drain_unfinished;
+	bool drain_counts_done; /* its sample counts: the off-CPU ones next */
+	struct dcp_bpf_batch {
+		uint32_t token; /* where the pass goes on in the map */
+		uint32_t len, next; /* the batch read, and named so far */
+		bool pass; /* a pass under way: token holds */
+		bool last; /* the batch read ends the pass */
+	} count_batch, off_batch;
+	size_t exits_ready;
 
 	uint32_t maps_tried[MAPS_TRIED]; /* pids whose maps were read */
 	/* pids whose maps were read from /proc since their last exec */
@@ -129,9 +148,11 @@ struct bpf_source {
 
 /*
  * source_bpf_counts.c: the ring's task events, the count maps (samples,
- * --off-cpu time) into the pipeline, the kernel's statistics read.
+ * --off-cpu time) into the pipeline, the kernel's statistics read. A
+ * drain stops between two batches once CLOCK_MONOTONIC passes deadline_ns
+ * (0: none), and the next call goes on with it.
  */
-int dcp_bpf_drain_all(struct bpf_source *bs);
+int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns);
 
 /*
  * source_bpf_budget.c: the sampling program kept within
@@ -145,8 +166,9 @@ void dcp_bpf_budget_stop(struct bpf_source *bs);
 
 /* The ring buffer's callback: one task event (ctx is the source). */
 int dcp_bpf_on_event(void *ctx, void *data, size_t size);
-/* Exits wait for the count drain: their processes' counts come first. */
-int dcp_bpf_apply_exits(struct bpf_source *bs);
+/* Exits wait for the count drain: their processes' counts come first.
+ * The first n queued are applied and dropped from the queue. */
+int dcp_bpf_apply_exits(struct bpf_source *bs, size_t n);
 /* A file first seen in p: pinned through p's mapping of it, if any. */
 int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 		       uint32_t cookie);

@@ -439,11 +439,11 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int dcp_bpf_apply_exits(struct bpf_source *bs)
+int dcp_bpf_apply_exits(struct bpf_source *bs, size_t n)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < bs->nr_exits && !ret; i++) {
+	for (size_t i = 0; i < n && !ret; i++) {
 		struct {
 			struct dcp_task_record t;
 			struct dcp_sample_id sid;
@@ -456,7 +456,10 @@ int dcp_bpf_apply_exits(struct bpf_source *bs)
 		ret = dcp_recorder_take_record(bs->r, rec.t.time, &rec.t.header,
 					       sizeof(rec));
 	}
-	bs->nr_exits = 0;
+	bs->nr_exits -= n;
+	if (n && bs->nr_exits)
+		memmove(bs->exits, bs->exits + n,
+			bs->nr_exits * sizeof(*bs->exits));
 	return ret;
 }
 
