@@ -8,7 +8,6 @@
 #ifndef DCPROF_NO_BPF
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -23,7 +23,7 @@
 
 #define MAPS_TRIED 4096
 #define PRE_EXEC_SLOTS 256
-/* counts read from a map and named at a time: a drain stops between two */
+/* counts read from a map at a time (the drain's buffers) */
 #define DCP_BPF_DRAIN_BATCH 4096
 
 struct bpf_source {
@@ -66,10 +66,11 @@ struct bpf_source {
 
 	/*
 	 * A drain goes through the count maps a batch at a time and may stop
-	 * between batches at its caller's deadline; the next poll goes on
-	 * where it stopped (the maps' batch tokens). Only the exits read
-	 * before a drain began are applied when it ends: a process's counts
-	 * added to a bucket the drain had passed come in the next one.
+	 * between two counts at its caller's deadline; the next poll goes on
+	 * where it stopped (the batch read, the map's batch token). Only the
+	 * exits read before a drain began are applied when it ends: a
+	 * process's counts added to a bucket the drain had passed come in
+	 * the next one.
 	 */
 	bool drain_unfinished;
 	bool drain_counts_done; /* its sample counts: the off-CPU ones next */
@@ -149,7 +150,7 @@ struct bpf_source {
 /*
  * source_bpf_counts.c: the ring's task events, the count maps (samples,
  * --off-cpu time) into the pipeline, the kernel's statistics read. A
- * drain stops between two batches once CLOCK_MONOTONIC passes deadline_ns
+ * drain stops between two counts once CLOCK_MONOTONIC passes deadline_ns
  * (0: none), and the next call goes on with it.
  */
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns);
