@@ -239,8 +239,9 @@ done
 # At the top rate with a process started every 50 ms as well, the naming of
 # the counts falls behind (the recorder, beside the spinners and under the
 # sampling interrupts, gets little of a CPU): a drain that ran to its end
-# before the deadline was looked at held these 2 s recordings open for 8 to
-# 16 s. Measured since: 2.0-2.2 s, 2.2-2.9 under the sanitizers.
+# before the deadline was looked at held these 2 s recordings open for
+# 2.8 to 5.8 s on a quiet machine. Measured since: 2.00-2.04 s, the same
+# under the sanitizers (2.08 with other work running).
 (while :; do /bin/true; sleep 0.05; done) &
 churn=$!
 expect_exit 0 "$DCPROF" record --backend bpf -a -g -F "$rate" --duration 2 \
@@ -254,7 +255,7 @@ d = json.load(open(sys.argv[1]))
 secs = d["meta"]["duration_ns"] / 1e9
 print("%s Hz, a process every 50 ms: %.2f s recorded for --duration 2, %d samples, "
       "%d lost" % (sys.argv[2], secs, d["stats"]["samples"], d["stats"]["lost_samples"]))
-assert 1.95 <= secs <= 4, "--duration 2 recorded %.2f s" % secs
+assert 1.95 <= secs <= 2.5, "--duration 2 recorded %.2f s" % secs
 PY
 
 # --- a count map made tiny: the overflow is counted and shown -----------------
