@@ -447,8 +447,7 @@ DCPROF_API int dcp_recorder_add_pid(struct dcp_recorder *r, pid_t pid)
 DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 {
 	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
-	uint64_t until =
-		now + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+	uint64_t until = dcp_deadline_after(now, timeout_ms);
 	int ret;
 
 	/* no wait past the next flush: SIGKILL loses at most an interval */

@@ -41,8 +41,8 @@ struct dcp_recorder {
 	uint64_t off_cpu_min_ns;
 
 	struct dcp_source *source;
-	const char
-		*backend; /* the source's name, for the meta: "bpf", "perf" */
+	/* the source's name, for the meta: "bpf", "perf" */
+	const char *backend;
 
 	/* samples held until the collection walk is replayed (walk.c) */
 	unsigned char *held;
@@ -131,9 +131,17 @@ static inline int dcp_timeout_until(int timeout_ms, uint64_t now_ns,
 	return timeout_ms;
 }
 
-/* recorder.c: the meta and stats of now, as a flush writes them. */
-/* The recording (or period) starts now: its clocks and first flush. */
+/* When a wait of timeout_ms from now_ns ends (negative: never). */
+static inline uint64_t dcp_deadline_after(uint64_t now_ns, int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX :
+				now_ns + (uint64_t)timeout_ms * 1000000ull;
+}
+
+/* recorder.c: the recording (or period) starts now: its clocks and first
+ * flush. */
 void dcp_recorder_start_clock(struct dcp_recorder *r);
+/* recorder.c: the meta and stats of now, as a flush writes them. */
 void dcp_recorder_fill_meta(struct dcp_recorder *r);
 
 /* recorder.c: flush the working file now (a period's first flush). */

@@ -405,8 +405,7 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
 	/* the caller's time: a drain stops there, or DRAIN_MIN_MS after it
 	 * began (top polls without waiting, 20 times a second) */
-	uint64_t deadline =
-		now + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+	uint64_t deadline = dcp_deadline_after(now, timeout_ms);
 	int n;
 
 	/* no later than the next drain, and none with a drain unfinished */
