@@ -138,6 +138,24 @@ static inline uint64_t dcp_deadline_after(uint64_t now_ns, int timeout_ms)
 				now_ns + (uint64_t)timeout_ms * 1000000ull;
 }
 
+/* the least time a poll gives to moving data on, whatever its timeout */
+#define DCP_POLL_WORK_MIN_MS 10
+
+/*
+ * When a source's work in a poll (reading, ordering, delivering) stops:
+ * at the caller's deadline, but no sooner than DCP_POLL_WORK_MIN_MS after
+ * now_ns, so that a caller that polls without waiting (top, 20 times a
+ * second) still moves the data on. What is left goes on at the next poll:
+ * at high rates one poll could otherwise outlast a --duration by seconds.
+ */
+static inline uint64_t dcp_poll_work_deadline(uint64_t deadline_ns,
+					      uint64_t now_ns)
+{
+	uint64_t least = now_ns + DCP_POLL_WORK_MIN_MS * 1000000ull;
+
+	return deadline_ns > least ? deadline_ns : least;
+}
+
 /* recorder.c: the recording (or period) starts now: its clocks and first
  * flush. */
 void dcp_recorder_start_clock(struct dcp_recorder *r);

@@ -423,17 +423,57 @@ static int open_munmap(const struct dcp_ring_opts *opts, struct dcp_ring *ring,
 	return 0;
 }
 
+/*
+ * The sync records of a CPU (mmap, comm, fork, exit, switches) from a
+ * dummy event of their own, into ring's buffer: they run from the start,
+ * before the collection walk, while the sampling event waits for
+ * dcp_rings_enable() (as perf does): the walk then does not run under the
+ * interrupts of its own sampling, which at high rates on busy CPUs made
+ * it last many seconds.
+ */
+static int open_sync(const struct perf_event_attr *sample_attr,
+		     struct dcp_ring *ring)
+{
+	struct perf_event_attr attr = *sample_attr;
+	int fd;
+
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 0;
+	attr.watermark = 0;
+	attr.wakeup_watermark = 0;
+	fd = open_sample_event(&attr, -1, ring->cpu);
+	if (fd < 0)
+		return dcp_error(errno,
+				 "cannot open the sync event on cpu %d: %s",
+				 ring->cpu, strerror(errno));
+	ring->sync_fd = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+		return dcp_error(
+			errno,
+			"cannot route the sync event into the ring of cpu %d: %s",
+			ring->cpu, strerror(errno));
+	return 0;
+}
+
 static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 {
-	struct perf_event_attr attr;
+	struct perf_event_attr attr, sample_attr;
 	int fd, ret;
 
 	fill_sample_attr(opts, &attr);
-	fd = open_sample_event(&attr, -1, ring->cpu);
+	sample_attr = attr;
+	sample_attr.mmap = sample_attr.mmap2 = sample_attr.comm = 0;
+	sample_attr.comm_exec = sample_attr.task = 0;
+	sample_attr.context_switch = sample_attr.build_id = 0;
+	sample_attr.disabled = 1;
+	fd = open_sample_event(&sample_attr, -1, ring->cpu);
 	if (fd < 0)
 		return explain_open_error(errno, opts, ring->cpu);
 	ring->fd = fd;
 	ret = map_ring(opts, ring);
+	if (!ret)
+		ret = open_sync(&attr, ring);
 	if (ret)
 		return ret;
 	if (opts->munmap && opts->munmap->id)
@@ -635,6 +675,8 @@ static void reset_rings(struct dcp_ring *r, size_t n)
 			munmap(r[i].meta, r[i].data_size + page);
 		if (r[i].munmap_fd >= 0)
 			close(r[i].munmap_fd);
+		if (r[i].sync_fd >= 0)
+			close(r[i].sync_fd);
 		if (r[i].fd >= 0)
 			close(r[i].fd);
 		for (size_t j = 0; j < r[i].nr_task_fds; j++)
@@ -645,6 +687,7 @@ static void reset_rings(struct dcp_ring *r, size_t n)
 		r[i].cpu = cpu;
 		r[i].fd = -1;
 		r[i].munmap_fd = -1;
+		r[i].sync_fd = -1;
 	}
 }
 
@@ -680,6 +723,7 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 		r[i].cpu = cpus[i];
 		r[i].fd = -1;
 		r[i].munmap_fd = -1;
+		r[i].sync_fd = -1;
 	}
 	free(cpus);
 	for (size_t i = 0; i < nr_cpus; i++) {
@@ -704,11 +748,24 @@ int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 	return 0;
 }
 
+int dcp_rings_enable(struct dcp_ring *rings, size_t nr_rings)
+{
+	for (size_t i = 0; i < nr_rings; i++)
+		if (rings[i].fd >= 0 &&
+		    ioctl(rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return dcp_error(errno,
+					 "cannot enable sampling on cpu %d: %s",
+					 rings[i].cpu, strerror(errno));
+	return 0;
+}
+
 void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings)
 {
 	for (size_t i = 0; i < nr_rings; i++) {
 		if (rings[i].fd >= 0)
 			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (rings[i].sync_fd >= 0)
+			ioctl(rings[i].sync_fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (rings[i].munmap_fd >= 0)
 			ioctl(rings[i].munmap_fd, PERF_EVENT_IOC_DISABLE, 0);
 		for (size_t j = 0; j < rings[i].nr_task_fds; j++)
@@ -729,6 +786,8 @@ void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings)
 			munmap(r->meta, r->data_size + page);
 		if (r->munmap_fd >= 0)
 			close(r->munmap_fd);
+		if (r->sync_fd >= 0)
+			close(r->sync_fd);
 		if (r->fd >= 0)
 			close(r->fd);
 		for (size_t j = 0; j < r->nr_task_fds; j++)
@@ -745,7 +804,7 @@ int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx)
 		__atomic_load_n(&ring->meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = ring->meta->data_tail;
 	uint64_t mask = ring->data_size - 1;
-	int count = 0, ret = 0;
+	int ret = 0;
 
 	while (tail < head) {
 		const struct perf_event_header *h =
@@ -763,10 +822,9 @@ int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx)
 		}
 		ret = fn(h, ctx);
 		tail += size;
-		count++;
 		if (ret)
 			break;
 	}
 	__atomic_store_n(&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return ret ? ret : count;
+	return ret;
 }

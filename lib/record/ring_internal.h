@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile buffer: one perf event per CPU (the sampling event, which also
- * carries the sync records) with its mmapped ring, and optionally the
- * syscalls:sys_enter_munmap tracepoint redirected into the same ring.
+ * The profile buffer: per CPU, the sampling event with its mmapped ring, a
+ * dummy event that writes the sync records into that ring, and optionally
+ * the syscalls:sys_enter_munmap tracepoint redirected into it as well.
  */
 #ifndef DCPROF_RING_INTERNAL_H
 #define DCPROF_RING_INTERNAL_H
@@ -52,7 +52,8 @@ bool dcp_event_period_omitted(const struct dcp_event_spec *spec,
 
 struct dcp_ring {
 	int cpu;
-	int fd; /* the sampling event */
+	int fd; /* the sampling event, the ring's owner */
+	int sync_fd; /* the sync records' dummy event, or -1 (per task) */
 	int munmap_fd; /* the tracepoint, or -1 */
 	uint64_t sample_id; /* PERF_EVENT_IOC_ID of fd */
 	uint64_t munmap_id;
@@ -111,21 +112,25 @@ struct dcp_ring_opts {
 	 */
 	const pid_t *pids;
 	size_t nr_pids;
-	/* the sampling event's context-switch records (--off-cpu: the idle
-	 * task's switch-ins); without them switches are only counted */
+	/* context-switch records (--off-cpu: the idle task's switch-ins);
+	 * without them switches are only counted */
 	bool switch_records;
 };
 
 /*
- * Open the events on every online CPU and map their rings; the events are
- * enabled on return. Without the privilege for per-CPU events and with
- * targets, the per-task fallback (said in one line): rings[0].per_task and
- * .exclude_kernel tell what was granted. *rings is an array of *nr_rings. On failure, the
- * message explains what the kernel refused and what to do about it.
+ * Open the events on every online CPU and map their rings; the sync
+ * records run on return, sampling once dcp_rings_enable() is called.
+ * Without the privilege for per-CPU events and with targets, the per-task
+ * fallback (said in one line), whose events carry their sync records and
+ * sample from the start: rings[0].per_task and .exclude_kernel tell what
+ * was granted. *rings is an array of *nr_rings. On failure, the message
+ * explains what the kernel refused and what to do about it.
  */
 int dcp_rings_open(const struct dcp_ring_opts *opts, struct dcp_ring **rings,
 		   size_t *nr_rings);
 void dcp_rings_close(struct dcp_ring *rings, size_t nr_rings);
+/* Start sampling: 0, or a negative errno with a message. */
+int dcp_rings_enable(struct dcp_ring *rings, size_t nr_rings);
 void dcp_rings_disable(struct dcp_ring *rings, size_t nr_rings);
 
 typedef int (*dcp_ring_record_fn)(const struct perf_event_header *h, void *ctx);
@@ -133,7 +138,8 @@ typedef int (*dcp_ring_record_fn)(const struct perf_event_header *h, void *ctx);
 /*
  * Call fn for every record now in the ring (records that wrap around the
  * end of the ring are passed as a contiguous copy), then release the
- * space to the kernel. Returns the number of records, or fn's error.
+ * space read to the kernel. fn returning non-zero stops the reading after
+ * its record; that value is returned, else 0.
  */
 int dcp_ring_drain(struct dcp_ring *ring, dcp_ring_record_fn fn, void *ctx);
 

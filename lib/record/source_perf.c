@@ -17,12 +17,22 @@
 
 #include "log_internal.h"
 #include "off_cpu_internal.h"
+#include "recorder_internal.h"
 #include "reorder_internal.h"
 #include "ring_internal.h"
 #include "source_internal.h"
 
-/* Past this much queued data the window gives way to bounded memory. */
+/*
+ * Past this much queued data the window gives way to bounded memory: the
+ * oldest records go through regardless, and the rings wait (the kernel
+ * counts what it cannot write as lost).
+ */
 #define REORDER_MAX_BYTES (256u << 20)
+
+/* a poll's work looks at the clock once in this many records */
+#define WORK_CLOCK_EVERY 64
+/* what a ring reader or the window's release returns to stop early */
+#define WORK_STOP 1
 
 /* -u: owners of processes, looked up again after this long (setuid) */
 #define OWNER_CACHE_SIZE 4096u
@@ -47,6 +57,15 @@ struct perf_source {
 	struct dcp_reorder *queue;
 	uint64_t round_max_time; /* newest timestamp seen in the last round */
 	uint64_t this_round_max;
+	uint64_t *ring_last_time; /* per ring: the newest time queued from it */
+	size_t first_ring; /* where the next round begins to read */
+	size_t reading; /* the ring being read */
+	/* a poll's work stops at work_deadline (0: never, at stop and in
+	 * the walk); work_pending: the last poll left records behind */
+	uint64_t work_deadline;
+	unsigned int work_since_clock;
+	bool work_over;
+	bool work_pending;
 	uint64_t last_delivered_time;
 	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
 	pid_t *pids; /* -p or a command: the per-task fallback's targets */
@@ -205,6 +224,41 @@ static void owner_forget(struct perf_source *ps, pid_t pid)
 		e->pid = 0;
 }
 
+/* Whether the poll's time for work is up (checked every few records). */
+static bool work_time_up(struct perf_source *ps)
+{
+	if (ps->work_over)
+		return true;
+	if (!ps->work_deadline || ++ps->work_since_clock < WORK_CLOCK_EVERY)
+		return false;
+	ps->work_since_clock = 0;
+	ps->work_over = dcp_now_ns(CLOCK_MONOTONIC) >= ps->work_deadline;
+	return ps->work_over;
+}
+
+/*
+ * Whether a poll reads no more of the rings: its time is up, or the window
+ * is full (records not read are the kernel's to count as lost then). The
+ * walk's drains and the last one at stop read everything.
+ */
+static bool reading_stops(struct perf_source *ps)
+{
+	return work_time_up(ps) ||
+	       (ps->work_deadline &&
+		dcp_reorder_bytes(ps->queue) > REORDER_MAX_BYTES);
+}
+
+static int queue_record(const struct perf_event_header *h, void *ctx);
+
+/* A record from a ring, and whether the ring's reading stops after it. */
+static int read_record(const struct perf_event_header *h, void *ctx)
+{
+	struct perf_source *ps = ctx;
+	int ret = queue_record(h, ps);
+
+	return ret ? ret : reading_stops(ps) ? WORK_STOP : 0;
+}
+
 /* A record from a ring: counted, or queued in the reorder window. */
 static int queue_record(const struct perf_event_header *h, void *ctx)
 {
@@ -280,6 +334,7 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	time = record_time(ps, h);
 	if (time > ps->this_round_max)
 		ps->this_round_max = time;
+	ps->ring_last_time[ps->reading] = time;
 	if (ps->compact && h->type == PERF_RECORD_SAMPLE &&
 	    !is_tracepoint_sample(ps, h)) {
 		/* the window holds the stack bytes the kernel filled only */
@@ -337,13 +392,43 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 	return dcp_recorder_take_record(ps->base.sink, time, h, size);
 }
 
-static int drain_rings(struct perf_source *ps)
+/* A release from the window, and whether the release stops after it. */
+static int deliver_in_time(uint64_t time, const void *rec, size_t size,
+			   void *ctx)
 {
-	for (size_t i = 0; i < ps->nr_rings; i++) {
-		int ret = dcp_ring_drain(&ps->rings[i], queue_record, ps);
+	int ret = deliver(time, rec, size, ctx);
 
+	return ret ? ret : work_time_up(ctx) ? WORK_STOP : 0;
+}
+
+/*
+ * Read the rings into the window, each up to its head of now, beginning
+ * where the last round stopped short. Returns the time up to which the
+ * rings that were not read to their head (the poll's time ran out, or the
+ * window is full) can still hold nothing older: the newest record read from
+ * each (a ring is in time order), UINT64_MAX when every ring was read whole.
+ */
+static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
+{
+	size_t n = ps->nr_rings, first = ps->first_ring;
+
+	*unread_after = UINT64_MAX;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (first + k) % n;
+		int ret = WORK_STOP;
+
+		ps->reading = i;
+		if (!ps->work_over && !reading_stops(ps))
+			ret = dcp_ring_drain(&ps->rings[i], read_record, ps);
 		if (ret < 0)
 			return ret;
+		if (ret != WORK_STOP)
+			continue;
+		/* the next round begins with the first ring left unread */
+		if (*unread_after == UINT64_MAX)
+			ps->first_ring = i;
+		if (ps->ring_last_time[i] < *unread_after)
+			*unread_after = ps->ring_last_time[i];
 	}
 	return 0;
 }
@@ -392,27 +477,37 @@ static void read_switch_counters(struct perf_source *ps)
 /*
  * One round: drain every ring, then release what no ring can still
  * undercut: everything up to the newest time seen in the previous round
- * (the rule perf uses for its FINISHED_ROUND). If the window holds too
- * much, the oldest half goes through regardless and stragglers are
- * counted as late.
+ * (the rule perf uses for its FINISHED_ROUND), and no further than where a
+ * ring left unread stopped. If the window holds too much, the oldest
+ * records go through regardless and stragglers are counted as late. A
+ * poll's round stops at its deadline, reading or releasing, and the next
+ * one goes on from there.
  */
 static int drain_round(struct perf_source *ps, bool final)
 {
-	int ret = drain_rings(ps);
+	uint64_t unread_after, upto;
+	int ret;
 
+	ps->work_over = false;
+	ps->work_since_clock = 0;
+	ret = drain_rings(ps, &unread_after);
 	if (ret)
 		return ret;
 	read_switch_counters(ps);
 	if (final)
 		return dcp_reorder_flush(ps->queue, UINT64_MAX, deliver, ps);
-	ret = dcp_reorder_flush(ps->queue, ps->round_max_time, deliver, ps);
-	if (ret)
-		return ret;
+	upto = ps->round_max_time < unread_after ? ps->round_max_time :
+						   unread_after;
+	ret = dcp_reorder_flush(ps->queue, upto, deliver_in_time, ps);
 	ps->round_max_time = ps->this_round_max;
 	while (!ret && dcp_reorder_bytes(ps->queue) > REORDER_MAX_BYTES)
-		ret = dcp_reorder_flush(
-			ps->queue, dcp_reorder_oldest(ps->queue), deliver, ps);
-	return ret;
+		ret = dcp_reorder_flush(ps->queue,
+					dcp_reorder_oldest(ps->queue),
+					deliver_in_time, ps);
+	if (ret < 0)
+		return ret;
+	ps->work_pending = ret == WORK_STOP || unread_after != UINT64_MAX;
+	return 0;
 }
 
 static int perf_start(struct dcp_source *s,
@@ -480,6 +575,7 @@ static int perf_start(struct dcp_source *s,
 			   (sysconf(_SC_PAGESIZE) / 1024)),
 		ps->nr_rings);
 	ps->pollfds = calloc(ps->nr_rings, sizeof(*ps->pollfds));
+	ps->ring_last_time = calloc(ps->nr_rings, sizeof(*ps->ring_last_time));
 	if (dcp_event_period_omitted(&ps->event, ps->sample_period)) {
 		ps->with_period = malloc(1u << 16);
 		if (!ps->with_period)
@@ -488,7 +584,8 @@ static int perf_start(struct dcp_source *s,
 	/* a sample with its stack copy is at most 64 KiB (a u16 size) */
 	if (ps->layout.stack_user)
 		ps->compact = malloc(1u << 16);
-	if (!ps->pollfds || (ps->layout.stack_user && !ps->compact))
+	if (!ps->pollfds || !ps->ring_last_time ||
+	    (ps->layout.stack_user && !ps->compact))
 		return dcp_error(ENOMEM, "out of memory");
 	for (size_t i = 0; i < ps->nr_rings; i++) {
 		ps->pollfds[i].fd = ps->rings[i].fd;
@@ -503,18 +600,38 @@ static int perf_inject(struct dcp_source *s, uint64_t time,
 	return dcp_reorder_push(perf_source(s)->queue, time, h, h->size);
 }
 
+static int perf_begin(struct dcp_source *s)
+{
+	struct perf_source *ps = perf_source(s);
+
+	return dcp_rings_enable(ps->rings, ps->nr_rings);
+}
+
 static int perf_drain(struct dcp_source *s)
 {
-	return drain_rings(perf_source(s));
+	struct perf_source *ps = perf_source(s);
+	uint64_t unread_after;
+
+	ps->work_over = false;
+	return drain_rings(ps, &unread_after);
 }
 
 static int perf_poll(struct dcp_source *s, int timeout_ms)
 {
 	struct perf_source *ps = perf_source(s);
+	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = dcp_deadline_after(now, timeout_ms);
+	/* no wait while the last poll left records behind */
+	int wait_ms = ps->work_pending ? 0 : timeout_ms;
+	int ret;
 
-	if (poll(ps->pollfds, ps->nr_rings, timeout_ms) < 0 && errno != EINTR)
+	if (poll(ps->pollfds, ps->nr_rings, wait_ms) < 0 && errno != EINTR)
 		return dcp_error(errno, "poll failed: %s", strerror(errno));
-	return drain_round(ps, false);
+	ps->work_deadline =
+		dcp_poll_work_deadline(deadline, dcp_now_ns(CLOCK_MONOTONIC));
+	ret = drain_round(ps, false);
+	ps->work_deadline = 0;
+	return ret;
 }
 
 static int perf_stop(struct dcp_source *s)
@@ -542,6 +659,7 @@ static void perf_free(struct dcp_source *s)
 	free(ps->switch_fds);
 	dcp_rings_close(ps->rings, ps->nr_rings);
 	free(ps->pollfds);
+	free(ps->ring_last_time);
 	dcp_reorder_free(ps->queue);
 	free(ps->compact);
 	free(ps->pids);
@@ -554,6 +672,7 @@ static void perf_free(struct dcp_source *s)
 static const struct dcp_source_ops perf_source_ops = {
 	.start = perf_start,
 	.inject = perf_inject,
+	.begin = perf_begin,
 	.drain = perf_drain,
 	.poll = perf_poll,
 	.stop = perf_stop,

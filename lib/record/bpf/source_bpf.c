@@ -66,8 +66,6 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 #define DRAIN_MS 250
-/* the least time a poll gives a drain, whatever its caller's timeout */
-#define DRAIN_MIN_MS 10
 
 static struct bpf_source *bpf_source(struct dcp_source *s)
 {
@@ -403,8 +401,7 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	struct bpf_source *bs = bpf_source(s);
 	struct dcp_recorder *r = bs->r;
 	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
-	/* the caller's time: a drain stops there, or DRAIN_MIN_MS after it
-	 * began (top polls without waiting, 20 times a second) */
+	/* the caller's time: a drain stops there (dcp_poll_work_deadline) */
 	uint64_t deadline = dcp_deadline_after(now, timeout_ms);
 	int n;
 
@@ -424,8 +421,7 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	 * rates one could otherwise outlast a --duration by seconds.
 	 */
 	now = dcp_now_ns(CLOCK_MONOTONIC);
-	if (deadline < now + DRAIN_MIN_MS * 1000000ull)
-		deadline = now + DRAIN_MIN_MS * 1000000ull;
+	deadline = dcp_poll_work_deadline(deadline, now);
 	if (bs->drain_unfinished)
 		return dcp_bpf_drain_all(bs, deadline);
 	if (now >= r->next_flush_ns || now >= bs->next_drain_ns) {
