@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The perf ring buffers: opening one sampling event per CPU (and the munmap
- * tracepoint routed into its ring), mapping and draining the rings, and
- * explaining what the kernel refused.
+ * The perf ring buffers: opening one sampling event per CPU (with the sync
+ * records' dummy event and the munmap tracepoint routed into its ring),
+ * mapping and draining the rings, and explaining what the kernel refused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,139 +20,12 @@
 #include "records_internal.h"
 #include "ring_internal.h"
 
-static const char *const tracefs_dirs[] = { "/sys/kernel/tracing",
-					    "/sys/kernel/debug/tracing" };
-
-static int read_small_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-/* "field:unsigned long addr;	offset:16;	size:8;	signed:0;" */
-static int find_field_offset(const char *format, const char *field,
-			     uint32_t *offset)
-{
-	const char *line = format;
-
-	while ((line = strstr(line, "field:"))) {
-		const char *semi = strchr(line, ';');
-		const char *name_end = semi;
-		const char *off;
-		size_t len = strlen(field);
-
-		if (!semi)
-			break;
-		/* the field name is the last word before the ';' */
-		while (name_end > line && name_end[-1] == ']')
-			name_end--;
-		if ((size_t)(name_end - line) > len &&
-		    !strncmp(name_end - len, field, len) &&
-		    (name_end[-len - 1] == ' ' || name_end[-len - 1] == '*')) {
-			off = strstr(semi, "offset:");
-			if (!off)
-				break;
-			*offset = (uint32_t)strtoul(off + 7, NULL, 10);
-			return 0;
-		}
-		line = semi;
-	}
-	return -ENOENT;
-}
-
-int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
-{
-	char path[256], buf[4096];
-	int ret = -ENOENT;
-
-	memset(tp, 0, sizeof(*tp));
-	for (int attempt = 0; attempt < 2; attempt++) {
-		for (size_t i = 0; i < 2; i++) {
-			snprintf(path, sizeof(path),
-				 "%s/events/syscalls/sys_enter_munmap/id",
-				 tracefs_dirs[i]);
-			ret = read_small_file(path, buf, sizeof(buf));
-			if (ret < 0)
-				continue;
-			tp->id = strtoull(buf, NULL, 10);
-			snprintf(path, sizeof(path),
-				 "%s/events/syscalls/sys_enter_munmap/format",
-				 tracefs_dirs[i]);
-			ret = read_small_file(path, buf, sizeof(buf));
-			if (ret >= 0 &&
-			    !find_field_offset(buf, "addr", &tp->addr_offset) &&
-			    !find_field_offset(buf, "len", &tp->len_offset))
-				return 0;
-			tp->id = 0;
-			return dcp_error(
-				EINVAL,
-				"cannot parse the format of syscalls:sys_enter_munmap");
-		}
-		/* tracefs is often not mounted: mount it once and retry */
-		if (attempt == 0 &&
-		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
-			break;
-	}
-	return dcp_error(
-		ENOENT,
-		"the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s)",
-		tracefs_dirs[0]);
-}
-
-int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
-		      size_t size)
-{
-	char path[256];
-	int ret = -ENOENT;
-
-	for (int attempt = 0; attempt < 2; attempt++) {
-		for (size_t i = 0; i < 2; i++) {
-			snprintf(path, sizeof(path), "%s/events/%s/id",
-				 tracefs_dirs[i], event);
-			ret = read_small_file(path, format, size);
-			if (ret < 0)
-				continue;
-			*id = strtoull(format, NULL, 10);
-			snprintf(path, sizeof(path), "%s/events/%s/format",
-				 tracefs_dirs[i], event);
-			ret = read_small_file(path, format, size);
-			return ret < 0 ? dcp_error(-ret,
-						   "cannot read the format of "
-						   "%s: %s",
-						   event, strerror(-ret)) :
-					 0;
-		}
-		if (attempt == 0 &&
-		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
-			break;
-	}
-	return dcp_error(-ret,
-			 "the %s tracepoint cannot be read (tracefs at %s: "
-			 "%s)",
-			 event, tracefs_dirs[0], strerror(-ret));
-}
-
-int dcp_tracefs_field_offset(const char *format, const char *field,
-			     uint32_t *offset)
-{
-	return find_field_offset(format, field, offset);
-}
-
 static int paranoid_level(void)
 {
 	char buf[32];
 
-	if (read_small_file("/proc/sys/kernel/perf_event_paranoid", buf,
-			    sizeof(buf)) < 0)
+	if (dcp_read_small_file("/proc/sys/kernel/perf_event_paranoid", buf,
+				sizeof(buf)) < 0)
 		return 99;
 	return atoi(buf);
 }
@@ -163,8 +35,8 @@ static long max_sample_rate(void)
 {
 	char buf[32];
 
-	if (read_small_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
-			    sizeof(buf)) < 0)
+	if (dcp_read_small_file("/proc/sys/kernel/perf_event_max_sample_rate",
+				buf, sizeof(buf)) < 0)
 		return 0;
 	return strtol(buf, NULL, 10);
 }
@@ -224,8 +96,8 @@ static int online_cpus(int **cpus, size_t *nr)
 	size_t n = 0, cap = 0;
 	int *list = NULL;
 
-	if (read_small_file("/sys/devices/system/cpu/online", buf,
-			    sizeof(buf)) < 0)
+	if (dcp_read_small_file("/sys/devices/system/cpu/online", buf,
+				sizeof(buf)) < 0)
 		snprintf(buf, sizeof(buf), "0-%ld",
 			 sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	while (*p && *p != '\n') {
@@ -356,8 +228,8 @@ static long mlock_kb(void)
 {
 	char buf[32];
 
-	if (read_small_file("/proc/sys/kernel/perf_event_mlock_kb", buf,
-			    sizeof(buf)) < 0)
+	if (dcp_read_small_file("/proc/sys/kernel/perf_event_mlock_kb", buf,
+				sizeof(buf)) < 0)
 		return -1;
 	return strtol(buf, NULL, 10);
 }

@@ -74,14 +74,18 @@ struct dcp_munmap_tracepoint {
 	uint32_t addr_offset, len_offset; /* in the raw record */
 };
 
+/* tracefs.c: up to size - 1 bytes of a small file, NUL-terminated: the
+ * length, or a negative errno. */
+int dcp_read_small_file(const char *path, char *buf, size_t size);
+
 /*
- * Find the munmap tracepoint, mounting tracefs when needed. Fills tp->id
+ * tracefs.c: find the munmap tracepoint, mounting tracefs when needed. Fills tp->id
  * with 0 and returns a negative errno (message set) when it is missing.
  */
 int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp);
 
 /*
- * A tracefs event ("sched/sched_switch"): its id, and its format file in
+ * tracefs.c: a tracefs event ("sched/sched_switch"): its id, and its format file in
  * format (size bytes at most), mounting tracefs when needed. 0, or a
  * negative errno with a message saying why it cannot be read.
  */
