@@ -517,9 +517,11 @@ enum dcp_call_graph {
 struct dcp_recorder;
 
 /*
- * Open the per-CPU events (enabled at once), start the profile file, then
- * inject the processes that already exist. Fails with a message that says
- * what to do when the kernel refuses (perf_event_paranoid, permissions).
+ * Open the per-CPU events (their sync records on at once), start the
+ * profile file, inject the processes that already exist, then start
+ * sampling: the recording's time begins on return. Fails with a message
+ * that says what to do when the kernel refuses (perf_event_paranoid,
+ * permissions).
  */
 DCPROF_API struct dcp_recorder *
 dcp_recorder_new(const struct dcp_recorder_opts *opts);
