@@ -46,7 +46,7 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
  * SWITCH_OUT flag): the kernel does not hand out every switch from the
  * idle task as a sched_switch sample (about half of them went missing on
  * an idle CPU, for perf as for us), but it writes the switch records of
- * the sampling event. Whichever of the two comes first ends the block.
+ * the rings' sync event. Whichever of the two comes first ends the block.
  */
 int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
 			  uint32_t tid);

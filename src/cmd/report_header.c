@@ -64,11 +64,14 @@ static void print_header_text(const struct profile_view *v,
 		       "\n",
 		       report_filter_names(a), total, unfiltered, total);
 	if (m->off_cpu)
-		printf("# off-CPU: %" PRIu64 " switches, %" PRIu64
+		/* switches and unfinished threads are every task's: the
+		 * targets are applied to blocks, and those have none */
+		printf("# off-CPU: %" PRIu64
+		       " switches (every task's), %" PRIu64
 		       " blocks charged (%.1f ms), %" PRIu64
 		       " shorter than --off-cpu-min, %" PRIu64
 		       " of other tasks, %" PRIu64
-		       " threads still switched out at the end\n",
+		       " threads (of any task) still switched out at the end\n",
 		       s->off_cpu_switches, s->off_cpu_blocks,
 		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
 		       s->off_cpu_other_tasks, s->off_cpu_unfinished);
