@@ -65,7 +65,8 @@ static void print_header_text(const struct profile_view *v,
 		       report_filter_names(a), total, unfiltered, total);
 	if (m->off_cpu)
 		/* switches and unfinished threads are every task's: the
-		 * targets are applied to blocks, and those have none */
+		 * targets are applied to blocks, which an unfinished
+		 * thread has not yet */
 		printf("# off-CPU: %" PRIu64
 		       " switches (every task's), %" PRIu64
 		       " blocks charged (%.1f ms), %" PRIu64
