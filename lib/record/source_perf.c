@@ -403,7 +403,7 @@ static int deliver_in_time(uint64_t time, const void *rec, size_t size,
 
 /*
  * Read the rings into the window, each up to its head of now, beginning
- * where the last round stopped short. Returns the time up to which the
+ * after the ring where the last round stopped short. Returns the time up to which the
  * rings that were not read to their head (the poll's time ran out, or the
  * window is full) can still hold nothing older: the newest record read from
  * each (a ring is in time order), UINT64_MAX when every ring was read whole.
@@ -424,9 +424,14 @@ static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
 			return ret;
 		if (ret != WORK_STOP)
 			continue;
-		/* the next round begins with the first ring left unread */
+		/*
+		 * The next round begins after the ring where this one
+		 * stopped: each ring in turn is read first, or a ring that
+		 * refills faster than a poll reads it would keep the others
+		 * unread, and the window from releasing anything.
+		 */
 		if (*unread_after == UINT64_MAX)
-			ps->first_ring = i;
+			ps->first_ring = (i + 1) % n;
 		if (ps->ring_last_time[i] < *unread_after)
 			*unread_after = ps->ring_last_time[i];
 	}
@@ -485,12 +490,25 @@ static void read_switch_counters(struct perf_source *ps)
  */
 static int drain_round(struct perf_source *ps, bool final)
 {
-	uint64_t unread_after, upto;
+	uint64_t end = ps->work_deadline, unread_after, upto;
 	int ret;
 
+	/*
+	 * Reading has half the poll's time: copying the rings is cheaper than
+	 * delivering what they held, and a poll of 10 ms (top's) spent it all
+	 * on 16 MiB rings at 100 kHz and delivered nothing.
+	 */
+	if (end) {
+		uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+
+		ps->work_deadline = now < end ? now + (end - now) / 2 : now;
+	}
 	ps->work_over = false;
 	ps->work_since_clock = 0;
 	ret = drain_rings(ps, &unread_after);
+	ps->work_deadline = end;
+	ps->work_over = false;
+	ps->work_since_clock = 0;
 	if (ret)
 		return ret;
 	read_switch_counters(ps);

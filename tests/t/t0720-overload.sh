@@ -8,10 +8,11 @@
 # must still end cleanly with a complete profile, and the recorder's peak
 # resident memory (VmHWM) must stay under 96 MiB (64-68 MiB measured here,
 # most of it reached at the end, when symbols are resolved). Then the
-# default ring size follows the sampling rate. Last, the recording ends at
-# its --duration at the kernel's top rate (100 kHz at most) with every CPU
-# busy twice over and a process started every 50 ms, and what it lost is
-# the kernel's count, shown.
+# default ring size follows the sampling rate. Last, at the kernel's top
+# rate (100 kHz at most) with every CPU busy twice over and a process
+# started every 50 ms, the recording ends at its --duration (within 0.5 s)
+# and top refreshes on time (3 intervals in 15 s at most), with samples in
+# each interval.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -104,8 +105,25 @@ start=$SECONDS
 expect_exit 0 "$DCPROF" record -a -g -F "$TOP_RATE" --duration 2 \
 	-o "$TMP/top.data"
 wall=$((SECONDS - start))
+# top, the same way: three intervals of a second, each with samples (its
+# polls of 10 to 100 ms read 16 MiB rings: before, five intervals took
+# 250 s, then reading took a whole poll and none was delivered)
+start=$SECONDS
+timeout 60 "$DCPROF" top --stdio -a -g -F "$TOP_RATE" --iterations 3 \
+	--format json >"$TMP/top.json" 2>"$TMP/top.err" ||
+	die "top at $TOP_RATE Hz failed or ran on: $(tail -2 "$TMP/top.err")"
+top_wall=$((SECONDS - start))
 kill "$churn"
 wait "$churn" 2>/dev/null
+python3 - "$TMP/top.json" "$top_wall" <<'PY' || die "top at $TOP_RATE Hz fell behind"
+import json, sys
+ivs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print("top: %s s for %d intervals: %s samples, %s lost" % (
+    sys.argv[2], len(ivs), [i["samples"] for i in ivs], [i["lost"] for i in ivs]))
+assert len(ivs) == 3, "%d intervals" % len(ivs)
+assert int(sys.argv[2]) <= 15, "3 intervals of 1 s took %s s" % sys.argv[2]
+assert all(i["samples"] > 0 for i in ivs), "an interval without samples"
+PY
 expect_exit 0 "$DCPROF" report -i "$TMP/top.data" --format json
 python3 - "$TMP/out" "$TOP_RATE" "$wall" <<'PY' || die "--duration 2 at $TOP_RATE Hz ran on"
 import json, sys
