@@ -403,10 +403,11 @@ static int deliver_in_time(uint64_t time, const void *rec, size_t size,
 
 /*
  * Read the rings into the window, each up to its head of now, beginning
- * after the ring where the last round stopped short. Returns the time up to which the
- * rings that were not read to their head (the poll's time ran out, or the
- * window is full) can still hold nothing older: the newest record read from
- * each (a ring is in time order), UINT64_MAX when every ring was read whole.
+ * after the ring where the last round stopped short. Returns the time up
+ * to which the rings that were not read to their head (the poll's time
+ * ran out, or the window is full) can still hold nothing older: the
+ * newest record read from each (a ring is in time order), UINT64_MAX when
+ * every ring was read whole.
  */
 static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
 {
