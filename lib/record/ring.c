@@ -311,6 +311,13 @@ static int open_sync(const struct perf_event_attr *sample_attr,
 
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_DUMMY;
+	/*
+	 * It never samples; a frequency would make it a freq event, which
+	 * keeps the tick of every CPU running for the kernel's period
+	 * adjustment (and changed where t0470's samples fell in its loop).
+	 */
+	attr.freq = 0;
+	attr.sample_period = 1;
 	attr.disabled = 0;
 	attr.watermark = 0;
 	attr.wakeup_watermark = 0;
