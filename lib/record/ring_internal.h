@@ -79,15 +79,17 @@ struct dcp_munmap_tracepoint {
 int dcp_read_small_file(const char *path, char *buf, size_t size);
 
 /*
- * tracefs.c: find the munmap tracepoint, mounting tracefs when needed. Fills tp->id
- * with 0 and returns a negative errno (message set) when it is missing.
+ * tracefs.c: find the munmap tracepoint, mounting tracefs when needed.
+ * Fills tp->id with 0 and returns a negative errno (message set) when it
+ * is missing.
  */
 int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp);
 
 /*
- * tracefs.c: a tracefs event ("sched/sched_switch"): its id, and its format file in
- * format (size bytes at most), mounting tracefs when needed. 0, or a
- * negative errno with a message saying why it cannot be read.
+ * tracefs.c: a tracefs event ("sched/sched_switch"): its id, and its
+ * format file in format (size bytes at most), mounting tracefs when
+ * needed. 0, or a negative errno with a message saying why it cannot be
+ * read.
  */
 int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
 		      size_t size);

@@ -224,6 +224,14 @@ static void owner_forget(struct perf_source *ps, pid_t pid)
 		e->pid = 0;
 }
 
+/* Work (reading or releasing) that stops at deadline_ns; 0: never. */
+static void work_begin(struct perf_source *ps, uint64_t deadline_ns)
+{
+	ps->work_deadline = deadline_ns;
+	ps->work_over = false;
+	ps->work_since_clock = 0;
+}
+
 /* Whether the poll's time for work is up (checked every few records). */
 static bool work_time_up(struct perf_source *ps)
 {
@@ -419,7 +427,7 @@ static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
 		int ret = WORK_STOP;
 
 		ps->reading = i;
-		if (!ps->work_over && !reading_stops(ps))
+		if (!reading_stops(ps))
 			ret = dcp_ring_drain(&ps->rings[i], read_record, ps);
 		if (ret < 0)
 			return ret;
@@ -491,7 +499,7 @@ static void read_switch_counters(struct perf_source *ps)
  */
 static int drain_round(struct perf_source *ps, bool final)
 {
-	uint64_t end = ps->work_deadline, unread_after, upto;
+	uint64_t end = ps->work_deadline, read_end = 0, unread_after, upto;
 	int ret;
 
 	/*
@@ -502,14 +510,11 @@ static int drain_round(struct perf_source *ps, bool final)
 	if (end) {
 		uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
 
-		ps->work_deadline = now < end ? now + (end - now) / 2 : now;
+		read_end = now < end ? now + (end - now) / 2 : now;
 	}
-	ps->work_over = false;
-	ps->work_since_clock = 0;
+	work_begin(ps, read_end);
 	ret = drain_rings(ps, &unread_after);
-	ps->work_deadline = end;
-	ps->work_over = false;
-	ps->work_since_clock = 0;
+	work_begin(ps, end);
 	if (ret)
 		return ret;
 	read_switch_counters(ps);
@@ -631,7 +636,7 @@ static int perf_drain(struct dcp_source *s)
 	struct perf_source *ps = perf_source(s);
 	uint64_t unread_after;
 
-	ps->work_over = false;
+	work_begin(ps, 0);
 	return drain_rings(ps, &unread_after);
 }
 
@@ -646,10 +651,10 @@ static int perf_poll(struct dcp_source *s, int timeout_ms)
 
 	if (poll(ps->pollfds, ps->nr_rings, wait_ms) < 0 && errno != EINTR)
 		return dcp_error(errno, "poll failed: %s", strerror(errno));
-	ps->work_deadline =
-		dcp_poll_work_deadline(deadline, dcp_now_ns(CLOCK_MONOTONIC));
+	work_begin(ps, dcp_poll_work_deadline(deadline,
+					      dcp_now_ns(CLOCK_MONOTONIC)));
 	ret = drain_round(ps, false);
-	ps->work_deadline = 0;
+	work_begin(ps, 0);
 	return ret;
 }
 
