@@ -37,6 +37,7 @@ struct dcp_process {
 	size_t nr_maps, cap_maps;
 	void *user; /* for the recorder (e.g. its interned comm) */
 	uint32_t user_id;
+	uint64_t user_id_missed_ns; /* when the recorder last looked in vain */
 	/* set by the recorder, unique across processes, whenever the maps
 	 * change in a way that matters to unwinding (0: never set) */
 	uint64_t map_generation;

@@ -229,14 +229,14 @@ int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 /* One off-CPU block (--off-cpu) into frames and the aggregate. */
 int dcp_samples_take_off_cpu(struct dcp_recorder *r,
 			     const struct dcp_off_cpu_block *b);
-/* The unwinder's files (dcp_unwind_open_fn), pinned as they are opened. */
 /*
  * The JIT cookie of process p: its perf-map file (owned by the process's
- * user) interned and pinned at the first call, cached in p->user_id; 0 when
- * it has none.
+ * user) interned and pinned when first found, cached in p->user_id; 0 while
+ * it has none (a miss is looked at again a little later).
  */
 uint32_t dcp_samples_jit_cookie(struct dcp_recorder *r,
 				const struct dcp_process *p);
+/* The unwinder's files (dcp_unwind_open_fn), pinned as they are opened. */
 int dcp_samples_open_map(void *ctx, const struct dcp_process *p,
 			 const struct dcp_map *map);
 

@@ -117,46 +117,55 @@ static int64_t process_uid(pid_t pid)
  * A process that describes its JIT code in /tmp/perf-PID.map gets a JIT
  * cookie of its own, holding the map file open like any sampled file, so
  * its anonymous executable memory is named at the end even if the file
- * goes away. Looked for once, at its first sample in anonymous memory; a
- * map owned by another user than the process's is ignored.
+ * goes away. Looked for at its first sample in anonymous memory; a map
+ * owned by another user than the process's is ignored. A process may run
+ * code before it writes the map (or a frame pointer chain may lead there
+ * before the process has any JIT code): a miss is looked at again
+ * JIT_RETRY_NS later, not kept for the process's life.
  */
 #define JIT_NONE UINT32_MAX
+#define JIT_RETRY_NS (200 * 1000 * 1000ull)
 
 uint32_t dcp_samples_jit_cookie(struct dcp_recorder *r,
 				const struct dcp_process *cp)
 {
-	/* the process table hands out mutable entries; only this cache
-	 * field is written here */
+	/* the process table hands out mutable entries; only the cache
+	 * fields are written here */
 	struct dcp_process *p = (struct dcp_process *)cp;
+	uint64_t now = 0;
 	char name[32];
 	int64_t uid, cookie;
 	int fd;
 
 	if (!p)
 		return 0;
-	if (p->user_id)
-		return p->user_id == JIT_NONE ? 0 : p->user_id;
-	p->user_id = JIT_NONE;
-	uid = process_uid(p->pid);
-	if (uid < 0)
-		return 0;
-	fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
-	if (fd < 0) {
-		if (fd == -EPERM)
-			dcp_log(DCP_LOG_INFO, "%s", dcp_last_error());
-		return 0;
+	if (p->user_id == JIT_NONE) {
+		now = dcp_now_ns(CLOCK_MONOTONIC);
+		if (now - p->user_id_missed_ns < JIT_RETRY_NS)
+			return 0;
+	} else if (p->user_id) {
+		return p->user_id;
 	}
-	snprintf(name, sizeof(name), "[jit:%d]", p->pid);
-	cookie = dcp_cookie_table_intern_special(
-		r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
-	if (cookie <= 0 ||
-	    dcp_cookie_table_pin(r->cookies, (uint32_t)cookie, fd) < 0) {
+	fd = -ENOENT;
+	uid = process_uid(p->pid);
+	if (uid >= 0)
+		fd = dcp_perfmap_open_for(p->pid, (uid_t)uid);
+	if (fd >= 0) {
+		snprintf(name, sizeof(name), "[jit:%d]", p->pid);
+		cookie = dcp_cookie_table_intern_special(
+			r->cookies, DCP_COOKIE_KIND_JIT, name, NULL);
 		if (cookie <= 0)
 			close(fd);
-		return 0;
+		else if (dcp_cookie_table_pin(r->cookies, (uint32_t)cookie,
+					      fd) == 0)
+			return p->user_id = (uint32_t)cookie;
+	} else if (fd == -EPERM && p->user_id != JIT_NONE) {
+		/* said once, not at every retry */
+		dcp_log(DCP_LOG_INFO, "%s", dcp_last_error());
 	}
-	p->user_id = (uint32_t)cookie;
-	return p->user_id;
+	p->user_id = JIT_NONE;
+	p->user_id_missed_ns = now ? now : dcp_now_ns(CLOCK_MONOTONIC);
+	return 0;
 }
 
 /* One ip into a frame; caller frames are looked up at ip - 1, inside the

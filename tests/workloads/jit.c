@@ -2,8 +2,11 @@
 /*
  * A tiny JIT: copies a counting loop into anonymous executable memory,
  * describes it in /tmp/perf-PID.map as "jit_hot_loop", and runs it for
- * SECONDS. With OWNER, the map file is given to that uid (a map that is
- * not the process's own must be ignored). usage: jit SECONDS [OWNER]
+ * SECONDS. With OWNER (not "-"), the map file is given to that uid (a map
+ * that is not the process's own must be ignored). With LATE, the loop runs
+ * that many seconds before the map file exists, as in a JIT that writes
+ * its map after it began running its code.
+ * usage: jit SECONDS [OWNER|- [LATE]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
 /* mov rax, rdi; 1: dec rax; jnz 1b; ret */
 static const unsigned char code[] = { 0x48, 0x89, 0xf8, 0x48, 0xff,
 				      0xc8, 0x75, 0xfb, 0xc3 };
@@ -22,9 +34,10 @@ static const unsigned char code[] = { 0x48, 0x89, 0xf8, 0x48, 0xff,
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 2;
+	double late = argc > 3 ? atof(argv[3]) : 0;
 	uint64_t (*loop)(uint64_t);
 	char path[64];
-	struct timespec start, now;
+	struct timespec start;
 	void *mem;
 	FILE *f;
 	int fd;
@@ -34,6 +47,10 @@ int main(int argc, char **argv)
 	if (mem == MAP_FAILED)
 		return 1;
 	memcpy(mem, code, sizeof(code));
+	loop = (uint64_t(*)(uint64_t))mem;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (seconds_since(&start) < late)
+		loop(50000000);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
 	/* A stale map of an earlier process with this pid, maybe another
 	 * user's (which the profiler would rightly refuse), or a planted
@@ -54,16 +71,12 @@ int main(int argc, char **argv)
 	fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)(uintptr_t)mem,
 		sizeof(code));
 	fclose(f);
-	if (argc > 2 && chown(path, (uid_t)atoi(argv[2]), (gid_t)-1) < 0)
+	if (argc > 2 && strcmp(argv[2], "-") &&
+	    chown(path, (uid_t)atoi(argv[2]), (gid_t)-1) < 0)
 		return 1;
-	loop = (uint64_t(*)(uint64_t))mem;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do {
+	do
 		loop(50000000);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((double)(now.tv_sec - start.tv_sec) +
-			 (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
-		 seconds);
+	while (seconds_since(&start) < seconds);
 	unlink(path);
 	return 0;
 }
