@@ -165,7 +165,7 @@ FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 LAYER_CHECKS := $(LAYERS:%=$(BUILD)/layer-check/%.so)
 
-.PHONY: all deps check check-build profile bench clean format fuzz check-layers
+.PHONY: all deps check check-build profile bench clean format check-format fuzz check-layers
 
 all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS) $(BUILD)/libdcprof-core.a
 
@@ -275,7 +275,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 
 # everything `make check` runs, built apart so that it can be built with
 # -j while the tests, which time CPUs, run alone
-check-build: all check-layers $(UNIT_BINS)
+check-build: all check-layers check-format $(UNIT_BINS)
 
 check: check-build
 	BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BINS)
@@ -304,8 +304,19 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libdcprof.a | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(BUILD)/libdcprof.a $(LIB_LIBS)
 
+# Every C source of the project, BPF programs, tests and benches included.
+FORMAT_FILES := $(wildcard include/dcprof/*.h lib/*/*.[ch] lib/*/*/*.[ch] \
+	src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/fuzz/*.c \
+	tests/workloads/*.c tests/workloads/*.cc bench/workloads/*.c)
+
 format:
-	clang-format -i include/dcprof/*.h lib/*/*.[ch] lib/*/*/*.[ch] src/*.[ch] src/*/*.[ch] tests/unit/*.c tests/workloads/*.c
+	clang-format -i $(FORMAT_FILES)
+
+# The style is the repository's .clang-format; a change that breaks it
+# fails the build of the checks, so CI catches it.
+check-format:
+	@echo "clang-format --dry-run -Werror ($(words $(FORMAT_FILES)) files)"
+	@clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)

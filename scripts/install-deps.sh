@@ -9,7 +9,7 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 # setpriv/mount (util-linux), libc's separate debug files (t0460), tmux and
 # man (the t08 tests drive a terminal and render the man page), openssl (a
 # certificate for t0187's TLS receiver).
-PACKAGES="$PACKAGES gcc g++ make python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
+PACKAGES="$PACKAGES gcc g++ make clang-format python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and
