@@ -574,6 +574,12 @@ struct dcp_snapshot_info {
 	/* how long this snapshot waited for the names (the recorder drained
 	 * its events meanwhile) */
 	uint64_t wait_ns;
+	/* how far the snapshot is behind the kernel: the age of the newest
+	 * event taken in while the kernel still holds older ones unread (the
+	 * recorder cannot keep up, or was stopped); 0 when it is caught up.
+	 * Added after the struct's first version: a program built with the
+	 * header before it passes a smaller sz and gets the fields above. */
+	uint64_t behind_ns;
 };
 
 /*

@@ -166,12 +166,17 @@ static int setup_naming(struct dcp_recorder *r)
 static void fill_info(struct dcp_recorder *r, struct dcp_snapshot_info *info,
 		      uint64_t start)
 {
+	struct dcp_snapshot_info full = { .sz = sizeof(full) };
+	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC);
+	uint64_t since = r->source ? r->source->behind_since : 0;
+
 	if (!info)
 		return;
-	dcp_naming_times(r->snap_naming, &info->naming_ns,
-			 &info->last_naming_ns);
-	info->addresses_named = dcp_symtab_count(r->snap_symbols);
-	info->wait_ns = dcp_now_ns(CLOCK_MONOTONIC) - start;
+	dcp_naming_times(r->snap_naming, &full.naming_ns, &full.last_naming_ns);
+	full.addresses_named = dcp_symtab_count(r->snap_symbols);
+	full.wait_ns = now - start;
+	full.behind_ns = since && since < now ? now - since : 0;
+	dcp_sz_copy(info, &full, sizeof(full));
 }
 
 /*
@@ -224,7 +229,9 @@ dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 	struct dcp_profile *p;
 	int ret;
 
-	if (info && !DCP_SZ_VALID(info))
+	/* the struct's first version ended before behind_ns */
+	if (info &&
+	    !dcp_sz_ok(info, offsetof(struct dcp_snapshot_info, behind_ns)))
 		return (void)DCP_SZ_ERROR(dcp_snapshot_info, info), NULL;
 	if (!r)
 		return dcp_error_null(EINVAL, "no recorder");

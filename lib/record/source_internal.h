@@ -90,6 +90,12 @@ struct dcp_source {
 	uint32_t nr_cpus; /* known once started: the profile's meta */
 	bool kernel_excluded; /* user frames only were allowed: meta too */
 	struct dcp_source_counts counts;
+	/*
+	 * Set by each poll: 0 when it left nothing of the kernel's unread,
+	 * else the CLOCK_MONOTONIC time up to which what it delivered goes
+	 * (the live view is behind by the time since).
+	 */
+	uint64_t behind_since;
 };
 
 /*

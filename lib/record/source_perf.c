@@ -531,6 +531,12 @@ static int drain_round(struct perf_source *ps, bool final)
 	if (ret < 0)
 		return ret;
 	ps->work_pending = ret == WORK_STOP || unread_after != UINT64_MAX;
+	/* what the view holds goes up to the last record delivered */
+	ps->base.behind_since = 0;
+	if (ps->work_pending)
+		ps->base.behind_since = ps->last_delivered_time ?
+						ps->last_delivered_time :
+						dcp_now_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 

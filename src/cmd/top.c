@@ -96,6 +96,9 @@ static void print_text(const struct top *t)
 	       pct(t->idle_last, t->samples_last),
 	       (double)t->naming.last_naming_ns / 1e6,
 	       t->naming.addresses_named);
+	if (top_behind(t))
+		printf(", behind the kernel by %.1f s",
+		       (double)t->naming.behind_ns / 1e9);
 	if (t->off_cpu)
 		printf(", off-CPU %.1f ms, value %s",
 		       (double)t->off_cpu_ns_last / 1e6,
@@ -148,7 +151,8 @@ static void print_json(const struct top *t)
 	       ",\"build_ms\":%.3f,\"table_ms\":%.3f,\"table_cpu_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
 	       ",\"prev_draw_cpu_ms\":%.3f,\"entries\":%zu"
-	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\"",
+	       ",\"off_cpu\":%s,\"off_cpu_ms\":%.3f,\"value\":\"%s\""
+	       ",\"behind_ms\":%.3f",
 	       t->interval, t->last_ns, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
@@ -159,7 +163,7 @@ static void print_json(const struct top *t)
 	       (double)t->draw_ns / 1e6, (double)t->build_cpu_ns / 1e6,
 	       (double)t->draw_cpu_ns / 1e6, t->nr_entries,
 	       t->off_cpu ? "true" : "false", (double)t->off_cpu_ns_last / 1e6,
-	       top_value_name(t->value));
+	       top_value_name(t->value), (double)t->naming.behind_ns / 1e6);
 	if (t->command_pid) {
 		printf(",\"command\":");
 		json_print_string(stdout, t->command_name);

@@ -118,6 +118,12 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 bool top_command_ended(struct top *t);
 /* "'CMD' (pid N) exited with status S" or "... running", into buf. */
 void top_command_state(const struct top *t, char *buf, size_t size);
+/*
+ * Whether the header says how far the table is behind the kernel (the
+ * recorder cannot keep up): from a tenth of a second, less being the
+ * ordinary delay of a poll.
+ */
+bool top_behind(const struct top *t);
 
 /* The full-screen view (top_tui.c): the exit status. */
 int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop);

@@ -47,6 +47,11 @@ const char *top_value_name(enum view_value v)
 	return value_names[v];
 }
 
+bool top_behind(const struct top *t)
+{
+	return t->naming.behind_ns >= 100 * 1000 * 1000ull;
+}
+
 static uint64_t row_off_ns(const struct dcp_sample_row *row)
 {
 	uint64_t ns = 0;

@@ -103,7 +103,7 @@ static void draw_header(struct tui *u, int *y)
 {
 	struct top *t = u->t;
 	double secs = (double)t->interval_ns / 1e9;
-	char line[1024], state[512] = "";
+	char line[1024], state[512] = "", behind[64] = "";
 	int len;
 
 	/* top -- CMD: first, so that a narrow screen still shows its end */
@@ -113,11 +113,14 @@ static void draw_header(struct tui *u, int *y)
 			strcat(state, ", final totals (q quits)");
 		strcat(state, "  ");
 	}
+	if (top_behind(t))
+		snprintf(behind, sizeof(behind), "  behind %.1f s",
+			 (double)t->naming.behind_ns / 1e9);
 	snprintf(line, sizeof(line),
 		 "dcprof top  %s%.0f samples/s  lost %" PRIu64
-		 "  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s%s",
+		 "%s  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s%s",
 		 state, secs > 0 ? (double)t->samples_last / secs : 0.0,
-		 t->lost_last, t->throttled_last,
+		 t->lost_last, behind, t->throttled_last,
 		 t->samples_last ? 100.0 * (double)t->idle_last /
 					   (double)t->samples_last :
 				   0.0,

@@ -465,6 +465,7 @@ int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
 	if (ring_buffer__consume(bs->rb) < 0)
 		return dcp_error(EIO, "cannot read the BPF event ring");
 	if (!bs->drain_unfinished) {
+		bs->drain_began_ns = dcp_now_ns(CLOCK_MONOTONIC);
 		bs->drain_gen++;
 		bs->exits_ready = bs->nr_exits;
 		dcp_bpf_pre_exec_expire(bs, false);
@@ -476,6 +477,8 @@ int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
 	if (!ret && bs->off_cpu)
 		ret = drain_map(bs, true, deadline_ns);
 	bs->drain_unfinished = ret > 0;
+	/* the counts not read yet are at least as old as the drain */
+	bs->base.behind_since = bs->drain_unfinished ? bs->drain_began_ns : 0;
 	if (!ret) {
 		bs->drain_counts_done = false;
 		/* read before the drain that ended began: their counts are in */

@@ -73,6 +73,7 @@ struct bpf_source {
 	 * the next one.
 	 */
 	bool drain_unfinished;
+	uint64_t drain_began_ns; /* CLOCK_MONOTONIC, of the drain under way */
 	bool drain_counts_done; /* its sample counts: the off-CPU ones next */
 	struct dcp_bpf_batch {
 		uint32_t token; /* where the pass goes on in the map */
