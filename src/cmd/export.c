@@ -110,6 +110,11 @@ int cmd_export(int argc, char **argv)
 	ret = cmd_open_input(&v, &ro, false);
 	if (ret)
 		return ret;
+	ret = cmd_check_value(&v, value);
+	if (ret) {
+		profile_view_close(&v);
+		return ret;
+	}
 	ret = cmd_output_open(&o, output);
 	if (!ret)
 		ret = cmd_output_close(

@@ -185,6 +185,8 @@ int cmd_flamegraph(int argc, char **argv)
 		if (!ret)
 			nr_views++;
 	}
+	for (size_t i = 0; !ret && i < nr_views; i++)
+		ret = cmd_check_value(&views[i], value);
 	if (!ret) {
 		tree = fg_tree_new();
 		if (!tree)

@@ -45,6 +45,16 @@ const char *read_opts_input(const struct read_opts *o)
 	return o->input ? o->input : CMD_DEFAULT_PROFILE;
 }
 
+int cmd_check_value(const struct profile_view *v, enum view_value value)
+{
+	if (value != VIEW_VALUE_OFF_CPU ||
+	    dcp_profile_get_meta(v->profile)->off_cpu)
+		return 0;
+	return cmd_error("'%s' was recorded without --off-cpu: it has no "
+			 "off-CPU time for --value off-cpu",
+			 v->path);
+}
+
 int cmd_open_profile(struct profile_view *v, const char *path, bool by_function)
 {
 	if (profile_view_open(v, path, by_function) < 0)

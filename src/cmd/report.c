@@ -240,6 +240,9 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
+	ret = cmd_check_value(&v, a->value);
+	if (ret)
+		goto out;
 	if (a->threads)
 		threads = report_threads_new(a);
 	else if (a->tree)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Bad input: corrupt, truncated, foreign, empty and missing files given to
 # report and cookies; unknown options; a dead pid; a refused
-# perf_event_open; an unwritable output path. Each is a non-zero exit
-# without a crash (< 128), one error line naming its subject, and a failed
-# recording never touches an earlier profile at its output path.
+# perf_event_open; an unwritable output path; --value off-cpu of a profile
+# recorded without --off-cpu (report, export and flamegraph: before, an
+# empty table and status 0). Each is a non-zero exit without a crash
+# (< 128), one error line naming its subject, and a failed recording never
+# touches an earlier profile at its output path.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -40,6 +42,19 @@ for f in corrupt truncated foreign empty missing; do
 			die "$cmd: the error does not name the $f file: $(cat "$TMP/err")"
 	done
 done
+
+# off-CPU time asked of a profile without it: said, and no output written
+for cmd in "report" "export --format folded -o $TMP/v.folded" \
+	"flamegraph -o $TMP/v.html"; do
+	expect_exit 1 "$DCPROF" $cmd --value off-cpu -i "$GOOD"
+	one_line_error
+	grep -q "recorded without --off-cpu" "$TMP/err" ||
+		die "$cmd --value off-cpu: $(cat "$TMP/err")"
+	grep -qF "$GOOD" "$TMP/err" || die "$cmd: the error does not name the file"
+done
+[ ! -e "$TMP/v.folded" ] && [ ! -e "$TMP/v.html" ] ||
+	die "--value off-cpu of a CPU profile left an output file"
+expect_exit 0 "$DCPROF" report --value wall -i "$GOOD"
 
 # unknown options are usage errors
 expect_exit 2 "$DCPROF" record --no-such-option
