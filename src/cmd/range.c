@@ -209,7 +209,12 @@ int cmd_open_input(struct profile_view *v, const struct read_opts *o,
 		return ret;
 	format_time(since, from, sizeof(from));
 	format_time(until, to, sizeof(to));
-	if (!n) {
+	if (!n && !o->since && !o->until) {
+		/* not a range that missed: a directory of something else */
+		ret = cmd_error("'%s' is a directory without a period file of "
+				"record --continuous: give -i a profile",
+				path);
+	} else if (!n) {
 		ret = cmd_error("no period of '%s' starts between %s and %s",
 				path, from, to);
 	} else if (profile_view_open_files(v, path, (const char *const *)paths,

@@ -82,6 +82,13 @@ grep -q "no period of '$D' starts between the start and " "$TMP/err" ||
 	die "an empty range does not say so: $(cat "$TMP/err")"
 expect_exit 1 "$DCPROF" report -i "$D" --since "2001-01-01" --until "2001-01-02"
 grep -q "no period" "$TMP/err" || die "an empty range does not say so"
+# a directory of other files (a profile and its .old beside it) is not a
+# range that missed
+mkdir "$TMP/plain" && cp "$TMP/all.json" "$TMP/plain/dcprof.data"
+expect_exit 1 "$DCPROF" report -i "$TMP/plain"
+one_line_error
+grep -q "'$TMP/plain' is a directory without a period file of record --continuous" \
+	"$TMP/err" || die "a plain directory: $(cat "$TMP/err")"
 
 # flamegraph and export of a range
 expect_exit 0 "$DCPROF" flamegraph -i "$D" --since "$since" --until "$until" -o "$TMP/fg.html"
