@@ -260,6 +260,9 @@ struct dcp_profile_stats {
 	uint64_t off_cpu_other_tasks;
 	uint64_t off_cpu_unfinished;
 	uint64_t off_cpu_ns;
+	/* of samples_other_tasks: the idle task's (the CPUs the recorded
+	 * processes left idle) */
+	uint64_t samples_other_idle;
 };
 
 /*

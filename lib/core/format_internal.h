@@ -269,7 +269,7 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * stored). Adding a field at the end of that struct is compatible both
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 36u
+#define DCP_FMT_NR_STATS 37u
 /* The fields before the off-CPU counters: a profile without off-CPU
  * time is written with these only, as before they were added. */
 #define DCP_FMT_NR_STATS_CPU 30u

@@ -131,7 +131,7 @@ DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 	struct dcp_aggregate *agg;
 	int ret;
 
-	if (stats && !DCP_SZ_VALID(stats))
+	if (stats && !dcp_sz_ok(stats, DCP_PROFILE_STATS_FIRST_SZ))
 		return DCP_SZ_ERROR(dcp_profile_stats, stats);
 	if (!r || !next_output)
 		return dcp_api_ret(dcp_error(EINVAL, "no recorder or output"));

@@ -512,7 +512,7 @@ DCPROF_API int dcp_recorder_finish(struct dcp_recorder *r,
 	struct dcp_symtab *symtab;
 	int ret;
 
-	if (stats && !DCP_SZ_VALID(stats))
+	if (stats && !dcp_sz_ok(stats, DCP_PROFILE_STATS_FIRST_SZ))
 		return DCP_SZ_ERROR(dcp_profile_stats, stats);
 	if (!r)
 		return dcp_api_ret(dcp_error(EINVAL, "no recorder"));

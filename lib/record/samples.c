@@ -397,6 +397,7 @@ static int take_idle(struct dcp_recorder *r, uint64_t count)
 {
 	if (r->targeted) {
 		r->stats.samples_other_tasks += count;
+		r->stats.samples_other_idle += count;
 		return 0;
 	}
 	/* idle is in no marked file: --only drops it like the rest */

@@ -462,13 +462,19 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 {
 	struct stat st;
 
+	char other_idle[48] = "";
+
+	/* the idle task is another task of a -p or command recording */
+	if (s->samples_other_idle)
+		snprintf(other_idle, sizeof(other_idle), " (%llu idle)",
+			 (unsigned long long)s->samples_other_idle);
 	fprintf(stderr,
-		"dcprof: %llu samples: %llu kept (%llu idle), %llu filtered, %llu of other tasks, %llu unattributed\n",
+		"dcprof: %llu samples: %llu kept (%llu idle), %llu filtered, %llu of other tasks%s, %llu unattributed\n",
 		(unsigned long long)s->samples,
 		(unsigned long long)s->samples_kept,
 		(unsigned long long)s->samples_idle,
 		(unsigned long long)s->samples_filtered,
-		(unsigned long long)s->samples_other_tasks,
+		(unsigned long long)s->samples_other_tasks, other_idle,
 		(unsigned long long)s->samples_unattributed);
 	fprintf(stderr,
 		"dcprof: lost %llu records and %llu samples, %llu throttle events; %llu tasks injected (%llu vanished)\n",

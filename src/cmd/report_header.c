@@ -41,9 +41,13 @@ static void print_header_text(const struct profile_view *v,
 		printf("# backend: %s\n", m->backend);
 	printf("# samples: %" PRIu64 " read, %" PRIu64 " kept (%" PRIu64
 	       " idle), %" PRIu64 " filtered by --only, %" PRIu64
-	       " of other tasks\n",
+	       " of other tasks",
 	       s->samples, s->samples_kept, s->samples_idle,
 	       s->samples_filtered, s->samples_other_tasks);
+	/* the idle task is another task of a -p or command recording */
+	if (s->samples_other_idle)
+		printf(" (%" PRIu64 " idle)", s->samples_other_idle);
+	printf("\n");
 	printf("# lost: %" PRIu64 " records, %" PRIu64
 	       " samples; unattributed: %" PRIu64 " samples, %" PRIu64
 	       " frames; unresolved symbols: %" PRIu64 "\n",
@@ -132,6 +136,7 @@ static void print_header_json(const struct profile_view *v,
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64
 	       ",\"samples_idle\":%" PRIu64 ",\"samples_filtered\":%" PRIu64
 	       ",\"samples_other_tasks\":%" PRIu64
+	       ",\"samples_other_idle\":%" PRIu64
 	       ",\"samples_unattributed\":%" PRIu64
 	       ",\"frames_unattributed\":%" PRIu64 ",\"lost_records\":%" PRIu64
 	       ",\"lost_samples\":%" PRIu64 ",\"throttle_events\":%" PRIu64
@@ -142,11 +147,11 @@ static void print_header_json(const struct profile_view *v,
 	       ",\"unwind_truncated_other\":%" PRIu64 "}",
 	       s->samples, s->samples_kept, s->samples_idle,
 	       s->samples_filtered, s->samples_other_tasks,
-	       s->samples_unattributed, s->frames_unattributed, s->lost_records,
-	       s->lost_samples, s->throttle_events, s->symbols_unresolved,
-	       s->tasks_injected, s->tasks_vanished,
-	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
-	       s->unwind_truncated_other);
+	       s->samples_other_idle, s->samples_unattributed,
+	       s->frames_unattributed, s->lost_records, s->lost_samples,
+	       s->throttle_events, s->symbols_unresolved, s->tasks_injected,
+	       s->tasks_vanished, s->unwind_truncated_stack_end,
+	       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
 	if (m->off_cpu)
 		printf(",\"off_cpu\":{\"switches\":%" PRIu64
 		       ",\"blocks\":%" PRIu64 ",\"ns\":%" PRIu64

@@ -6,7 +6,11 @@
 # the limit and the sysctl; --duration with a command stops recording and
 # leaves the command running (exit 0), unless --kill-at-end; an --only
 # argument that is neither a file nor a whole build id is refused. Every
-# refusal: one line, exit 1, no file written.
+# refusal: one line, exit 1, no file written. A one-thread command's
+# recording says how many of the other tasks' samples are the idle task's
+# (the CPUs it left idle: at least half of the other CPUs' samples), in
+# record's summary, report's header and JSON; before, only "(0 idle)" of
+# the kept samples, which read as if no CPU had been idle.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 timeout
 need_perf_events
@@ -128,6 +132,28 @@ echo "--duration 1 --kill-at-end -- sleep 3: exit 143 after $took ms"
 [ "$took" -lt 2500 ] || die "--kill-at-end took $took ms"
 [ ! -e "/proc/$CMD" ] || die "--kill-at-end: the command (pid $CMD) still runs"
 expect_exit 2 "$DCPROF" record --kill-at-end -a --duration 1 -o "$TMP/k.data"
+
+# --- the idle CPUs of a command's recording --------------------------------
+BURN=$(build_workload cpu_burn)
+expect_exit 0 "$DCPROF" record -o "$TMP/idle.data" -- "$BURN" 2
+grep -q "of other tasks ([0-9]* idle)" "$TMP/err" ||
+	die "record's summary does not say how many other samples are idle: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/idle.data" --limit 1
+grep -q "^# samples: .* of other tasks ([0-9]* idle)$" "$TMP/out" ||
+	die "report's header: $(grep '^# samples' "$TMP/out")"
+expect_exit 0 "$DCPROF" report -i "$TMP/idle.data" --format json
+python3 - "$TMP/out" "$(nproc)" <<'PY' || die "the other CPUs' idle samples are miscounted"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, cpus = d["stats"], int(sys.argv[2])
+secs = d["meta"]["duration_ns"] / 1e9
+other_cpus = (cpus - 1) * secs * 999
+print("one-thread command on %d CPUs, %.1f s: %d of other tasks, %d idle "
+      "(the other CPUs: %.0f samples)" % (cpus, secs, s["samples_other_tasks"],
+                                         s["samples_other_idle"], other_cpus))
+assert s["samples_other_idle"] <= s["samples_other_tasks"]
+assert s["samples_other_idle"] >= 0.5 * other_cpus
+PY
 
 # --- --only: a file or a whole build id ----------------------------------
 refused "--only ab" --only ab -- true

@@ -9,8 +9,9 @@
 # 0.2 s behind within 20 s) with nothing lost. Before, nothing said so: the view
 # only showed fewer samples a second. A caller built with the struct's
 # first version (a smaller sz) still gets its snapshot, and its memory past
-# that sz is left alone; a smaller sz still is refused. top's JSON carries
-# behind_ms.
+# that sz is left alone; a smaller sz still is refused; the same for the
+# stats struct given to dcp_recorder_finish() before samples_other_idle.
+# top's JSON carries behind_ms.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -59,7 +60,11 @@ static double behind_s(struct dcp_recorder *r)
 int main(int argc, char **argv)
 {
 	struct dcp_recorder_opts o = { .sz = sizeof(o) };
-	struct dcp_profile_stats st = { .sz = sizeof(st) };
+	/* the stats as a program built before samples_other_idle has them */
+	union {
+		struct dcp_profile_stats s;
+		unsigned char raw[sizeof(struct dcp_profile_stats)];
+	} st;
 	/* the struct as a program built before behind_ns has it */
 	struct {
 		size_t sz;
@@ -102,11 +107,17 @@ int main(int argc, char **argv)
 	errno = 0;
 	CHECK(!dcp_recorder_snapshot(r, (struct dcp_snapshot_info *)&old) &&
 	      errno == EINVAL);
-	CHECK(dcp_recorder_finish(r, &st) == 0);
+	memset(&st, 0x5a, sizeof(st));
+	st.s.sz = offsetof(struct dcp_profile_stats, samples_other_idle) - 1;
+	errno = 0;
+	CHECK(dcp_recorder_finish(r, &st.s) == -EINVAL && errno == EINVAL);
+	st.s.sz++;
+	CHECK(dcp_recorder_finish(r, &st.s) == 0);
+	CHECK(st.s.samples_other_idle == 0x5a5a5a5a5a5a5a5aull);
 	dcp_recorder_free(r);
 	printf("%.3f %.3f %.3f %llu %llu\n", polled, paused, caught,
-	       (unsigned long long)(st.lost_records + st.lost_samples),
-	       (unsigned long long)st.samples);
+	       (unsigned long long)(st.s.lost_records + st.s.lost_samples),
+	       (unsigned long long)st.s.samples);
 	return 0;
 }
 C
