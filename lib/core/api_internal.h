@@ -17,7 +17,10 @@
 /*
  * Whether s (a struct starting with size_t sz) is at least min bytes long
  * by its own account. min is the size of the struct at the version that
- * added its last field a caller must have: today, the whole struct.
+ * added its last field a caller must have: the whole struct
+ * (DCP_SZ_VALID), or for a struct the library fills that has grown since,
+ * its first version's size (below), so that a program built before still
+ * works and gets the fields it knows (dcp_sz_copy).
  */
 static inline bool dcp_sz_ok(const void *s, size_t min)
 {
@@ -30,6 +33,11 @@ static inline bool dcp_sz_ok(const void *s, size_t min)
 }
 
 #define DCP_SZ_VALID(s) dcp_sz_ok((s), sizeof(*(s)))
+
+/* The first versions of the structs that grew: up to the field added. */
+#define DCP_PROFILE_STATS_FIRST_SZ \
+	offsetof(struct dcp_profile_stats, samples_other_idle)
+#define DCP_SNAPSHOT_INFO_FIRST_SZ offsetof(struct dcp_snapshot_info, behind_ns)
 
 /* The error for a struct whose sz fails DCP_SZ_VALID: -EINVAL. */
 static inline int dcp_sz_error(const char *type, const void *s)

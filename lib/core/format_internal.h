@@ -270,8 +270,9 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
 #define DCP_FMT_NR_STATS 37u
-/* The fields before the off-CPU counters: a profile without off-CPU
- * time is written with these only, as before they were added. */
+/* The fields before the off-CPU counters: a profile whose later fields
+ * are all 0 (no off-CPU time, no idle task among other tasks) is written
+ * with these only, as before they were added. */
 #define DCP_FMT_NR_STATS_CPU 30u
 #define DCP_FMT_STATS_FIRST(s) (&(s)->samples)
 

@@ -156,14 +156,6 @@ static inline uint64_t dcp_poll_work_deadline(uint64_t deadline_ns,
 	return deadline_ns > least ? deadline_ns : least;
 }
 
-/*
- * The smallest struct dcp_profile_stats a caller may pass: its fields up
- * to samples_other_idle, which a program built before it does not have
- * (it gets the fields it knows).
- */
-#define DCP_PROFILE_STATS_FIRST_SZ \
-	offsetof(struct dcp_profile_stats, samples_other_idle)
-
 /* recorder.c: the recording (or period) starts now: its clocks and first
  * flush. */
 void dcp_recorder_start_clock(struct dcp_recorder *r);

@@ -229,9 +229,7 @@ dcp_recorder_snapshot(struct dcp_recorder *r, struct dcp_snapshot_info *info)
 	struct dcp_profile *p;
 	int ret;
 
-	/* the struct's first version ended before behind_ns */
-	if (info &&
-	    !dcp_sz_ok(info, offsetof(struct dcp_snapshot_info, behind_ns)))
+	if (info && !dcp_sz_ok(info, DCP_SNAPSHOT_INFO_FIRST_SZ))
 		return (void)DCP_SZ_ERROR(dcp_snapshot_info, info), NULL;
 	if (!r)
 		return dcp_error_null(EINVAL, "no recorder");

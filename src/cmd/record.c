@@ -461,7 +461,6 @@ static double elapsed_since(const struct timespec *start)
 static void print_summary(const struct dcp_profile_stats *s, const char *path)
 {
 	struct stat st;
-
 	char other_idle[48] = "";
 
 	/* the idle task is another task of a -p or command recording */

@@ -223,6 +223,10 @@ static int report_run(struct report_args *a, bool no_demangle)
 	if (ret)
 		return ret;
 	v.raw_names = no_demangle;
+	/* before --resymbolize --write rewrites the file */
+	ret = cmd_check_value(&v, a->value);
+	if (ret)
+		goto out;
 	if (a->resymbolize) {
 		struct dcp_resymbolize_opts o = {
 			.sz = sizeof(o),
@@ -240,9 +244,6 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
-	ret = cmd_check_value(&v, a->value);
-	if (ret)
-		goto out;
 	if (a->threads)
 		threads = report_threads_new(a);
 	else if (a->tree)
