@@ -263,6 +263,10 @@ struct dcp_profile_stats {
 	/* of samples_other_tasks: the idle task's (the CPUs the recorded
 	 * processes left idle) */
 	uint64_t samples_other_idle;
+	/* --off-cpu: blocks dropped because the thread's switch-in was not
+	 * reported (the perf ring's tracepoint samples; the thread was
+	 * seen switched out again) */
+	uint64_t off_cpu_missed_switch_ins;
 };
 
 /*

@@ -319,6 +319,11 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 
 	t->source->counts.off_cpu_switches++;
 	i = find_slot(t, tid);
+	/* still out: it ran again, but its switch-in never came (some
+	 * switches do not reach the tracepoint), and the block it ended has
+	 * no end to charge */
+	if (t->slots[i])
+		t->source->counts.off_cpu_missed_switch_ins++;
 	if (prev_state & STATE_DEAD) {
 		if (t->slots[i])
 			remove_slot(t, i);
@@ -349,8 +354,7 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	return 0;
 }
 
-int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
-			  uint32_t tid)
+static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time, uint32_t tid)
 {
 	size_t i = find_slot(t, tid);
 	struct dcp_off_cpu_block b = { 0 };
@@ -460,7 +464,7 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		ret = switch_out(t, time, pid, tid, prev_state, chain,
 				 nr_chain);
 	if (!ret && next_pid > 0)
-		ret = dcp_off_cpu_switch_in(t, time, (uint32_t)next_pid);
+		ret = switch_in(t, time, (uint32_t)next_pid);
 	return ret;
 }
 

@@ -37,19 +37,14 @@ bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id);
  * the thread switched out and hands the block of the one switched in to
  * the recorder (dcp_recorder_take_off_cpu), a sleep's time up to its
  * wake-up under its state and the rest runnable; a wake-up marks where
- * the sleep of a thread switched out ends. Malformed records are ignored.
+ * the sleep of a thread switched out ends. A switch sample holds both
+ * threads, so nothing else is needed (no context-switch records). A
+ * switch-out of a thread whose switch-in was never seen drops the block
+ * it ends and counts it (off_cpu_missed_switch_ins). Malformed records
+ * are ignored.
  */
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size);
-/*
- * Thread tid runs again (a PERF_RECORD_SWITCH_CPU_WIDE without the
- * SWITCH_OUT flag): the kernel does not hand out every switch from the
- * idle task as a sched_switch sample (about half of them went missing on
- * an idle CPU, for perf as for us), but it writes the switch records of
- * the rings' sync event. Whichever of the two comes first ends the block.
- */
-int dcp_off_cpu_switch_in(struct dcp_off_cpu_tracker *t, uint64_t time,
-			  uint32_t tid);
 void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t);
 /* Everything delivered: count the threads still switched out. */
 void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t);

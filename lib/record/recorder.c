@@ -38,6 +38,8 @@ static void take_source_counts(struct dcp_recorder *r)
 	r->stats.off_cpu_short = c->off_cpu_short - b->off_cpu_short;
 	r->stats.off_cpu_unfinished =
 		c->off_cpu_unfinished - b->off_cpu_unfinished;
+	r->stats.off_cpu_missed_switch_ins =
+		c->off_cpu_missed_switch_ins - b->off_cpu_missed_switch_ins;
 }
 
 void dcp_recorder_start_clock(struct dcp_recorder *r)

@@ -205,7 +205,6 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;
-	attr->context_switch = opts->switch_records;
 	attr->build_id = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
@@ -344,7 +343,7 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 	sample_attr = attr;
 	sample_attr.mmap = sample_attr.mmap2 = sample_attr.comm = 0;
 	sample_attr.comm_exec = sample_attr.task = 0;
-	sample_attr.context_switch = sample_attr.build_id = 0;
+	sample_attr.build_id = 0;
 	sample_attr.disabled = 1;
 	fd = open_sample_event(&sample_attr, -1, ring->cpu);
 	if (fd < 0)
@@ -485,9 +484,6 @@ static int open_per_task(const struct dcp_ring_opts *opts,
 
 			fill_sample_attr(opts, &attr);
 			attr.inherit = 1;
-			/* a switch record per schedule of every target task:
-			 * not worth that many records */
-			attr.context_switch = 0;
 			attr.exclude_kernel = exclude_kernel;
 			attr.exclude_callchain_kernel = exclude_kernel;
 			fd = open_sample_event(&attr, tl.tids[t], ring->cpu);

@@ -118,9 +118,6 @@ struct dcp_ring_opts {
 	 */
 	const pid_t *pids;
 	size_t nr_pids;
-	/* context-switch records (--off-cpu: the idle task's switch-ins);
-	 * without them switches are only counted */
-	bool switch_records;
 };
 
 /*

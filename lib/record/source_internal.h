@@ -43,6 +43,7 @@ struct dcp_source_counts {
 	uint64_t off_cpu_switches;
 	uint64_t off_cpu_short;
 	uint64_t off_cpu_unfinished;
+	uint64_t off_cpu_missed_switch_ins;
 };
 
 struct dcp_source_ops {

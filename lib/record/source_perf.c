@@ -285,20 +285,6 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 	case PERF_RECORD_THROTTLE:
 		c->throttle_events++;
 		return 0;
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		/* --off-cpu: a switch-in from the idle task (next_prev_pid
-		 * 0) ends a thread's block, in time order with the switch
-		 * samples, which miss some of those; the others are in the
-		 * samples already, and the window is spared them */
-		if (ps->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-		    h->size >= sizeof(*h) + 8 &&
-		    !((const uint32_t *)(h + 1))[0])
-			break;
-		/* fall through */
-	case PERF_RECORD_SWITCH: /* per-task events */
-		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
-			c->context_switches++;
-		return 0;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -382,12 +368,6 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 		ps->base.counts.reorder_late++;
 	else
 		ps->last_delivered_time = time;
-	if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-		const struct dcp_sample_id *id = dcp_record_sample_id(h);
-
-		return id ? dcp_off_cpu_switch_in(ps->off_cpu, time, id->tid) :
-			    0;
-	}
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const uint64_t *u = (const uint64_t *)(h + 1);
 
@@ -449,10 +429,8 @@ static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
 
 /*
  * Context switches, for the profile's statistics, without a record per
- * switch: the sampling event writes two context-switch records a switch
- * when asked to, which only --off-cpu needs (the idle task's switch-ins);
- * a counting event per CPU gives the number. (-p's per-task events have
- * neither: their count stays 0, as before.)
+ * switch: a counting event per CPU gives the number. (-p's per-task
+ * events have none: their count stays 0.)
  */
 static void open_switch_counters(struct perf_source *ps)
 {
@@ -573,7 +551,6 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.munmap = &ps->munmap;
 	ring_opts.pids = ps->pids;
 	ring_opts.nr_pids = ps->nr_pids;
-	ring_opts.switch_records = set->off_cpu;
 	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
 	if (ret)
 		return ret;
@@ -583,9 +560,8 @@ static int perf_start(struct dcp_source *s,
 					       set->off_cpu_min_ns, s);
 		if (!ps->off_cpu)
 			return -errno;
-	} else {
-		open_switch_counters(ps);
 	}
+	open_switch_counters(ps);
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =
 		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;

@@ -80,6 +80,11 @@ static void print_header_text(const struct profile_view *v,
 		       s->off_cpu_switches, s->off_cpu_blocks,
 		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
 		       s->off_cpu_other_tasks, s->off_cpu_unfinished);
+	if (m->off_cpu && s->off_cpu_missed_switch_ins)
+		printf("# off-CPU: %" PRIu64
+		       " blocks dropped: the thread's switch-in was not "
+		       "reported by the kernel\n",
+		       s->off_cpu_missed_switch_ins);
 	if (m->off_cpu)
 		printf("# off-CPU by state: %.1f ms preempted (runnable), "
 		       "%.1f ms sleeping (S), %.1f ms blocked (D)\n",
@@ -156,12 +161,14 @@ static void print_header_json(const struct profile_view *v,
 		printf(",\"off_cpu\":{\"switches\":%" PRIu64
 		       ",\"blocks\":%" PRIu64 ",\"ns\":%" PRIu64
 		       ",\"short\":%" PRIu64 ",\"other_tasks\":%" PRIu64
-		       ",\"unfinished\":%" PRIu64 ",\"runnable_ns\":%" PRIu64
+		       ",\"unfinished\":%" PRIu64
+		       ",\"missed_switch_ins\":%" PRIu64
+		       ",\"runnable_ns\":%" PRIu64
 		       ",\"interruptible_ns\":%" PRIu64
 		       ",\"uninterruptible_ns\":%" PRIu64 "}",
 		       s->off_cpu_switches, s->off_cpu_blocks, s->off_cpu_ns,
 		       s->off_cpu_short, s->off_cpu_other_tasks,
-		       s->off_cpu_unfinished,
+		       s->off_cpu_unfinished, s->off_cpu_missed_switch_ins,
 		       a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE]);

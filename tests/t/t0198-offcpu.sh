@@ -16,7 +16,9 @@
 #   under take_lock, the function that takes the lock; recorded with -p,
 #   only that process's threads are charged;
 # - three busy threads on two CPUs: their waits are preempted (runnable),
-#   not blocked;
+#   not blocked; at most 5% of the switch-outs are ended by another
+#   switch-out (a switch-in the tracepoint never reported), and no more
+#   blocks end than switches began;
 # - a thread at nice 19 napping 2 ms at a time among twice as many
 #   spinning threads as CPUs (both backends): its sleeping time is the
 #   sleep it asked for (15% below to 30% above); the wait for a CPU after each wake-up
@@ -271,6 +273,14 @@ s = json.load(open(sys.argv[1]))["off_cpu"]
 run, blocked = s["runnable_ns"], s["interruptible_ns"] + s["uninterruptible_ns"]
 assert run > 3 * 10**8, "only %d ns preempted" % run
 assert blocked < run / 10, "%d ns blocked against %d preempted" % (blocked, run)
+# every switch-out ends once: charged, short, another task's, dropped for
+# a switch-in never reported, or still out (exits end none)
+sw, missed = s["switches"], s["missed_switch_ins"]
+print("busy3: %d switches, %d blocks, %d of other tasks, %d missed switch-ins"
+      % (sw, s["blocks"], s["other_tasks"], missed))
+assert missed <= 0.05 * sw, "%d of %d switch-ins not seen" % (missed, sw)
+assert s["blocks"] + s["short"] + s["other_tasks"] + missed + \
+    s["unfinished"] <= sw, "more blocks ended than switches: %s" % s
 PY
 
 # ---- a napper among burners: its waits for a CPU after waking ------------

@@ -562,6 +562,8 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 			count_stat(DCP_BPF_STAT_OFF_LOST);
 		} else {
 			count_stat(DCP_BPF_STAT_OFF_SWITCHES);
+			if (st->time)
+				count_stat(DCP_BPF_STAT_OFF_MISSED);
 			st->time = now;
 			st->run_delay = cpu_wait(prev, false);
 			st->pid = prev->tgid;

@@ -92,6 +92,9 @@ enum dcp_bpf_stat {
 	/* sleeps whose wait for a CPU after the wake-up is counted as
 	 * sleeping: the kernel keeps no sched_info */
 	DCP_BPF_STAT_OFF_UNSPLIT,
+	/* a switch-out of a thread still out: its switch-in was not traced,
+	 * and the block it ended is dropped */
+	DCP_BPF_STAT_OFF_MISSED,
 	DCP_BPF_STAT_NR,
 };
 

@@ -475,11 +475,13 @@ static int bpf_stop(struct dcp_source *s)
 		ret = dcp_bpf_drain_all(bs, 0);
 	dcp_bpf_budget_stop(bs);
 	/* the threads still switched out, not charged: every switch-out kept
-	 * ends as a block or a short one at its switch-in */
+	 * ends as a block or a short one at its switch-in, or is dropped at
+	 * the next switch-out when the switch-in was not traced */
 	if (bs->off_cpu) {
 		const uint64_t *k = bs->kernel_counts;
-		uint64_t ended =
-			k[DCP_BPF_STAT_OFF_SHORT] + k[DCP_BPF_STAT_OFF_BLOCKS];
+		uint64_t ended = k[DCP_BPF_STAT_OFF_SHORT] +
+				 k[DCP_BPF_STAT_OFF_BLOCKS] +
+				 k[DCP_BPF_STAT_OFF_MISSED];
 
 		bs->base.counts.off_cpu_unfinished =
 			k[DCP_BPF_STAT_OFF_SWITCHES] > ended ?

@@ -456,6 +456,8 @@ static void read_stats(struct bpf_source *bs)
 		now[DCP_BPF_STAT_OFF_LOST] + bs->stacks_evicted;
 	bs->base.counts.off_cpu_switches = now[DCP_BPF_STAT_OFF_SWITCHES];
 	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
+	bs->base.counts.off_cpu_missed_switch_ins =
+		now[DCP_BPF_STAT_OFF_MISSED];
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
