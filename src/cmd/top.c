@@ -512,12 +512,18 @@ static int run_stdio(struct top *t, struct top_args *a)
 		ended = top_command_ended(t);
 		if (!ended && top_now_ns() < next)
 			continue;
-		next += delay_ns;
 		t0 = top_now_ns();
 		c0 = cpu_ns();
-		ret = top_update(t, true);
+		/* an empty interval while behind goes on, up to 3 delays */
+		ret = top_update(t, true,
+				 !ended && t0 - t->last_ns < 3 * delay_ns);
+		if (ret == TOP_NOTHING_YET) {
+			next = top_now_ns() + delay_ns / 4;
+			continue;
+		}
 		if (ret)
 			return cmd_error("%s", dcp_last_error());
+		next += delay_ns;
 		t1 = top_now_ns();
 		c1 = cpu_ns();
 		t->build_ns = t1 - t0;
@@ -533,6 +539,11 @@ static int run_stdio(struct top *t, struct top_args *a)
 		t->draw_cpu_ns = cpu_ns() - c1;
 		if (ended || (a->iterations && ++done >= a->iterations))
 			break;
+		/* a table that took longer than the delay: the next interval
+		 * is a whole one, not a poll squeezed between two tables (at
+		 * high rates that left the source seconds behind) */
+		if (next <= top_now_ns())
+			next = top_now_ns() + delay_ns;
 	}
 	return 0;
 }

@@ -87,8 +87,15 @@ struct top {
 	int command_status;
 };
 
-/* Take a snapshot and rebuild the table: 0 or a negative errno. */
-int top_update(struct top *t, bool advance);
+/*
+ * Take a snapshot and rebuild the table: 0 or a negative errno. advance
+ * ends the interval. With hold_empty, an interval in which no sample came
+ * while the kernel still holds unread ones (the recorder behind, as under
+ * a storm of sampling interrupts at start) does not end: TOP_NOTHING_YET,
+ * nothing changed, and the caller polls on.
+ */
+#define TOP_NOTHING_YET 1
+int top_update(struct top *t, bool advance, bool hold_empty);
 /* Re-sort and filter the groups (a key pressed between intervals): the
  * first top.ordered in order, the rest left out. */
 void top_sort(struct top *t);

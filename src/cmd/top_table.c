@@ -417,7 +417,7 @@ static bool name_pending(const struct top *t, const struct dcp_frame *f)
 				  &sym) == -ENOENT;
 }
 
-int top_update(struct top *t, bool advance)
+int top_update(struct top *t, bool advance, bool hold_empty)
 {
 	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
 	uint64_t t0 = top_now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -427,6 +427,9 @@ int top_update(struct top *t, bool advance)
 
 	if (!p)
 		return -errno;
+	if (advance && hold_empty && t->naming.behind_ns &&
+	    dcp_profile_get_stats(p)->samples == t->prev_stats.samples)
+		return TOP_NOTHING_YET;
 	t->view.profile = p;
 	t->view.cookies = dcp_profile_cookies(p);
 	nr = dcp_profile_nr_rows(p);

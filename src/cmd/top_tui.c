@@ -454,7 +454,10 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	timeout(50);
+	/* keys are read every 50 ms: 40 of them the recorder's (its poll
+	 * waits for records, or drains while behind), 10 the keyboard's; a
+	 * poll of no time left it draining a sixth of the time */
+	timeout(10);
 	set_escdelay(25);
 	t->ordered = (size_t)LINES;
 	read_cpus(&u.cpu_prev);
@@ -464,7 +467,7 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 		bool refill = false, redraw = false;
 		int ch;
 
-		ret = dcp_recorder_poll(t->rec, 0);
+		ret = dcp_recorder_poll(t->rec, 40);
 		if (ret && ret != -EINTR)
 			break;
 		ret = 0;
@@ -490,15 +493,28 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			next = UINT64_MAX;
 		}
 		if (mono_ns() >= next) {
-			next = mono_ns() + delay_ns;
-			u.cpu_prev = u.cpu_now;
-			read_cpus(&u.cpu_now);
-			ret = top_update(t, true);
-			if (ret)
+			/* an empty interval while behind goes on, up to 3
+			 * delays */
+			bool hold = !t->command_ended &&
+				    mono_ns() - t->last_ns < 3 * delay_ns;
+
+			ret = top_update(t, true, hold);
+			if (ret < 0)
 				break;
-			redraw = !u.paused || redraw;
+			if (ret == TOP_NOTHING_YET) {
+				next = mono_ns() + delay_ns / 4;
+			} else {
+				u.cpu_prev = u.cpu_now;
+				read_cpus(&u.cpu_now);
+				/* from the table's end: a whole interval of
+				 * draining however long the table took */
+				if (next != UINT64_MAX)
+					next = mono_ns() + delay_ns;
+				redraw = !u.paused || redraw;
+			}
+			ret = 0;
 		} else if (refill) {
-			ret = top_update(t, false);
+			ret = top_update(t, false, false);
 			if (ret)
 				break;
 		}
