@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -169,6 +170,11 @@ int cmd_flamegraph(int argc, char **argv)
 		return cmd_usage_error(
 			"flamegraph",
 			"--diff takes its two profiles instead of -i, --since and --until");
+	/* -o NAME.svg without --format: the picture its name asks for, not
+	 * an HTML page under an .svg name */
+	if (!ro.formats_given && output && strlen(output) > 4 &&
+	    !strcasecmp(output + strlen(output) - 4, ".svg"))
+		ro.format = FORMAT_SVG;
 	fo.svg = ro.format == FORMAT_SVG;
 	if (!output)
 		output = fo.svg ? "flamegraph.svg" : "flamegraph.html";

@@ -24,6 +24,12 @@ cp "$TMP/out" "$TMP/report.json"
 expect_exit 0 "$DCPROF" flamegraph -i "$F" -o "$TMP/fg.html"
 [ -s "$TMP/err" ] && die "flamegraph wrote to stderr: $(head -c 500 "$TMP/err")"
 expect_exit 0 "$DCPROF" flamegraph -i "$F" --format svg -o "$TMP/fg.svg"
+# an .svg name without --format is the picture too, --format html wins
+expect_exit 0 "$DCPROF" flamegraph -i "$F" -o "$TMP/named.SVG"
+head -c 300 "$TMP/named.SVG" | grep -q '<svg' ||
+	die "-o named.SVG wrote no SVG: $(head -c 100 "$TMP/named.SVG")"
+expect_exit 0 "$DCPROF" flamegraph -i "$F" --format html -o "$TMP/page.svg"
+grep -q 'id="fg-data"' "$TMP/page.svg" || die "--format html -o page.svg wrote no page"
 
 # self-contained: no external script, style, image or fetch of any kind
 if grep -Eio '<script[^>]*src=|<link[^>]*href=|<img[^>]*src=|https?://|fetch\(|XMLHttpRequest|import\(' \
