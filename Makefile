@@ -20,7 +20,7 @@ BUILD := build
 # libiberty (the demangler) has no .pc file: its header stands for it.
 DEPS_OK := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && \
 	test -e /usr/include/libiberty/demangle.h && \
-	command -v protoc-c protoc chromium >/dev/null && echo yes)
+	command -v protoc-c protoc chromium clang-format >/dev/null && echo yes)
 ifneq ($(DEPS_OK),yes)
 DEPS_STAMP := deps
 endif
