@@ -21,6 +21,13 @@
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
 
+/*
+ * Files the naming thread keeps open between batches: each batch names a
+ * few new addresses of the same objects, and reading a file's DWARF
+ * tables again at every batch was most of its time at high rates.
+ */
+#define NAMING_KEPT_FILES 64
+
 /* One object of a batch and the offsets to name in it. */
 struct naming_object {
 	struct dcp_cookie_info info; /* name and paths point to copies */
@@ -125,6 +132,7 @@ struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel)
 		dcp_naming_free(nm);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}
+	dcp_symbolizer_keep_files(nm->symbolizer, NAMING_KEPT_FILES);
 	ret = pthread_create(&nm->thread, NULL, naming_main, nm);
 	if (ret) {
 		dcp_naming_free(nm);

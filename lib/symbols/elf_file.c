@@ -69,9 +69,8 @@ static int name_unnamed(struct ftable *t, struct fde_table *fdes,
 static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 			  const struct dcp_cookie_info *info,
 			  const uint64_t *offsets, size_t n,
-			  struct dcp_symtab *out)
+			  struct scope_cache *scopes, struct dcp_symtab *out)
 {
-	struct scope_cache scopes = { 0 };
 	struct fde_table fdes = { 0 };
 	uint32_t cookie = info->cookie;
 	int err = 0, resolved = 0;
@@ -104,37 +103,33 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
 		if (err == 0 && name && !made)
-			err = dcp_dwarf_add_detail(mod, &scopes, q, cookie, off,
+			err = dcp_dwarf_add_detail(mod, scopes, q, cookie, off,
 						   name, out);
 		free(made);
 	}
 	dcp_fde_table_free(&fdes);
-	dcp_scope_cache_free(&scopes);
 	if (err == -ENOMEM)
 		return dcp_error(ENOMEM, "cannot name addresses of '%s': %s",
 				 info->name, strerror(ENOMEM));
 	return err < 0 ? err : resolved;
 }
 
-int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
-				       const struct dcp_cookie_info *info,
-				       const uint64_t *offsets, size_t n,
-				       struct dcp_symtab *out)
+/* The offsets of a reported module, its unit walks in scopes. */
+static int resolve_reported(Dwfl_Module *mod,
+			    const struct dcp_cookie_info *info,
+			    const uint64_t *offsets, size_t n,
+			    struct scope_cache *scopes, struct dcp_symtab *out)
 {
 	struct ftable t;
 	int err, err2;
 
 	memset(&t, 0, sizeof(t));
-	if (dwfl_report_end(dwfl, NULL, NULL) != 0)
-		err = dcp_error(ENOEXEC, "cannot report '%s': %s", info->name,
-				dwfl_errmsg(-1));
-	else
-		err = dcp_ftable_build(&t, mod, info->name, offsets, n);
+	err = dcp_ftable_build(&t, mod, info->name, offsets, n);
 	if (err == -ENOMEM)
 		err = dcp_error(ENOMEM, "cannot read symbols of '%s': %s",
 				info->name, strerror(ENOMEM));
 	if (err == 0) {
-		err = resolve_module(&t, mod, info, offsets, n, out);
+		err = resolve_module(&t, mod, info, offsets, n, scopes, out);
 	} else {
 		err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets,
 						     n);
@@ -142,8 +137,133 @@ int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 			err = err2;
 	}
 	dcp_ftable_free(&t);
+	return err;
+}
+
+int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
+				       const struct dcp_cookie_info *info,
+				       const uint64_t *offsets, size_t n,
+				       struct dcp_symtab *out)
+{
+	struct scope_cache scopes = { 0 };
+	int err, err2;
+
+	if (dwfl_report_end(dwfl, NULL, NULL) != 0) {
+		err = dcp_error(ENOEXEC, "cannot report '%s': %s", info->name,
+				dwfl_errmsg(-1));
+		err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets,
+						     n);
+		if (err2 < 0)
+			err = err2;
+	} else {
+		err = resolve_reported(mod, info, offsets, n, &scopes, out);
+	}
+	dcp_scope_cache_free(&scopes);
 	dwfl_end(dwfl);
 	return err;
+}
+
+/* A file kept open between calls (dcp_symbolizer_keep_files()). */
+struct kept_file {
+	uint32_t cookie;
+	uint8_t build_id[DCP_BUILD_ID_MAX];
+	uint8_t build_id_size;
+	uint32_t dev_major, dev_minor;
+	uint64_t ino, ino_generation;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct scope_cache scopes;
+	uint64_t used; /* kept_clock at its last use */
+};
+
+void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max)
+{
+	dcp_symbolizer_drop_kept(s);
+	s->max_kept = max;
+}
+
+static void kept_close(struct kept_file *k)
+{
+	dcp_scope_cache_free(&k->scopes);
+	dwfl_end(k->dwfl);
+}
+
+void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nr_kept; i++)
+		kept_close(&s->kept[i]);
+	free(s->kept);
+	s->kept = NULL;
+	s->nr_kept = 0;
+}
+
+static bool kept_is(const struct kept_file *k,
+		    const struct dcp_cookie_info *info)
+{
+	return k->cookie == info->cookie && k->ino == info->ino &&
+	       k->ino_generation == info->ino_generation &&
+	       k->dev_major == info->dev_major &&
+	       k->dev_minor == info->dev_minor &&
+	       k->build_id_size == info->build_id_size &&
+	       !memcmp(k->build_id, info->build_id, info->build_id_size);
+}
+
+static struct kept_file *kept_find(struct dcp_symbolizer *s,
+				   const struct dcp_cookie_info *info)
+{
+	for (size_t i = 0; i < s->nr_kept; i++)
+		if (kept_is(&s->kept[i], info))
+			return &s->kept[i];
+	return NULL;
+}
+
+/* A slot for a file to keep: a free one, else the least recently used,
+ * closed; NULL when out of memory. */
+static struct kept_file *kept_slot(struct dcp_symbolizer *s)
+{
+	struct kept_file *k;
+	size_t oldest = 0;
+
+	if (!s->kept) {
+		s->kept = calloc(s->max_kept, sizeof(*s->kept));
+		if (!s->kept)
+			return NULL;
+	}
+	if (s->nr_kept < s->max_kept)
+		return &s->kept[s->nr_kept++];
+	for (size_t i = 1; i < s->nr_kept; i++)
+		if (s->kept[i].used < s->kept[oldest].used)
+			oldest = i;
+	k = &s->kept[oldest];
+	kept_close(k);
+	memset(k, 0, sizeof(*k));
+	return k;
+}
+
+/* Keep a reported module for the next calls; false: it was not kept
+ * (report failed, or no memory), and dwfl is still the caller's. */
+static bool keep_module(struct dcp_symbolizer *s,
+			const struct dcp_cookie_info *info, Dwfl *dwfl,
+			Dwfl_Module *mod, struct kept_file **out)
+{
+	struct kept_file *k;
+
+	if (dwfl_report_end(dwfl, NULL, NULL) != 0)
+		return false;
+	k = kept_slot(s);
+	if (!k)
+		return false;
+	k->cookie = info->cookie;
+	memcpy(k->build_id, info->build_id, sizeof(k->build_id));
+	k->build_id_size = info->build_id_size;
+	k->dev_major = info->dev_major;
+	k->dev_minor = info->dev_minor;
+	k->ino = info->ino;
+	k->ino_generation = info->ino_generation;
+	k->dwfl = dwfl;
+	k->mod = mod;
+	*out = k;
+	return true;
 }
 
 int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
@@ -152,11 +272,17 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 				struct dcp_symtab *out)
 {
 	const char *path = info->nr_paths ? info->paths[0] : info->name;
+	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
 	void **userdata = NULL;
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
 	int own, err;
 
+	if (k) {
+		k->used = ++s->kept_clock;
+		return resolve_reported(k->mod, info, offsets, n, &k->scopes,
+					out);
+	}
 	if (fd >= 0) {
 		own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (own < 0) {
@@ -196,6 +322,11 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (userdata)
 		*userdata = s; /* for dcp_find_debuginfo */
+	if (s->max_kept && keep_module(s, info, dwfl, mod, &k)) {
+		k->used = ++s->kept_clock;
+		return resolve_reported(k->mod, info, offsets, n, &k->scopes,
+					out);
+	}
 	return dcp_symbolizer_resolve_dwfl_module(dwfl, mod, info, offsets, n,
 						  out);
 

@@ -39,6 +39,7 @@ void dcp_symbolizer_free(struct dcp_symbolizer *s)
 	if (!s)
 		return;
 	dcp_ksyms_reset(s);
+	dcp_symbolizer_drop_kept(s);
 	free(s->debuginfo_path);
 	free(s->vdso);
 	dcp_cache_close(&s->cache);

@@ -58,6 +58,18 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
 				      const char *path);
 
 /*
+ * Keep up to max files open between calls of dcp_symbolizer_resolve(),
+ * the least recently used closed first (0, the default: each call opens
+ * and closes its file). For a caller that names a few new addresses of
+ * the same files again and again (the live view's naming thread): libdw's
+ * tables of a file (address ranges, line tables) and the walks of its
+ * units are then built once, not at every call. A file is known again by
+ * its cookie and identity, so a cookie number that comes back for another
+ * file is not confused with it.
+ */
+void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max);
+
+/*
  * Resolve n offsets of one cookie into out (one entry per offset; a name
  * of NULL when nothing covers it), with the details DWARF has (source
  * position, inlined calls) and demangled names. Files are read through

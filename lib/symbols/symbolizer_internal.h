@@ -15,6 +15,7 @@
 #include "symbolize_internal.h"
 
 struct ksym; /* kallsyms_internal.h */
+struct kept_file; /* elf_file.c */
 
 struct dcp_symbolizer {
 	const struct dcp_kernel_layout *k;
@@ -39,7 +40,16 @@ struct dcp_symbolizer {
 	/* A private copy: libelf must not touch the read-only mapping. */
 	char *vdso;
 	size_t vdso_size;
+
+	/* dcp_symbolizer_keep_files(): the files kept open, and a clock of
+	 * calls for the least recently used */
+	struct kept_file *kept;
+	size_t nr_kept, max_kept;
+	uint64_t kept_clock;
 };
+
+/* elf_file.c: close the kept files. */
+void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s);
 
 /* The cache, opened on first use; NULL when there is none. */
 const struct dcp_cache *dcp_symbolizer_cache(struct dcp_symbolizer *s);

@@ -626,6 +626,60 @@ static void test_pinned_deleted(void **state)
 	dcp_symbolizer_free(s);
 }
 
+/*
+ * Kept files (the live view's naming thread): a file named once is named
+ * again from what was kept, so a second call needs neither handle nor
+ * path; another identity under the same cookie is not taken for it; past
+ * the limit the least recently used is closed.
+ */
+static void test_kept_files(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	struct file_info a, b;
+	uint64_t off_a, off_b, size;
+	char path_a[256], path_b[256];
+
+	build("kept_a", prog_src, "");
+	build("kept_b", prog2_src, "");
+	tmp_path(path_a, sizeof(path_a), "kept_a");
+	tmp_path(path_b, sizeof(path_b), "kept_b");
+	file_sym_offset(path_a, "beta", &off_a, &size);
+	file_sym_offset(path_b, "main", &off_b, &size);
+	file_info_init(&a, path_a);
+	file_info_init(&b, path_b);
+	b.info.cookie = 8;
+	dcp_symbolizer_keep_files(s, 1);
+
+	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
+			 1);
+	assert_int_equal(unlink(path_a), 0);
+	dcp_symtab_free(t);
+	t = dcp_symtab_new();
+	/* gone from its path, named from the kept file */
+	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
+			 1);
+	assert_string_equal(sym_name(t, 7, off_a, &sym), "beta");
+
+	/* the same cookie for another inode: looked for, not found */
+	a.info.ino++;
+	dcp_symtab_free(t);
+	t = dcp_symtab_new();
+	assert_true(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t) < 0);
+	a.info.ino--;
+
+	/* a second file takes the only place: the first is closed */
+	assert_int_equal(dcp_symbolizer_resolve(s, &b.info, -1, &off_b, 1, t),
+			 1);
+	dcp_symtab_free(t);
+	t = dcp_symtab_new();
+	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
+			 -ENOENT);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
 static void check_replaced(const char *name, const char *flags)
 {
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
@@ -1144,6 +1198,7 @@ int main(void)
 		cmocka_unit_test(test_fde_names),
 		cmocka_unit_test(test_plt_stubs),
 		cmocka_unit_test(test_pinned_deleted),
+		cmocka_unit_test(test_kept_files),
 		cmocka_unit_test(test_path_rebuilt),
 		cmocka_unit_test(test_path_rebuilt_no_build_id),
 		cmocka_unit_test(test_kernel),
