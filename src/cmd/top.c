@@ -88,12 +88,15 @@ static void print_text(const struct top *t)
 	double secs = (double)t->interval_ns / 1e9;
 	bool ms = t->value != VIEW_VALUE_CPU;
 
-	printf("interval %u: %.2f s, %" PRIu64
-	       " samples (%.0f/s), lost %" PRIu64
-	       ", idle %.1f%%, naming %.1f ms (%" PRIu64 " addresses)",
-	       t->interval, secs, t->samples_last,
-	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
-	       pct(t->idle_last, t->samples_last),
+	printf("interval %u: %.2f s, %" PRIu64 " samples (%.0f/s)", t->interval,
+	       secs, t->samples_last,
+	       secs > 0 ? (double)t->samples_last / secs : 0.0);
+	/* the table has the command's or -p's samples only */
+	if (t->other_last)
+		printf(", %" PRIu64 " of other tasks", t->other_last);
+	printf(", lost %" PRIu64 ", idle %.1f%%, naming %.1f ms (%" PRIu64
+	       " addresses)",
+	       t->lost_last, pct(t->idle_last, t->samples_last),
 	       (double)t->naming.last_naming_ns / 1e6,
 	       t->naming.addresses_named);
 	if (top_behind(t))
@@ -141,12 +144,14 @@ static void print_text(const struct top *t)
 static void print_json(const struct top *t)
 {
 	double secs = (double)t->interval_ns / 1e9;
+	bool ms = t->value != VIEW_VALUE_CPU;
 
 	printf("{\"interval\":%u,\"end_ns\":%" PRIu64
 	       ",\"seconds\":%.3f,\"samples\":%" PRIu64
 	       ",\"samples_per_second\":%.1f,\"lost\":%" PRIu64
 	       ",\"throttled\":%" PRIu64 ",\"idle_share\":%.2f"
-	       ",\"session_samples\":%" PRIu64 ",\"naming_ms\":%.3f"
+	       ",\"samples_other_tasks\":%" PRIu64 ",\"%s\":%.*f"
+	       ",\"naming_ms\":%.3f"
 	       ",\"naming_total_ms\":%.3f,\"naming_wait_ms\":%.3f"
 	       ",\"build_ms\":%.3f,\"table_ms\":%.3f,\"table_cpu_ms\":%.3f"
 	       ",\"prev_draw_ms\":%.3f,\"build_cpu_ms\":%.3f"
@@ -156,7 +161,9 @@ static void print_json(const struct top *t)
 	       t->interval, t->last_ns, secs, t->samples_last,
 	       secs > 0 ? (double)t->samples_last / secs : 0.0, t->lost_last,
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
-	       t->total_session, (double)t->naming.last_naming_ns / 1e6,
+	       t->other_last, ms ? "session_ms" : "session_samples", ms ? 3 : 0,
+	       ms ? (double)t->total_session / 1e6 : (double)t->total_session,
+	       (double)t->naming.last_naming_ns / 1e6,
 	       (double)t->naming.naming_ns / 1e6,
 	       (double)t->naming.wait_ns / 1e6, (double)t->build_ns / 1e6,
 	       (double)t->table_ns / 1e6, (double)t->table_cpu_ns / 1e6,

@@ -76,7 +76,10 @@ struct top {
 	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */
 	/* of the build, the table alone (after the snapshot and its names) */
 	uint64_t table_ns, table_cpu_ns;
-	uint64_t samples_last, lost_last, idle_last, throttled_last;
+	/* of the last interval: every sample read, lost, the machine's idle
+	 * ones (a command's or -p's idle CPUs are among other tasks'), those
+	 * of tasks other than -p's or the command's, throttling */
+	uint64_t samples_last, lost_last, idle_last, other_last, throttled_last;
 	uint64_t off_cpu_ns_last, sample_ns;
 	unsigned int interval;
 	/* top -- CMD: the command (pid 0: none), and once it has exited,

@@ -506,15 +506,20 @@ count:
 	}
 	t->stats = *dcp_profile_get_stats(p);
 	if (advance) {
-		uint64_t now = top_now_ns();
-
-		t->interval_ns = now - t->last_ns;
-		t->last_ns = now;
+		/* the interval ends with its snapshot, not after the table
+		 * was built (at --delay 0.3 that shifted up to a third of an
+		 * interval's samples into the next one's seconds) */
+		t->interval_ns = t0 - t->last_ns;
+		t->last_ns = t0;
 		t->samples_last = t->stats.samples - t->prev_stats.samples;
 		t->lost_last =
 			t->stats.lost_samples - t->prev_stats.lost_samples;
-		t->idle_last =
-			t->stats.samples_idle - t->prev_stats.samples_idle;
+		t->idle_last = t->stats.samples_idle +
+			       t->stats.samples_other_idle -
+			       t->prev_stats.samples_idle -
+			       t->prev_stats.samples_other_idle;
+		t->other_last = t->stats.samples_other_tasks -
+				t->prev_stats.samples_other_tasks;
 		t->throttled_last = t->stats.throttle_events -
 				    t->prev_stats.throttle_events;
 		t->off_cpu_ns_last =

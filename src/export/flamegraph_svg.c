@@ -198,9 +198,16 @@ int fg_write_svg(const struct fg_tree *t, const struct fg_output_opts *o,
 			fg_xml_text(out, string_table_get(&t->strings, n->file),
 				    0);
 		}
-		fprintf(out, " (%" PRIu64 " sample%s, %.2f%%",
-			n->value[FG_AFTER], n->value[FG_AFTER] == 1 ? "" : "s",
-			share(n->value[FG_AFTER], total));
+		/* --value off-cpu and wall: the widths are ns */
+		if (t->value == VIEW_VALUE_CPU)
+			fprintf(out, " (%" PRIu64 " sample%s, %.2f%%",
+				n->value[FG_AFTER],
+				n->value[FG_AFTER] == 1 ? "" : "s",
+				share(n->value[FG_AFTER], total));
+		else
+			fprintf(out, " (%.1f ms, %.2f%%",
+				(double)n->value[FG_AFTER] / 1e6,
+				share(n->value[FG_AFTER], total));
 		if (o->diff)
 			fprintf(out, "; before %.2f%%, %+.2f points",
 				share(n->value[FG_BEFORE],

@@ -125,6 +125,11 @@ for n, d in enumerate(objs, 1):
     assert pids == {str(pid)} or pids == {pid}, "table %d: rows of pids %s, the command is %d" % (n, pids, pid)
     # the command's first instants, forked but not yet exec'd, are dcprof
     assert {r["comm"] for r in d["rows"]} <= {"split", "dcprof"}, d["rows"]
+    # the header's samples are every one read: the table's, and the
+    # other tasks' (the niced split beside it) said apart
+    if len(d["rows"]) < 50:
+        assert sum(r["samples"] for r in d["rows"]) == \
+            d["samples"] - d["samples_other_tasks"], "table %d: %s" % (n, d)
     def check(key, what, least):
         rows = [r for r in d["rows"] if r["file"] == mine and r["symbol"] in want]
         total = sum(r[key] for r in rows)

@@ -37,6 +37,13 @@ expect_exit 0 "$DCPROF" flamegraph -i "$F" --format svg -o "$TMP/off.svg"
 expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
 cp "$TMP/out" "$TMP/off.folded"
 grep -q f1_burn "$TMP/off.svg" || die "the SVG of the off-CPU profile has no f1_burn"
+# the off-CPU picture's tooltips give time, not a count of "samples"
+# that are nanoseconds
+expect_exit 0 "$DCPROF" flamegraph -i "$F" --value off-cpu -o "$TMP/offv.svg"
+grep -q '<title>all ([0-9.]* ms, 100.00%)</title>' "$TMP/offv.svg" ||
+	die "the off-CPU SVG's tooltips are not in ms: $(grep -o '<title>all [^<]*' "$TMP/offv.svg")"
+grep -q '<title>all ([0-9]* samples, 100.00%)</title>' "$TMP/off.svg" ||
+	die "the CPU SVG's tooltips are not in samples: $(grep -o '<title>all [^<]*' "$TMP/off.svg")"
 
 python3 - "$TMP" <<'PY' || die "the pages' data is wrong"
 import json, os, re, sys
