@@ -383,7 +383,6 @@ static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 	key.stack_id = (uint32_t)stack;
 	key.thread_id = (uint32_t)thread;
 	if (off_ns) {
-		r->stats.off_cpu_blocks++;
 		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
 			r->stats.off_cpu_ns += off_ns[s];
 		return dcp_aggregate_add_off_cpu(r->agg, &key, off_ns);
@@ -508,6 +507,7 @@ int dcp_samples_take_off_cpu(struct dcp_recorder *r,
 	}
 	/* count 0: the stack's frames are checked, no sample is counted */
 	n = build_stack(r, p, b->nr_ips ? b->ips[0] : 0, b->ips, b->nr_ips, 0);
+	r->stats.off_cpu_blocks++;
 	return keep_stack(r, p, p->comm, b->tid, NULL, n, 0, b->ns);
 }
 
@@ -524,10 +524,12 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 	if (c->off_cpu_ns && r->targeted) {
 		p = dcp_process_table_find(r->procs, (pid_t)c->pid);
 		if (!(p && p->target)) {
-			r->stats.off_cpu_other_tasks++;
+			r->stats.off_cpu_other_tasks += c->off_cpu_blocks;
 			return 0;
 		}
 	}
+	if (c->off_cpu_ns)
+		r->stats.off_cpu_blocks += c->off_cpu_blocks;
 	p = sample_process(r, (pid_t)c->pid, c->count, &ret);
 	if (!p)
 		return ret;

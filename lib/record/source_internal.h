@@ -145,6 +145,7 @@ struct dcp_stack_count {
 	/* --off-cpu: ns off the CPU by enum dcp_off_cpu_state, in place of
 	 * samples (count 0); NULL: samples */
 	const uint64_t *off_cpu_ns;
+	uint64_t off_cpu_blocks; /* the blocks that time adds up */
 };
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,

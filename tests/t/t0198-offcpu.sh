@@ -323,6 +323,19 @@ else
 	expect_exit 0 "$DCPROF" report -i "$F" --format json
 	json_get "$TMP/out" 'd["meta"]["backend"]' | grep -qx bpf ||
 		die "--backend bpf --off-cpu did not record with bpf"
+	# blocks charged are the command's, other tasks' are counted in
+	# blocks as the ring counts them: each switch-out ends once
+	python3 - "$TMP/out" <<'PY' || die "--backend bpf: the off-CPU counts do not add up"
+import json, sys
+s = json.load(open(sys.argv[1]))["off_cpu"]
+ended = s["blocks"] + s["short"] + s["other_tasks"] + s["missed_switch_ins"]
+print("bpf: %d switches: %d blocks, %d of other tasks, %d still out, %d missed"
+      % (s["switches"], s["blocks"], s["other_tasks"], s["unfinished"],
+         s["missed_switch_ins"]))
+assert ended + s["unfinished"] <= s["switches"], s
+# the command's rounds: 2 s of 10 ms rounds, a sleep and a wait each
+assert 300 <= s["blocks"] <= 2000, s
+PY
 	expect_exit 0 "$DCPROF" export --format folded --value off-cpu -i "$F"
 	python3 - "$TMP" <<'PY' || die "--backend bpf: the rounds are not charged as they ran"
 import sys

@@ -100,7 +100,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct dcp_bpf_off_key);
-	__type(value, __u64);
+	__type(value, struct dcp_bpf_off_val);
 } off_counts SEC(".maps");
 
 /* --only: the marked files' build ids */
@@ -482,22 +482,28 @@ int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 #define DCP_TASK_DEAD 0x80
 #define DCP_TASK_NOLOAD 0x400
 
-/* --off-cpu: ns more off the CPU for a (thread, stacks, state) */
-static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns)
+/* --off-cpu: ns more off the CPU for a (thread, stacks, state), and the
+ * blocks (0 or 1) that adds */
+static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns,
+					 __u64 blocks)
 {
-	__u64 *v = bpf_map_lookup_elem(&off_counts, key);
+	struct dcp_bpf_off_val *v = bpf_map_lookup_elem(&off_counts, key);
+	struct dcp_bpf_off_val init = { .ns = ns, .blocks = blocks };
 	long err;
 
 	if (v) {
-		__sync_fetch_and_add(v, ns);
+		__sync_fetch_and_add(&v->ns, ns);
+		__sync_fetch_and_add(&v->blocks, blocks);
 		return;
 	}
-	err = bpf_map_update_elem(&off_counts, key, &ns, BPF_NOEXIST);
+	err = bpf_map_update_elem(&off_counts, key, &init, BPF_NOEXIST);
 	v = err == -EEXIST ? bpf_map_lookup_elem(&off_counts, key) : NULL;
-	if (v)
-		__sync_fetch_and_add(v, ns);
-	else if (err)
+	if (v) {
+		__sync_fetch_and_add(&v->ns, ns);
+		__sync_fetch_and_add(&v->blocks, blocks);
+	} else if (err) {
 		count_stat(DCP_BPF_STAT_OFF_LOST);
+	}
 }
 
 /*
@@ -553,7 +559,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 	struct dcp_bpf_off_start *st;
 	struct dcp_bpf_off_key key = {};
-	__u64 block;
+	__u64 block, counted = 0;
 
 	if (prev->pid && !(prev_state & DCP_TASK_DEAD)) {
 		st = bpf_task_storage_get(&off_starts, prev, NULL,
@@ -609,13 +615,15 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 			runnable = waited - st->run_delay;
 		if (runnable > block)
 			runnable = block;
-		if (block > runnable)
-			add_off_time(&key, block - runnable);
+		if (block > runnable) {
+			add_off_time(&key, block - runnable, 1);
+			counted = 1;
+		}
 		key.state = 0;
 		block = runnable;
 	}
 	if (block)
-		add_off_time(&key, block);
+		add_off_time(&key, block, !counted);
 	st->time = 0;
 	return 0;
 }

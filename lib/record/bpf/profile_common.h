@@ -78,6 +78,13 @@ struct dcp_bpf_off_key {
 	unsigned int pad;
 };
 
+/* A key's time off the CPU, and the blocks it adds up (a woken sleep's
+ * block is under two keys, its sleep's and its wait's: counted once) */
+struct dcp_bpf_off_val {
+	unsigned long long ns;
+	unsigned long long blocks;
+};
+
 /* The per-CPU statistics array's slots. */
 enum dcp_bpf_stat {
 	DCP_BPF_STAT_SAMPLES, /* the program ran */

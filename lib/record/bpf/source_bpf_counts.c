@@ -286,14 +286,17 @@ static int count_frames(struct bpf_source *bs, const struct dcp_bpf_key *k,
 	return (int)n;
 }
 
-/* A count of samples, or (off_ns) of time off the CPU, of k's stacks. */
+/* A count of samples, or (off_ns) of time off the CPU in off_blocks
+ * blocks, of k's stacks. */
 static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
-		      uint64_t count, const uint64_t *off_ns)
+		      uint64_t count, const uint64_t *off_ns,
+		      uint64_t off_blocks)
 {
 	struct dcp_recorder *r = bs->r;
 	struct dcp_stack_count c = { .pid = k->pid,
 				     .count = count,
-				     .off_cpu_ns = off_ns };
+				     .off_cpu_ns = off_ns,
+				     .off_cpu_blocks = off_blocks };
 	char comm[DCP_BPF_COMM_LEN + 1];
 	struct dcp_process *p, before;
 	int n;
@@ -338,19 +341,18 @@ static bool past(uint64_t deadline_ns)
 	return deadline_ns && dcp_now_ns(CLOCK_MONOTONIC) >= deadline_ns;
 }
 
-/* One count map's key: a sample count's, or (off) an off-CPU time's. */
+/* One count map's key: a sample count's, or (off) an off-CPU time's and
+ * the blocks it adds up. */
 static int take_key(struct bpf_source *bs, const void *key, uint64_t val,
-		    bool off)
+		    uint64_t blocks, bool off)
 {
 	const struct dcp_bpf_off_key *ok = key;
 	struct dcp_bpf_key k;
 	uint64_t ns[DCP_OFF_CPU_NR_STATES] = { 0 };
-	uint64_t blocks = bs->r->stats.off_cpu_blocks;
-	int ret;
 
 	if (!off) {
 		bs->samples_seen += val;
-		return take_count(bs, key, val, NULL);
+		return take_count(bs, key, val, NULL, 0);
 	}
 	if (ok->state >= DCP_OFF_CPU_NR_STATES)
 		return 0;
@@ -360,11 +362,7 @@ static int take_key(struct bpf_source *bs, const void *key, uint64_t val,
 				  .kernel_stack = ok->kernel_stack };
 	memcpy(k.comm, ok->comm, sizeof(k.comm));
 	ns[ok->state] = val;
-	ret = take_count(bs, &k, 0, ns);
-	/* the kernel counts the blocks (read_stats): this key stands for
-	 * many */
-	bs->r->stats.off_cpu_blocks = blocks;
-	return ret;
+	return take_count(bs, &k, 0, ns, blocks);
 }
 
 /*
@@ -381,7 +379,8 @@ static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 		       bs->skel->maps.counts.map_fd;
 	void *keys = off ? (void *)bs->off_keys : (void *)bs->keys;
 	size_t key_size = off ? sizeof(*bs->off_keys) : sizeof(*bs->keys);
-	uint64_t *vals = off ? bs->off_vals : bs->vals;
+	void *vals = off ? (void *)bs->off_vals : (void *)bs->vals;
+	size_t val_size = off ? sizeof(*bs->off_vals) : sizeof(*bs->vals);
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	uint32_t taken = 0;
 
@@ -392,8 +391,9 @@ static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 		while (b->next < b->len) {
 			uint32_t i = b->next++;
 
-			ret = take_key(bs, (char *)keys + i * key_size, vals[i],
-				       off);
+			ret = take_key(bs, (char *)keys + i * key_size,
+				       off ? bs->off_vals[i].ns : bs->vals[i],
+				       off ? bs->off_vals[i].blocks : 0, off);
 			if (ret)
 				return ret;
 			/* a clock read is ~1% of a count's naming */
@@ -414,7 +414,7 @@ static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 			return dcp_error(
 				errno, "cannot read the BPF %s map: %s",
 				off ? "off-CPU" : "count", strerror(errno));
-		bs->bytes_read += (uint64_t)n * (key_size + sizeof(*vals));
+		bs->bytes_read += (uint64_t)n * (key_size + val_size);
 		if (!off)
 			bs->counts_read += n;
 		b->token = out;
@@ -447,8 +447,6 @@ static void read_stats(struct bpf_source *bs)
 				     bs->kernel_counts[DCP_BPF_STAT_FILTERED];
 	r->stats.samples += now[DCP_BPF_STAT_LOST_FULL] -
 			    bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
-	r->stats.off_cpu_blocks += now[DCP_BPF_STAT_OFF_BLOCKS] -
-				   bs->kernel_counts[DCP_BPF_STAT_OFF_BLOCKS];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
 	bs->base.counts.lost_records =

@@ -54,7 +54,8 @@ struct bpf_source {
 	 * a frame the switch program's stacks start with when other probes
 	 * share the tracepoint */
 	uint64_t switch_iter_start, switch_iter_end;
-	uint64_t *vals, *off_vals;
+	uint64_t *vals;
+	struct dcp_bpf_off_val *off_vals;
 	struct bpf_stack_build_id *ustack;
 	uint64_t *kstack;
 	uint64_t *percpu;
