@@ -280,11 +280,13 @@ static bool line_shown(const struct report_args *a, const struct report_line *l,
 	       (a->limit < 0 || shown < (size_t)a->limit);
 }
 
+/* pids and tids are printed signed: the kernel gives -1 for a task whose
+ * pid was already released (its last steps in exit) */
 static int number_width(uint32_t n)
 {
 	char buf[16];
 
-	return snprintf(buf, sizeof(buf), "%u", n);
+	return snprintf(buf, sizeof(buf), "%d", (int)n);
 }
 
 /* The width of each key column over the lines shown, at least its name's */
@@ -436,9 +438,9 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				json_print_string(stdout, comm);
 			}
 			if (report_has_key(a, KEY_PID))
-				printf(",\"pid\":%u", l->pid);
+				printf(",\"pid\":%d", (int)l->pid);
 			if (report_has_key(a, KEY_TID))
-				printf(",\"tid\":%u", l->tid);
+				printf(",\"tid\":%d", (int)l->tid);
 			if (report_has_key(a, KEY_PROCESS)) {
 				printf(",\"process\":");
 				json_print_string(stdout, process);
@@ -478,10 +480,10 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				text_print_safe(stdout, comm, last ? 0 : w[k]);
 				break;
 			case KEY_PID:
-				printf("%*u", w[k], l->pid);
+				printf("%*d", w[k], (int)l->pid);
 				break;
 			case KEY_TID:
-				printf("%*u", w[k], l->tid);
+				printf("%*d", w[k], (int)l->tid);
 				break;
 			case KEY_PROCESS:
 				text_print_safe(stdout, process,

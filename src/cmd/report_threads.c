@@ -190,8 +190,9 @@ static int compare_threads(const void *a, const void *b)
 static void print_json_line(const struct thread_line *l, const char *name,
 			    double on, double total, double share, bool first)
 {
-	printf("%s{\"pid\":%u,\"tid\":%u,\"thread\":", first ? "" : ",", l->pid,
-	       l->tid);
+	/* signed: the kernel gives -1 for a task whose pid was released */
+	printf("%s{\"pid\":%d,\"tid\":%d,\"thread\":", first ? "" : ",",
+	       (int)l->pid, (int)l->tid);
 	json_print_string(stdout, name);
 	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
 	       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
@@ -254,10 +255,10 @@ void report_threads_print(struct report_threads *t,
 			shown++;
 			continue;
 		}
-		printf("%8u %8u %10.1f %10.1f %10.1f %10.1f %10.1f ", l->pid,
-		       l->tid, on, (double)l->off_cpu[0] / 1e6,
-		       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6,
-		       total);
+		printf("%8d %8d %10.1f %10.1f %10.1f %10.1f %10.1f ",
+		       (int)l->pid, (int)l->tid, on,
+		       (double)l->off_cpu[0] / 1e6, (double)l->off_cpu[1] / 1e6,
+		       (double)l->off_cpu[2] / 1e6, total);
 		if (!lives)
 			printf("%6.1f%%  ", share);
 		else if (l->has_life && l->life_ns)

@@ -217,8 +217,9 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 			break;
 		case TK_PID:
 		case TK_TID:
-			snprintf(num, sizeof(num), "%u",
-				 t->keys[i] == TK_PID ? row->pid : row->tid);
+			snprintf(num, sizeof(num), "%d",
+				 (int)(t->keys[i] == TK_PID ? row->pid :
+							      row->tid));
 			s = num;
 			break;
 		case TK_FILE:
