@@ -152,6 +152,13 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 		return dcp_error_null(ENOMEM, "out of memory");
 	t->source = source;
 	t->min_ns = min_ns;
+	/* before the tracepoint, whose files such a user cannot read */
+	if (rings[0].per_task) {
+		ret = dcp_error(EPERM,
+				"--off-cpu needs per-CPU events of every task: "
+				"run as root or with CAP_PERFMON");
+		goto fail;
+	}
 	ret = dcp_tracefs_event("sched/sched_switch", &t->tp_id, format,
 				sizeof(format));
 	if (ret)
@@ -163,12 +170,6 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 		ret = dcp_error(
 			EINVAL,
 			"cannot parse the format of sched:sched_switch");
-		goto fail;
-	}
-	if (rings[0].per_task) {
-		ret = dcp_error(EPERM,
-				"--off-cpu needs per-CPU events of every task: "
-				"run as root or with CAP_PERFMON");
 		goto fail;
 	}
 	t->fds = calloc(nr_rings, sizeof(*t->fds));

@@ -64,10 +64,22 @@ static int find_field_offset(const char *format, const char *field,
 	return -ENOENT;
 }
 
+/*
+ * Of the errors reading a tracepoint under the directories tried, the one
+ * to say: a refusal (EACCES, EPERM: tracefs is there, not for this user)
+ * over a directory that is not there, which the fallback path gives.
+ */
+static int tracefs_error(int so_far, int ret)
+{
+	if (so_far == -EACCES || so_far == -EPERM)
+		return so_far;
+	return ret == -ENOENT ? so_far : ret;
+}
+
 int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
 {
 	char path[256], buf[4096];
-	int ret = -ENOENT;
+	int ret = -ENOENT, err = -ENOENT;
 
 	memset(tp, 0, sizeof(*tp));
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -76,8 +88,10 @@ int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
 				 "%s/events/syscalls/sys_enter_munmap/id",
 				 tracefs_dirs[i]);
 			ret = dcp_read_small_file(path, buf, sizeof(buf));
-			if (ret < 0)
+			if (ret < 0) {
+				err = tracefs_error(err, ret);
 				continue;
+			}
 			tp->id = strtoull(buf, NULL, 10);
 			snprintf(path, sizeof(path),
 				 "%s/events/syscalls/sys_enter_munmap/format",
@@ -98,24 +112,26 @@ int dcp_munmap_tracepoint_find(struct dcp_munmap_tracepoint *tp)
 			break;
 	}
 	return dcp_error(
-		ENOENT,
-		"the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s)",
-		tracefs_dirs[0]);
+		-err,
+		"the syscalls:sys_enter_munmap tracepoint is not available (tracefs at %s: %s)",
+		tracefs_dirs[0], strerror(-err));
 }
 
 int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
 		      size_t size)
 {
 	char path[256];
-	int ret = -ENOENT;
+	int ret = -ENOENT, err = -ENOENT;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		for (size_t i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), "%s/events/%s/id",
 				 tracefs_dirs[i], event);
 			ret = dcp_read_small_file(path, format, size);
-			if (ret < 0)
+			if (ret < 0) {
+				err = tracefs_error(err, ret);
 				continue;
+			}
 			*id = strtoull(format, NULL, 10);
 			snprintf(path, sizeof(path), "%s/events/%s/format",
 				 tracefs_dirs[i], event);
@@ -130,10 +146,13 @@ int dcp_tracefs_event(const char *event, uint64_t *id, char *format,
 		    mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) < 0)
 			break;
 	}
-	return dcp_error(-ret,
+	return dcp_error(-err,
 			 "the %s tracepoint cannot be read (tracefs at %s: "
-			 "%s)",
-			 event, tracefs_dirs[0], strerror(-ret));
+			 "%s)%s",
+			 event, tracefs_dirs[0], strerror(-err),
+			 err == -EACCES || err == -EPERM ?
+				 ": run as root or with CAP_PERFMON" :
+				 "");
 }
 
 int dcp_tracefs_field_offset(const char *format, const char *field,

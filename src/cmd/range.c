@@ -5,6 +5,7 @@
  * files of the directory selected by the start time in their names, and
  * read as one profile.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -52,14 +53,57 @@ static bool parse_relative(const char *arg, int64_t now, int64_t *out)
 }
 
 /* "2026-12-03", "2026-12-03 16:50", "...T16:50:07", then "Z" or +HH:MM */
+/* A fraction of a second (".5", ",250"): its ns, and the rest; NULL when
+ * the separator has no digit after it. */
+static const char *parse_fraction(const char *s, int64_t *ns)
+{
+	int64_t scale = NS / 10;
+
+	*ns = 0;
+	if (*s != '.' && *s != ',')
+		return s;
+	if (!isdigit((unsigned char)*++s))
+		return NULL;
+	for (; isdigit((unsigned char)*s); s++, scale /= 10)
+		*ns += (*s - '0') * scale;
+	return s;
+}
+
+/*
+ * The basic form, as period files are named: 20261205T113909.930Z (the
+ * seconds, their fraction and a zone optional as in the extended form).
+ * *rest what follows the seconds; false when arg is not in that form.
+ */
+static bool parse_basic(const char *arg, struct tm *tm, const char **rest)
+{
+	int n = 0;
+
+	if (sscanf(arg, "%4d%2d%2dT%2d%2d%n", &tm->tm_year, &tm->tm_mon,
+		   &tm->tm_mday, &tm->tm_hour, &tm->tm_min, &n) != 5 ||
+	    n != 13)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (i != 8 && !isdigit((unsigned char)arg[i]))
+			return false;
+	*rest = arg + n;
+	if (isdigit((unsigned char)(*rest)[0]) &&
+	    isdigit((unsigned char)(*rest)[1])) {
+		tm->tm_sec = ((*rest)[0] - '0') * 10 + (*rest)[1] - '0';
+		*rest += 2;
+	}
+	return true;
+}
+
 static bool parse_absolute(const char *arg, int64_t *out)
 {
 	struct tm tm = { 0 };
 	int n = 0, zh, zm;
 	char sep;
 	const char *rest;
-	int64_t t, zone = 0;
+	int64_t t, zone = 0, frac = 0;
 
+	if (parse_basic(arg, &tm, &rest))
+		goto seconds_done;
 	if (sscanf(arg, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
 		   &n) != 3 ||
 	    n != 10)
@@ -80,6 +124,10 @@ static bool parse_absolute(const char *arg, int64_t *out)
 			rest += 1 + n;
 		}
 	}
+seconds_done:
+	rest = parse_fraction(rest, &frac);
+	if (!rest)
+		return false;
 	if (*rest == 'Z') {
 		rest++;
 	} else if (*rest == '+' || *rest == '-') {
@@ -97,7 +145,7 @@ static bool parse_absolute(const char *arg, int64_t *out)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	t = (int64_t)timegm(&tm);
-	*out = (t - zone) * NS;
+	*out = (t - zone) * NS + frac;
 	return true;
 }
 
@@ -108,7 +156,7 @@ static int parse_time(const char *cmd, const char *opt, const char *arg,
 		return 0;
 	return cmd_usage_error(
 		cmd,
-		"invalid %s '%s': expected 2026-12-03T16:50:00Z, '2026-12-03 16:50[:SS]' (UTC unless +HH:MM follows), now, or -30m, -12h, -7d",
+		"invalid %s '%s': expected 2026-12-03T16:50:00[.5]Z, 20261203T165000.500Z, '2026-12-03 16:50[:SS]' (UTC unless +HH:MM follows), now, or -30m, -12h, -7d",
 		opt, arg);
 }
 
@@ -204,6 +252,10 @@ int cmd_open_input(struct profile_view *v, const struct read_opts *o,
 	if (o->until &&
 	    (ret = parse_time(o->cmd, "--until", o->until, now, &until)))
 		return ret;
+	if (since > until)
+		return cmd_usage_error(
+			o->cmd, "--since '%s' is later than --until '%s'",
+			o->since, o->until);
 	ret = select_periods(path, since, until, &paths, &n);
 	if (ret)
 		return ret;

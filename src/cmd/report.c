@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,8 @@ static int parse_number(const char *opt, const char *arg, double *out)
 
 	errno = 0;
 	*out = strtod(arg, &end);
-	if (errno || *end || end == arg || *out < 0)
+	/* nan passed every comparison below as false, inf emptied the table */
+	if (errno || *end || end == arg || !(*out >= 0) || !isfinite(*out))
 		return cmd_usage_error("report", "invalid %s '%s'", opt, arg);
 	return 0;
 }

@@ -63,6 +63,10 @@ expect_exit 2 "$DCPROF" cookies --no-such-option
 expect_exit 2 "$DCPROF" report --sort nonsense
 expect_exit 2 "$DCPROF" report --format xml
 expect_exit 2 "$DCPROF" record -F lots -- true
+# numbers that are not (nan matched every row, inf none)
+for v in nan inf -1 abc; do
+	expect_exit 2 "$DCPROF" report -i "$GOOD" --percent-limit "$v"
+done
 
 # failing recordings: exit 1, one line, and the earlier profile kept as is
 T=$TMP/target.data

@@ -72,6 +72,24 @@ expect_exit 0 "$DCPROF" report -i "$D" --since "$since_east" --until "$until" --
 [ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = "$want" ] ||
 	die "--since with a zone offset selects other periods"
 
+# the start as a period file is named (basic form, ms): the same periods;
+# a millisecond past it (extended form with a fraction): period 3 alone
+since_basic=${files[1]%%Z*}Z
+expect_exit 0 "$DCPROF" report -i "$D" --since "$since_basic" --until "$until" --format json
+[ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = "$want" ] ||
+	die "--since '$since_basic' (a period file's start) selects other periods"
+since_frac=$(python3 -c 'import sys, datetime as dt
+t = dt.datetime.strptime(sys.argv[1], "%Y%m%dT%H%M%S.%fZ") + dt.timedelta(milliseconds=1)
+print(t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000))' "$since_basic")
+expect_exit 0 "$DCPROF" report -i "$D" --since "$since_frac" --until "$until" --format json
+[ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = \
+  "$(json_get "$TMP/${files[2]}.json" 'd["stats"]["samples_kept"]')" ] ||
+	die "--since '$since_frac' (1 ms after period 2's start) is not period 3 alone"
+# a range that ends before it starts: said so, not an empty range
+expect_exit 2 "$DCPROF" report -i "$D" --since -1h --until -2h
+grep -q "^dcprof: --since '-1h' is later than --until '-2h'" "$TMP/err" ||
+	die "a reversed range: $(cat "$TMP/err")"
+
 # relative times: all in the last hour, none before it
 expect_exit 0 "$DCPROF" report -i "$D" --since -1h --format json
 [ "$(json_get "$TMP/out" 'd["stats"]["samples_kept"]')" = \

@@ -241,6 +241,16 @@ if [ "$PARANOID" -ge 1 ]; then
 	grep -q CAP_PERFMON "$TMP/err" && grep -q perf_event_paranoid "$TMP/err" ||
 		die "the -a refusal does not name CAP_PERFMON and the sysctl: $(cat "$TMP/err")"
 	[ ! -e "$U/all.data" ] || die "a refused recording left a file"
+	# --off-cpu the same: why (per-CPU events), not tracefs's fallback
+	# path that is not there (it said 'No such file or directory')
+	as_user "$DCPROF" record --off-cpu -o "$U/off.data" -- "$U/split" 0.2 \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || die "--off-cpu as a user exited $rc"
+	refusal_line
+	grep -q "off-cpu needs per-CPU events.*CAP_PERFMON" "$TMP/err" ||
+		die "the --off-cpu refusal does not say why: $(cat "$TMP/err")"
+	[ ! -e "$U/off.data" ] || die "a refused recording left a file"
 fi
 
 # 7. top -p of the user's own process: the same per-task fallback
