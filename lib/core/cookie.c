@@ -89,17 +89,6 @@ static uint64_t hash_key(const struct key *k)
 					      k->name, strlen(k->name)));
 }
 
-static bool file_id_equal(const struct dcp_file_id *a,
-			  const struct dcp_file_id *b)
-{
-	if (a->build_id_size != b->build_id_size)
-		return false;
-	if (a->build_id_size)
-		return memcmp(a->build_id, b->build_id, a->build_id_size) == 0;
-	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
-	       a->ino == b->ino && a->ino_generation == b->ino_generation;
-}
-
 static struct key cookie_key(const struct cookie *c)
 {
 	struct key k = { .kind = c->kind, .name = c->name, .id = &c->id };
@@ -112,7 +101,7 @@ static bool key_equal(const struct cookie *c, const struct key *k)
 	if (c->kind != k->kind)
 		return false;
 	if (k->kind == DCP_COOKIE_KIND_FILE)
-		return file_id_equal(&c->id, k->id);
+		return dcp_file_id_equal(&c->id, k->id);
 	return strcmp(c->name, k->name) == 0;
 }
 
@@ -529,12 +518,7 @@ int dcp_cookie_table_insert(struct dcp_cookie_table *t,
 	fresh.kind = info->kind;
 	fresh.marked = info->marked;
 	fresh.samples = info->samples;
-	memcpy(fresh.id.build_id, info->build_id, info->build_id_size);
-	fresh.id.build_id_size = info->build_id_size;
-	fresh.id.dev_major = info->dev_major;
-	fresh.id.dev_minor = info->dev_minor;
-	fresh.id.ino = info->ino;
-	fresh.id.ino_generation = info->ino_generation;
+	dcp_file_id_from_info(&fresh.id, info);
 	if (info->name)
 		fresh.name = strdup(info->name);
 	else if (info->kind == DCP_COOKIE_KIND_FILE)

@@ -22,6 +22,14 @@ struct dcp_file_id {
 
 /* dcp_cookie_table_new() and _free() are public: dcprof/dcprof.h. */
 
+/* The file identity a cookie's description carries. */
+void dcp_file_id_from_info(struct dcp_file_id *id,
+			   const struct dcp_cookie_info *info);
+/* Whether two identities are one file: the build id when there is one,
+ * else device, inode and generation. */
+bool dcp_file_id_equal(const struct dcp_file_id *a,
+		       const struct dcp_file_id *b);
+
 /*
  * The cookie of a file identity, created on first use. path (may be NULL)
  * is added to the cookie's paths when not already there. Lookup is O(1)

@@ -3,7 +3,8 @@
  * The identities of mapped files, read once per (device, inode) for a
  * collection walk, or while a long-lived cache holds the file open: the
  * build id, else the inode generation, from the mapped file itself. Shared
- * by the /proc walk and the kernel's (bpf_iter) walk.
+ * by the /proc walk and the kernel's (bpf_iter) walk. And what makes two
+ * identities one file (cookie_internal.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,32 @@
 #include "buildid_internal.h"
 #include "file_ident_internal.h"
 #include "log_internal.h"
+
+void dcp_file_id_from_info(struct dcp_file_id *id,
+			   const struct dcp_cookie_info *info)
+{
+	size_t n = info->build_id_size < DCP_BUILD_ID_MAX ?
+			   info->build_id_size :
+			   DCP_BUILD_ID_MAX;
+
+	memset(id, 0, sizeof(*id));
+	memcpy(id->build_id, info->build_id, n);
+	id->build_id_size = (uint8_t)n;
+	id->dev_major = info->dev_major;
+	id->dev_minor = info->dev_minor;
+	id->ino = info->ino;
+	id->ino_generation = info->ino_generation;
+}
+
+bool dcp_file_id_equal(const struct dcp_file_id *a, const struct dcp_file_id *b)
+{
+	if (a->build_id_size != b->build_id_size)
+		return false;
+	if (a->build_id_size)
+		return memcmp(a->build_id, b->build_id, a->build_id_size) == 0;
+	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->ino == b->ino && a->ino_generation == b->ino_generation;
+}
 
 static size_t ident_slot(const struct dcp_ident_cache *c, uint32_t maj,
 			 uint32_t min, uint64_t ino)

@@ -37,15 +37,10 @@ struct dcp_profile *dcp_profile_merge_new(void)
 static int64_t merge_cookie(struct dcp_cookie_table *t,
 			    const struct dcp_cookie_info *ci)
 {
-	struct dcp_file_id id = { 0 };
+	struct dcp_file_id id;
 	int64_t c;
 
-	memcpy(id.build_id, ci->build_id, sizeof(id.build_id));
-	id.build_id_size = ci->build_id_size;
-	id.dev_major = ci->dev_major;
-	id.dev_minor = ci->dev_minor;
-	id.ino = ci->ino;
-	id.ino_generation = ci->ino_generation;
+	dcp_file_id_from_info(&id, ci);
 	if (ci->kind == DCP_COOKIE_KIND_UNKNOWN)
 		return 0;
 	if (ci->kind != DCP_COOKIE_KIND_FILE)

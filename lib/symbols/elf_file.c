@@ -166,10 +166,7 @@ int dcp_symbolizer_resolve_dwfl_module(Dwfl *dwfl, Dwfl_Module *mod,
 /* A file kept open between calls (dcp_symbolizer_keep_files()). */
 struct kept_file {
 	uint32_t cookie;
-	uint8_t build_id[DCP_BUILD_ID_MAX];
-	uint8_t build_id_size;
-	uint32_t dev_major, dev_minor;
-	uint64_t ino, ino_generation;
+	struct dcp_file_id id;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct scope_cache scopes;
@@ -197,22 +194,15 @@ void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
 	s->nr_kept = 0;
 }
 
-static bool kept_is(const struct kept_file *k,
-		    const struct dcp_cookie_info *info)
-{
-	return k->cookie == info->cookie && k->ino == info->ino &&
-	       k->ino_generation == info->ino_generation &&
-	       k->dev_major == info->dev_major &&
-	       k->dev_minor == info->dev_minor &&
-	       k->build_id_size == info->build_id_size &&
-	       !memcmp(k->build_id, info->build_id, info->build_id_size);
-}
-
 static struct kept_file *kept_find(struct dcp_symbolizer *s,
 				   const struct dcp_cookie_info *info)
 {
+	struct dcp_file_id id;
+
+	dcp_file_id_from_info(&id, info);
 	for (size_t i = 0; i < s->nr_kept; i++)
-		if (kept_is(&s->kept[i], info))
+		if (s->kept[i].cookie == info->cookie &&
+		    dcp_file_id_equal(&s->kept[i].id, &id))
 			return &s->kept[i];
 	return NULL;
 }
@@ -254,16 +244,21 @@ static bool keep_module(struct dcp_symbolizer *s,
 	if (!k)
 		return false;
 	k->cookie = info->cookie;
-	memcpy(k->build_id, info->build_id, sizeof(k->build_id));
-	k->build_id_size = info->build_id_size;
-	k->dev_major = info->dev_major;
-	k->dev_minor = info->dev_minor;
-	k->ino = info->ino;
-	k->ino_generation = info->ino_generation;
+	dcp_file_id_from_info(&k->id, info);
 	k->dwfl = dwfl;
 	k->mod = mod;
 	*out = k;
 	return true;
+}
+
+/* The offsets of a kept file, which is now the most recently used. */
+static int resolve_kept(struct dcp_symbolizer *s, struct kept_file *k,
+			const struct dcp_cookie_info *info,
+			const uint64_t *offsets, size_t n,
+			struct dcp_symtab *out)
+{
+	k->used = ++s->kept_clock;
+	return resolve_reported(k->mod, info, offsets, n, &k->scopes, out);
 }
 
 int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
@@ -278,11 +273,8 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 	Dwfl *dwfl;
 	int own, err;
 
-	if (k) {
-		k->used = ++s->kept_clock;
-		return resolve_reported(k->mod, info, offsets, n, &k->scopes,
-					out);
-	}
+	if (k)
+		return resolve_kept(s, k, info, offsets, n, out);
 	if (fd >= 0) {
 		own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (own < 0) {
@@ -322,11 +314,8 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (userdata)
 		*userdata = s; /* for dcp_find_debuginfo */
-	if (s->max_kept && keep_module(s, info, dwfl, mod, &k)) {
-		k->used = ++s->kept_clock;
-		return resolve_reported(k->mod, info, offsets, n, &k->scopes,
-					out);
-	}
+	if (s->max_kept && keep_module(s, info, dwfl, mod, &k))
+		return resolve_kept(s, k, info, offsets, n, out);
 	return dcp_symbolizer_resolve_dwfl_module(dwfl, mod, info, offsets, n,
 						  out);
 

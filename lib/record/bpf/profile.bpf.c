@@ -491,19 +491,20 @@ static __always_inline void add_off_time(struct dcp_bpf_off_key *key, __u64 ns,
 	struct dcp_bpf_off_val init = { .ns = ns, .blocks = blocks };
 	long err;
 
-	if (v) {
-		__sync_fetch_and_add(&v->ns, ns);
-		__sync_fetch_and_add(&v->blocks, blocks);
-		return;
+	if (!v) {
+		err = bpf_map_update_elem(&off_counts, key, &init, BPF_NOEXIST);
+		if (!err)
+			return;
+		/* another CPU added the key meanwhile: add to its value */
+		v = err == -EEXIST ? bpf_map_lookup_elem(&off_counts, key) :
+				     NULL;
+		if (!v) {
+			count_stat(DCP_BPF_STAT_OFF_LOST);
+			return;
+		}
 	}
-	err = bpf_map_update_elem(&off_counts, key, &init, BPF_NOEXIST);
-	v = err == -EEXIST ? bpf_map_lookup_elem(&off_counts, key) : NULL;
-	if (v) {
-		__sync_fetch_and_add(&v->ns, ns);
-		__sync_fetch_and_add(&v->blocks, blocks);
-	} else if (err) {
-		count_stat(DCP_BPF_STAT_OFF_LOST);
-	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->blocks, blocks);
 }
 
 /*
