@@ -521,9 +521,7 @@ static int run_stdio(struct top *t, struct top_args *a)
 			continue;
 		t0 = top_now_ns();
 		c0 = cpu_ns();
-		/* an empty interval while behind goes on, up to 3 delays */
-		ret = top_update(t, true,
-				 !ended && t0 - t->last_ns < 3 * delay_ns);
+		ret = top_update(t, true, delay_ns);
 		if (ret == TOP_NOTHING_YET) {
 			next = top_now_ns() + delay_ns / 4;
 			continue;

@@ -92,13 +92,14 @@ struct top {
 
 /*
  * Take a snapshot and rebuild the table: 0 or a negative errno. advance
- * ends the interval. With hold_empty, an interval in which no sample came
- * while the kernel still holds unread ones (the recorder behind, as under
- * a storm of sampling interrupts at start) does not end: TOP_NOTHING_YET,
+ * ends the interval. Given the delay (0: never), an interval in which no
+ * sample came while the kernel still holds unread ones (the recorder
+ * behind, as under a storm of sampling interrupts at start) does not end
+ * before three delays, nor after the command's exit: TOP_NOTHING_YET,
  * nothing changed, and the caller polls on.
  */
 #define TOP_NOTHING_YET 1
-int top_update(struct top *t, bool advance, bool hold_empty);
+int top_update(struct top *t, bool advance, uint64_t delay_ns);
 /* Re-sort and filter the groups (a key pressed between intervals): the
  * first top.ordered in order, the rest left out. */
 void top_sort(struct top *t);

@@ -418,7 +418,7 @@ static bool name_pending(const struct top *t, const struct dcp_frame *f)
 				  &sym) == -ENOENT;
 }
 
-int top_update(struct top *t, bool advance, bool hold_empty)
+int top_update(struct top *t, bool advance, uint64_t delay_ns)
 {
 	struct dcp_profile *p = dcp_recorder_snapshot(t->rec, &t->naming);
 	uint64_t t0 = top_now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -428,7 +428,8 @@ int top_update(struct top *t, bool advance, bool hold_empty)
 
 	if (!p)
 		return -errno;
-	if (advance && hold_empty && t->naming.behind_ns &&
+	if (advance && !t->command_ended && t->naming.behind_ns &&
+	    t0 - t->last_ns < 3 * delay_ns &&
 	    dcp_profile_get_stats(p)->samples == t->prev_stats.samples)
 		return TOP_NOTHING_YET;
 	t->view.profile = p;

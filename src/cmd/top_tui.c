@@ -493,12 +493,7 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			next = UINT64_MAX;
 		}
 		if (mono_ns() >= next) {
-			/* an empty interval while behind goes on, up to 3
-			 * delays */
-			bool hold = !t->command_ended &&
-				    mono_ns() - t->last_ns < 3 * delay_ns;
-
-			ret = top_update(t, true, hold);
+			ret = top_update(t, true, delay_ns);
 			if (ret < 0)
 				break;
 			if (ret == TOP_NOTHING_YET) {
@@ -514,7 +509,7 @@ int top_tui(struct top *t, double delay, volatile sig_atomic_t *stop)
 			}
 			ret = 0;
 		} else if (refill) {
-			ret = top_update(t, false, false);
+			ret = top_update(t, false, 0);
 			if (ret)
 				break;
 		}
