@@ -170,12 +170,15 @@ uint32_t dcp_samples_jit_cookie(struct dcp_recorder *r,
 
 /* One ip into a frame; caller frames are looked up at ip - 1, inside the
  * call instruction, so that a call at the very end of a function is not
- * attributed to the next one. */
+ * attributed to the next one. An activation (the sampled ip, or where the
+ * user program was interrupted or entered the kernel) is the instruction
+ * itself: a fault fetching the first instruction of a mapping has the
+ * mapping's first byte there. */
 static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
-			  uint64_t ip, bool kernel, bool leaf,
+			  uint64_t ip, bool kernel, bool activation,
 			  struct dcp_frame *f)
 {
-	uint64_t addr = leaf ? ip : ip - 1;
+	uint64_t addr = activation ? ip : ip - 1;
 	const struct dcp_map *map;
 
 	f->flags = 0;
@@ -208,21 +211,25 @@ static void resolve_frame(struct dcp_recorder *r, const struct dcp_process *p,
 }
 
 /* The kernel's chain (PERF_CONTEXT_* markers between its parts) into
- * r->frames from n on; returns the new count. */
+ * r->frames from n on; returns the new count. Each part begins with its
+ * activation: the kernel's with the sampled ip, the user's with the ip of
+ * the user registers. */
 static uint32_t chain_frames(struct dcp_recorder *r,
 			     const struct dcp_process *p, uint64_t ip,
 			     const uint64_t *chain, uint64_t nr, uint32_t n)
 {
-	bool kernel = is_kernel_ip(ip);
+	bool kernel = is_kernel_ip(ip), activation = true;
 
 	for (uint64_t i = 0; i < nr && n < MAX_STACK; i++) {
 		uint64_t v = chain[i];
 
 		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
 			kernel = v == (uint64_t)PERF_CONTEXT_KERNEL;
+			activation = true;
 			continue;
 		}
-		resolve_frame(r, p, v, kernel, n == 0, &r->frames[n]);
+		resolve_frame(r, p, v, kernel, activation, &r->frames[n]);
+		activation = false;
 		n++;
 	}
 	return n;

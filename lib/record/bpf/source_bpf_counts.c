@@ -140,7 +140,10 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 		for (uint32_t i = 0; i < ic->nr && n < MAX_STACK; i++) {
 			uint64_t ip = i == 0 && leaf ? leaf : ic->ips[i];
 
-			ret = dcp_bpf_map_frame(bs, p, ip - (n ? 1 : 0),
+			/* the first is where the user program was
+			 * interrupted or entered the kernel: the instruction
+			 * itself, as the ring's (samples.c) */
+			ret = dcp_bpf_map_frame(bs, p, ip - (i ? 1 : 0),
 						&bs->frames[n]);
 			if (ret)
 				return ret;
@@ -155,7 +158,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 		const struct bpf_stack_build_id *b = &sc->frames[i];
 		struct dcp_frame *f = &bs->frames[n];
 		/* callers are named inside their call instruction */
-		uint64_t back = n == 0 ? 0 : 1;
+		uint64_t back = i == 0 ? 0 : 1;
 
 		if (b->status == BPF_STACK_BUILD_ID_EMPTY)
 			break;
