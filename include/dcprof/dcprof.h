@@ -441,6 +441,12 @@ struct dcp_resymbolize_stats {
 	uint64_t objects_mismatched; /* a path holds another build of it */
 	uint64_t resolved_before; /* sampled addresses named before */
 	uint64_t resolved_after; /* and after */
+	/* Of those, named by a symbol (a symbol table, a debug file), not
+	 * after the function an .eh_frame entry gives (file+0xSTART): a
+	 * stripped binary given its debug file keeps its count of named
+	 * addresses and gains here. */
+	uint64_t symbols_before;
+	uint64_t symbols_after;
 };
 
 /*

@@ -135,22 +135,25 @@ out:
 	return ret;
 }
 
-/* Named addresses; those named after themselves (no FDE) are not. */
-static uint64_t count_resolved(const struct dcp_symtab *t)
+/* Named addresses (those named after themselves, no FDE, are not), and
+ * of them those named by a symbol, not by an FDE. */
+static void count_resolved(const struct dcp_symtab *t, uint64_t *resolved,
+			   uint64_t *by_symbol)
 {
 	size_t n = dcp_symtab_count(t);
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
-	uint64_t resolved = 0, offset;
-	bool alone;
+	uint64_t offset;
+	bool alone, made;
 
+	*resolved = *by_symbol = 0;
 	for (size_t i = 0; i < n; i++) {
 		dcp_symtab_entry(t, i, NULL, &offset, &sym);
 		alone = false;
-		dcp_fde_name_is_made(sym.name, sym.start, sym.size, offset,
-				     &alone);
-		resolved += sym.name && !alone;
+		made = dcp_fde_name_is_made(sym.name, sym.start, sym.size,
+					    offset, &alone);
+		*resolved += sym.name && !alone;
+		*by_symbol += sym.name && !made;
 	}
-	return resolved;
 }
 
 /*
@@ -261,7 +264,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 
 	if (!DCP_OPTS_VALID(opts))
 		return DCP_OPTS_ERROR(dcp_resymbolize_opts);
-	if (stats && !DCP_SZ_VALID(stats))
+	if (stats && !dcp_sz_ok(stats, DCP_RESYMBOLIZE_STATS_FIRST_SZ))
 		return DCP_SZ_ERROR(dcp_resymbolize_stats, stats);
 	/* Its addresses stand for functions: naming them again could split
 	 * or merge what the summary merged. */
@@ -271,7 +274,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	ret = debuginfo_path(opts, &path);
 	if (ret < 0)
 		goto out;
-	st.resolved_before = count_resolved(p->symbols);
+	count_resolved(p->symbols, &st.resolved_before, &st.symbols_before);
 	kernel_ok = running_kernel(&kernel, &kernel_cookies, &kernel_id);
 	/* The kernel image, its modules and its vdso only when it is the
 	 * running kernel: its symbols are offsets from _text, the same at
@@ -289,7 +292,7 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	ret = dcp_resolve_sampled(p->cookies, p->agg, fresh, &ro);
 	if (ret < 0)
 		goto out;
-	st.resolved_after = count_resolved(p->symbols);
+	count_resolved(p->symbols, &st.resolved_after, &st.symbols_after);
 	if (st.resolved_after > st.resolved_before) {
 		uint64_t d = st.resolved_after - st.resolved_before;
 

@@ -576,6 +576,91 @@ out:
 	return ret;
 }
 
+/*
+ * The file whose functions have no symbol (named after their .eh_frame
+ * entry, "file+0xSTART", or not at all) with the most samples, for the
+ * hint of a name found nowhere: its cookie, those samples and the name
+ * of one such function (NULL when none had one); 0 when there is none
+ * or they are less than a tenth of the samples.
+ */
+static uint64_t unnamed_samples(const struct profile_view *v, uint32_t *cookie,
+				const char **example)
+{
+	size_t nr = dcp_profile_nr_rows(v->profile), nr_cookies = 0;
+	uint64_t *per = NULL, best = 0, all = 0;
+
+	*example = NULL;
+	for (size_t i = 0; i < nr; i++) {
+		struct dcp_sample_row row = { .sz = sizeof(row) };
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
+		struct dcp_cookie_info info = { .sz = sizeof(info) };
+		const struct dcp_frame *f;
+		const char *base;
+		char made[64];
+
+		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames ||
+		    !row.count)
+			continue;
+		f = &row.frames[0];
+		all += row.count;
+		if ((f->flags & DCP_FRAME_KERNEL) ||
+		    dcp_cookie_table_lookup(v->cookies, f->cookie, &info) ||
+		    info.kind != DCP_COOKIE_KIND_FILE || !info.name)
+			continue;
+		if (!dcp_profile_symbol(v->profile, f->cookie, f->offset,
+					&sym) &&
+		    sym.name) {
+			base = strrchr(info.name, '/');
+			snprintf(made, sizeof(made), "%s+0x%" PRIx64,
+				 base ? base + 1 : info.name, sym.start);
+			if (strcmp(sym.name, made))
+				continue; /* a symbol's name */
+		}
+		if (f->cookie >= nr_cookies) {
+			size_t n = (size_t)f->cookie + 1;
+			uint64_t *g = realloc(per, n * sizeof(*g));
+
+			if (!g)
+				break; /* only a hint */
+			memset(g + nr_cookies, 0,
+			       (n - nr_cookies) * sizeof(*g));
+			per = g;
+			nr_cookies = n;
+		}
+		per[f->cookie] += row.count;
+		if (per[f->cookie] > best) {
+			best = per[f->cookie];
+			*cookie = f->cookie;
+			if (sym.name)
+				*example = sym.name;
+		}
+	}
+	free(per);
+	/* a few stray addresses are no reason to think the name is there */
+	return best * 10 >= all ? best : 0;
+}
+
+/* No function of that name was sampled: say so, and where the samples
+ * of functions without symbols are, which a stripped binary's are. */
+static int no_samples_error(const struct annotate_args *a,
+			    const struct profile_view *v)
+{
+	const char *example;
+	uint32_t cookie = 0;
+	uint64_t n = unnamed_samples(v, &cookie, &example);
+
+	if (!n)
+		return cmd_error("no samples in '%s' in '%s'", a->symbol,
+				 a->input);
+	return cmd_error(
+		"no samples in '%s' in '%s'; %" PRIu64
+		" samples are in functions of '%s' without symbols%s%s%s: "
+		"give its debug file with --debuginfo-dir DIR",
+		a->symbol, a->input, n, profile_view_file_name(v, cookie),
+		example ? " (annotate takes their names, as '" : "",
+		example ? example : "", example ? "')" : "");
+}
+
 static int compare_targets(const void *a, const void *b)
 {
 	const struct target *x = a, *y = b;
@@ -607,8 +692,7 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	if (ret)
 		goto out;
 	if (!n) {
-		ret = cmd_error("no samples in '%s' in '%s'", a->symbol,
-				a->input);
+		ret = no_samples_error(a, &v);
 		goto out;
 	}
 	qsort(ts, n, sizeof(*ts), compare_targets);

@@ -205,14 +205,19 @@ void report_print_resymbolize(const struct report_args *a,
 		       ",\"objects_missing\":%" PRIu64
 		       ",\"objects_mismatched\":%" PRIu64
 		       ",\"resolved_before\":%" PRIu64
-		       ",\"resolved_after\":%" PRIu64 "}",
+		       ",\"resolved_after\":%" PRIu64
+		       ",\"symbols_before\":%" PRIu64
+		       ",\"symbols_after\":%" PRIu64 "}",
 		       st->objects, st->objects_missing, st->objects_mismatched,
-		       st->resolved_before, st->resolved_after);
+		       st->resolved_before, st->resolved_after,
+		       st->symbols_before, st->symbols_after);
 		return;
 	}
 	printf("# resymbolized %" PRIu64 " files (%" PRIu64 " missing, %" PRIu64
 	       " replaced by other builds): %" PRIu64
-	       " named addresses, %" PRIu64 " before\n",
+	       " named addresses (%" PRIu64 " by symbols), %" PRIu64
+	       " before (%" PRIu64 ")\n",
 	       st->objects, st->objects_missing, st->objects_mismatched,
-	       st->resolved_after, st->resolved_before);
+	       st->resolved_after, st->symbols_after, st->resolved_before,
+	       st->symbols_before);
 }

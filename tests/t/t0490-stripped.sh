@@ -4,9 +4,11 @@
 # three rows named FILE+0xSTART, START the file offset of the function's
 # symbol in the unstripped binary, with their shares within 3 points of
 # the truth the workload measures; the folded export groups them the same
-# way; `annotate FILE+0xSTART` disassembles each; report --resymbolize
-# --debuginfo-dir with the debug file gives the real names back (and
-# without it keeps the made ones). A .eh_frame that is garbage, truncated
+# way; `annotate FILE+0xSTART` disassembles each, `annotate` of a real
+# name says where the unnamed samples are and to give --debuginfo-dir;
+# report --resymbolize --debuginfo-dir with the debug file gives the real
+# names back, counted as found by symbols (and without it keeps the made
+# ones). A .eh_frame that is garbage, truncated
 # or randomly damaged falls back to one name per address, no crash.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 objcopy strip readelf nm
@@ -122,6 +124,12 @@ done
 expect_exit 0 "$DCPROF" annotate -i "$F" "$(name_of work_thirty)"
 grep -Eq '^ +[0-9]+\.[0-9]+% +[0-9]+ +[0-9a-f]+: +[a-z]' "$TMP/out" ||
 	die "annotate's text shows no instruction: $(head -c 300 "$TMP/out")"
+# a function asked for by its real name: not there, and where to look
+# (before: "no samples in 'work_fifty'" alone)
+expect_exit 1 "$DCPROF" annotate -i "$F" work_fifty
+grep "no samples in 'work_fifty'.* functions of '$SPLIT' without symbols" \
+	"$TMP/err" | grep -q -- '--debuginfo-dir' ||
+	die "annotate of a stripped function's real name gives no hint: $(cat "$TMP/err")"
 
 # without a debug file, naming again keeps the made names
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,file,symbol \
@@ -132,6 +140,8 @@ for f in work_fifty work_thirty work_twenty; do
 		"$(awk -v f=$f '$1 == f { print $3 }' "$TMP/made")" ] ||
 		die "--resymbolize without a debug file changed $n"
 done
+[ "$(json_get "$TMP/out" "d['resymbolize']['symbols_after'] - d['resymbolize']['symbols_before']")" = 0 ] ||
+	die "--resymbolize without a debug file counts new symbols: $(json_get "$TMP/out" "d['resymbolize']")"
 
 # with the debug file, the real names come back, with the same samples
 check_real_names() {
@@ -150,6 +160,14 @@ PY
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,file,symbol \
 	--resymbolize --debuginfo-dir "$DBG"
 check_real_names "$TMP/out"
+# the made names counted as named: the gain is in the symbols' count
+# (before it, the report said "13 named addresses, 13 before")
+python3 - "$TMP/out" <<'PY' || die "--resymbolize does not count the names found: $(json_get "$TMP/out" "d['resymbolize']")"
+import json, sys
+r = json.load(open(sys.argv[1]))["resymbolize"]
+assert r["symbols_after"] >= r["symbols_before"] + 3, r
+assert r["symbols_after"] <= r["resolved_after"], r
+PY
 expect_exit 0 "$DCPROF" report -i "$F" --resymbolize --debuginfo-dir "$DBG" --write
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,file,symbol
 check_real_names "$TMP/out"
