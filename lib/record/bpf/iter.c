@@ -125,24 +125,35 @@ static int open_iter(struct dcp_collection_bpf *c, uint32_t tgid)
 /*
  * The walk is a sequence of iterators: for the whole system, the exe walk
  * and the tasks walk (tasks kind) or the maps walk; for a pid list, the
- * same for each listed process in turn. Step to the next one.
+ * same for each listed process in turn. Step to the next one; -errno when
+ * a listed process still there had no task in the walk (a kernel may
+ * hide a process from its iterators, as one VM's kernel hides its init).
  */
-static void advance(struct dcp_collection_bpf *c)
+static int advance(struct dcp_collection_bpf *c)
 {
 	bool listed = c->targets != NULL;
 
-	/* a listed process the kernel no longer has */
-	if (listed && c->phase != PHASE_EXE && !c->target_seen &&
-	    dcp_iter_process_gone(c->targets[c->next_target]))
-		c->stats.tasks_vanished++;
+	if (listed && c->phase != PHASE_EXE && !c->target_seen) {
+		uint32_t pid = c->targets[c->next_target];
+
+		if (dcp_iter_process_gone(pid))
+			c->stats.tasks_vanished++; /* no longer there */
+		else if (c->kind == DCP_COLLECTION_TASKS)
+			return dcp_error(EPERM,
+					 "process %" PRIu32
+					 " exists, but the kernel's task "
+					 "iterator does not show it",
+					 pid);
+	}
 	if (c->phase == PHASE_EXE) {
 		c->phase = PHASE_TASKS;
-		return;
+		return 0;
 	}
 	if (!listed || ++c->next_target == c->nr_targets)
 		c->phase = PHASE_DONE;
 	else if (c->kind == DCP_COLLECTION_TASKS)
 		c->phase = PHASE_EXE;
+	return 0;
 }
 
 /* Open the walk's next iterator: 1, 0 at the end, or -errno. */
@@ -156,7 +167,9 @@ static int next_iter(struct dcp_collection_bpf *c)
 			ret = dcp_iter_flush_process(c);
 			if (ret < 0)
 				return ret;
-			advance(c);
+			ret = advance(c);
+			if (ret < 0)
+				return ret;
 		}
 		if (c->targets && c->next_target == c->nr_targets)
 			c->phase = PHASE_DONE;
@@ -175,7 +188,9 @@ static int next_iter(struct dcp_collection_bpf *c)
 					   PHASE_TASKS :
 					   PHASE_MAPS;
 			c->target_seen = 1;
-			advance(c);
+			ret = advance(c);
+			if (ret < 0)
+				return ret;
 			continue;
 		}
 		return ret < 0 ? ret : 1;
