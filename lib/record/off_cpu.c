@@ -355,10 +355,33 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	return 0;
 }
 
+/* e's block up to time to the recorder, split at its wake-up; ended: at
+ * its switch-in (else it is still out, and a sleep may not be woken yet). */
+static int charge(struct dcp_off_cpu_tracker *t, const struct switched_out *e,
+		  uint64_t time, bool ended)
+{
+	struct dcp_off_cpu_block b = { 0 };
+
+	b.pid = e->pid;
+	b.tid = e->tid;
+	b.ips = e->ips;
+	b.nr_ips = e->nr_ips;
+	if (e->state != DCP_OFF_CPU_RUNNABLE && e->woken > e->time &&
+	    e->woken < time) {
+		/* the wait for a CPU after the wake-up is CPU contention */
+		b.ns[e->state] = e->woken - e->time;
+		b.ns[DCP_OFF_CPU_RUNNABLE] = time - e->woken;
+	} else {
+		if (ended && e->state != DCP_OFF_CPU_RUNNABLE && !e->woken)
+			t->unsplit++;
+		b.ns[e->state] = time - e->time;
+	}
+	return dcp_recorder_take_off_cpu(t->source->sink, time, &b);
+}
+
 static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time, uint32_t tid)
 {
 	size_t i = find_slot(t, tid);
-	struct dcp_off_cpu_block b = { 0 };
 	struct switched_out *e;
 	uint64_t ns;
 
@@ -371,22 +394,8 @@ static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time, uint32_t tid)
 		t->source->counts.off_cpu_short++;
 		return 0;
 	}
-	b.pid = e->pid;
-	b.tid = e->tid;
-	b.ips = e->ips;
-	b.nr_ips = e->nr_ips;
-	if (e->state != DCP_OFF_CPU_RUNNABLE && e->woken > e->time &&
-	    e->woken < time) {
-		/* the wait for a CPU after the wake-up is CPU contention */
-		b.ns[e->state] = e->woken - e->time;
-		b.ns[DCP_OFF_CPU_RUNNABLE] = time - e->woken;
-	} else {
-		if (e->state != DCP_OFF_CPU_RUNNABLE && !e->woken)
-			t->unsplit++;
-		b.ns[e->state] = ns;
-	}
 	/* the entry stays intact until the next switch-out reuses it */
-	return dcp_recorder_take_off_cpu(t->source->sink, time, &b);
+	return charge(t, e, time, true);
 }
 
 /*
@@ -479,17 +488,32 @@ void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t)
 	}
 }
 
-void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t)
+int dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t, uint64_t end)
 {
+	int ret = 0;
+
 	if (!t)
-		return;
+		return 0;
 	t->source->counts.off_cpu_unfinished += t->live;
+	/* a thread still out (a hung one, a daemon's idle worker) has its
+	 * time up to the end charged: the question off-CPU time answers
+	 * most is where a thread is stuck now */
+	for (size_t i = 0; i <= t->mask && !ret; i++) {
+		const struct switched_out *e;
+
+		if (!t->slots[i])
+			continue;
+		e = &t->entries[t->slots[i] - 1];
+		if (end > e->time && end - e->time >= t->min_ns)
+			ret = charge(t, e, end, false);
+	}
 	if (t->unsplit)
 		dcp_log(DCP_LOG_INFO,
 			"--off-cpu: %" PRIu64 " sleeps ended with no wake-up "
 			"seen: any wait for a CPU after it is counted as "
 			"sleeping",
 			t->unsplit);
+	return ret;
 }
 
 void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t)

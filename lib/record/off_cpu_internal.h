@@ -46,8 +46,9 @@ bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id);
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size);
 void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t);
-/* Everything delivered: count the threads still switched out. */
-void dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t);
+/* Everything delivered: count the threads still switched out, and charge
+ * their time up to end (the recording's end, in the rings' clock). */
+int dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t, uint64_t end);
 void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t);
 
 #endif

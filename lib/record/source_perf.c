@@ -643,12 +643,14 @@ static int perf_poll(struct dcp_source *s, int timeout_ms)
 static int perf_stop(struct dcp_source *s)
 {
 	struct perf_source *ps = perf_source(s);
+	uint64_t end = dcp_now_ns(CLOCK_MONOTONIC); /* the rings' clock */
 	int ret;
 
 	dcp_rings_disable(ps->rings, ps->nr_rings);
 	dcp_off_cpu_disable(ps->off_cpu);
 	ret = drain_round(ps, true);
-	dcp_off_cpu_finish(ps->off_cpu);
+	if (!ret)
+		ret = dcp_off_cpu_finish(ps->off_cpu, end);
 	return ret;
 }
 

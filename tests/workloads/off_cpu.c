@@ -24,6 +24,9 @@
  *     Writes to TIMES "tid requested_ns in_nap_ns": its thread id, the
  *     sleep it asked for in all, and the time its clock saw it spend in
  *     f4_nap.
+ *   off_cpu stuck SECONDS: a thread named "stuck" blocks in f5_stuck
+ *     reading a pipe nobody writes, until the process exits; the main
+ *     thread sleeps SECONDS in f2_sleep.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -347,6 +350,34 @@ static int naps(const char *times)
 	return fclose(f) ? 1 : 0;
 }
 
+static int stuck_pipe[2];
+
+__attribute__((noinline)) void f5_stuck(void)
+{
+	char c;
+
+	if (read(stuck_pipe[0], &c, 1) < 0)
+		sink++;
+}
+
+static void *stuck_thread(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "stuck");
+	f5_stuck();
+	return NULL;
+}
+
+static int stuck(void)
+{
+	pthread_t t;
+
+	if (pipe(stuck_pipe) || pthread_create(&t, NULL, stuck_thread, NULL))
+		return 1;
+	f2_sleep((long)(seconds * 1e9));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -363,5 +394,7 @@ int main(int argc, char **argv)
 		return naps(argv[3]);
 	if (!strcmp(argv[1], "pingpong"))
 		return pingpong();
+	if (!strcmp(argv[1], "stuck"))
+		return stuck();
 	return 2;
 }

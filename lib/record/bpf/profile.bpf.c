@@ -549,6 +549,45 @@ static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
 }
 
 /*
+ * t's block (st, its switch-out) up to now to its stacks' count, the sleep
+ * and the wait for a CPU after its wake-up apart; st is emptied.
+ */
+static __always_inline void
+charge_block(struct task_struct *t, struct dcp_bpf_off_start *st, __u64 now)
+{
+	struct dcp_bpf_off_key key = {};
+	__u64 block = now - st->time, counted = 0;
+
+	key.pid = st->pid;
+	key.tid = t->pid;
+	key.user_stack = st->user_stack;
+	key.kernel_stack = st->kernel_stack;
+	key.state = st->state;
+	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
+	/* a sleep ends at its wake-up; the wait for a CPU after it is CPU
+	 * contention: runnable, on the same stack */
+	if (key.state) {
+		__u64 waited = cpu_wait(t, true), runnable = 0;
+
+		if (waited == (__u64)-1 || st->run_delay == (__u64)-1)
+			count_stat(DCP_BPF_STAT_OFF_UNSPLIT);
+		else if (waited > st->run_delay)
+			runnable = waited - st->run_delay;
+		if (runnable > block)
+			runnable = block;
+		if (block > runnable) {
+			add_off_time(&key, block - runnable, 1);
+			counted = 1;
+		}
+		key.state = 0;
+		block = runnable;
+	}
+	if (block)
+		add_off_time(&key, block, !counted);
+	st->time = 0;
+}
+
+/*
  * --off-cpu (loaded only then): prev leaves the CPU with its stacks and
  * state; next comes back, and the time since its own switch-out is added
  * to its stacks' count. The stacks are the current task's: prev's.
@@ -559,8 +598,6 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct dcp_bpf_off_start *st;
-	struct dcp_bpf_off_key key = {};
-	__u64 block, counted = 0;
 
 	if (prev->pid && !(prev_state & DCP_TASK_DEAD)) {
 		st = bpf_task_storage_get(&off_starts, prev, NULL,
@@ -598,33 +635,33 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	}
 	count_stat(DCP_BPF_STAT_OFF_BLOCKS);
-	key.pid = st->pid;
-	key.tid = next->pid;
-	key.user_stack = st->user_stack;
-	key.kernel_stack = st->kernel_stack;
-	key.state = st->state;
-	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
-	block = now - st->time;
-	/* a sleep ends at its wake-up; the wait for a CPU after it is CPU
-	 * contention: runnable, on the same stack */
-	if (key.state) {
-		__u64 waited = cpu_wait(next, true), runnable = 0;
+	charge_block(next, st, now);
+	return 0;
+}
 
-		if (waited == (__u64)-1 || st->run_delay == (__u64)-1)
-			count_stat(DCP_BPF_STAT_OFF_UNSPLIT);
-		else if (waited > st->run_delay)
-			runnable = waited - st->run_delay;
-		if (runnable > block)
-			runnable = block;
-		if (block > runnable) {
-			add_off_time(&key, block - runnable, 1);
-			counted = 1;
-		}
-		key.state = 0;
-		block = runnable;
+/*
+ * --off-cpu, at the end of a recording (an iterator over every thread,
+ * run once after the switch program is detached): a thread still switched
+ * out (a hung one, a daemon's idle worker) has its time up to now charged
+ * to the stacks it left on, as one block, unless under the minimum. The
+ * question off-CPU time answers most is where a thread is stuck now.
+ */
+SEC("iter/task")
+int dcp_off_cpu_open(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct dcp_bpf_off_start *st;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!t)
+		return 0;
+	st = bpf_task_storage_get(&off_starts, t, NULL, 0);
+	if (!st || !st->time)
+		return 0;
+	if (now > st->time && now - st->time >= off_cpu_min_ns) {
+		count_stat(DCP_BPF_STAT_OFF_OPEN);
+		charge_block(t, st, now);
 	}
-	if (block)
-		add_off_time(&key, block, !counted);
 	st->time = 0;
 	return 0;
 }

@@ -102,6 +102,9 @@ enum dcp_bpf_stat {
 	/* a switch-out of a thread still out: its switch-in was not traced,
 	 * and the block it ended is dropped */
 	DCP_BPF_STAT_OFF_MISSED,
+	/* a thread still switched out at the end: its time up to the end
+	 * charged (dcp_off_cpu_open) */
+	DCP_BPF_STAT_OFF_OPEN,
 	DCP_BPF_STAT_NR,
 };
 

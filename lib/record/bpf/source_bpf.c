@@ -256,6 +256,8 @@ static int attach_task_programs(struct bpf_source *bs)
 		if (link < 0)
 			return load_error(errno, "attach the task tracepoints");
 		bs->task_links[bs->nr_task_links++] = link;
+		if (i == 3)
+			bs->switch_link = bs->nr_task_links;
 	}
 	if (!bs->mapping_events)
 		return 0;
@@ -456,6 +458,52 @@ static void log_program_run(int prog_fd, const char *what)
 			(unsigned long long)info.run_time_ns);
 }
 
+/*
+ * --off-cpu: the switch program detached, the threads still switched out
+ * have their time up to now charged (dcp_off_cpu_open, an iterator over
+ * every thread), before the last drains read the counts.
+ */
+static int charge_open_blocks(struct bpf_source *bs)
+{
+	char buf[64];
+	int link, iter;
+	ssize_t n;
+
+	if (!bs->switch_link)
+		return 0;
+	close(bs->task_links[bs->switch_link - 1]);
+	bs->task_links[bs->switch_link - 1] = -1;
+	bs->switch_link = 0;
+	link = bpf_link_create(bs->skel->progs.dcp_off_cpu_open.prog_fd, 0,
+			       BPF_TRACE_ITER, NULL);
+	if (link < 0)
+		return dcp_error(errno,
+				 "cannot charge the threads still switched "
+				 "out: the BPF iterator: %s",
+				 strerror(errno));
+	iter = bpf_iter_create(link);
+	if (iter < 0) {
+		close(link);
+		return dcp_error(-iter,
+				 "cannot charge the threads still switched "
+				 "out: the BPF iterator: %s",
+				 strerror(-iter));
+	}
+	/* the program writes nothing: reading runs it over every thread */
+	while ((n = read(iter, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		n = -errno;
+	close(iter);
+	close(link);
+	if (n < 0)
+		return dcp_error((int)-n,
+				 "cannot charge the threads still switched "
+				 "out: %s",
+				 strerror((int)-n));
+	return 0;
+}
+
 static int bpf_stop(struct dcp_source *s)
 {
 	struct bpf_source *bs = bpf_source(s);
@@ -465,6 +513,9 @@ static int bpf_stop(struct dcp_source *s)
 	int ret;
 
 	detach(bs);
+	ret = charge_open_blocks(bs);
+	if (ret)
+		return ret;
 	/*
 	 * An unfinished drain is ended, then a whole one follows: the counts
 	 * added behind the first one's pass, and the exits read during it.
@@ -474,9 +525,10 @@ static int bpf_stop(struct dcp_source *s)
 	if (!ret && (resumed || bs->nr_exits))
 		ret = dcp_bpf_drain_all(bs, 0);
 	dcp_bpf_budget_stop(bs);
-	/* the threads still switched out, not charged: every switch-out kept
-	 * ends as a block or a short one at its switch-in, or is dropped at
-	 * the next switch-out when the switch-in was not traced */
+	/* the threads still switched out (charged up to the end unless
+	 * under the minimum): every switch-out kept ends as a block or a
+	 * short one at its switch-in, or is dropped at the next switch-out
+	 * when the switch-in was not traced */
 	if (bs->off_cpu) {
 		const uint64_t *k = bs->kernel_counts;
 		uint64_t ended = k[DCP_BPF_STAT_OFF_SHORT] +
@@ -536,7 +588,8 @@ static void bpf_free(struct dcp_source *s)
 	dcp_bpf_budget_stop(bs);
 	ring_buffer__free(bs->rb);
 	for (uint32_t i = 0; i < bs->nr_task_links; i++)
-		close(bs->task_links[i]);
+		if (bs->task_links[i] >= 0)
+			close(bs->task_links[i]);
 	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);

@@ -35,6 +35,7 @@ struct bpf_source {
 	/* the task, mmap and switch programs' links */
 	int task_links[6]; /* attach_task_programs() says why */
 	uint32_t nr_task_links;
+	uint32_t switch_link; /* the switch program's: index + 1, 0: none */
 	uint32_t nr_events;
 	struct ring_buffer *rb;
 	int nr_possible;

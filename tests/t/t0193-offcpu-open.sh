@@ -1,0 +1,57 @@
+#!/bin/bash
+# record --off-cpu charges a thread still switched out when the recording
+# ends with its time up to the end, on the stack it left the CPU on: the
+# hung thread is what off-CPU time is asked about most. A command runs
+# 2 s, recorded for 1 s: its thread "stuck" blocks reading a pipe from its
+# start to the process's exit, its main thread sleeps the 2 s. On each
+# backend, both threads' off-CPU time is at least 85% of the recording
+# (report --threads), the stuck thread's under the kernel's pipe read.
+# Builds before this charged a block only at its switch-in: 0 ms for
+# both (0.3% of their lives).
+# Threads already switched out when the recording began are not charged
+# (their stack is not known): left out here.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_root
+need_perf_events
+
+W=$(build_workload off_cpu)
+
+# check BACKEND: records the workload and checks the two threads
+check() {
+	local b=$1 F=$TMP/$1.data
+	expect_exit 0 "$DCPROF" record --backend "$b" --off-cpu -g \
+		--duration 1 -o "$F" -- "$W" stuck 2
+	expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
+	cp "$TMP/out" "$TMP/$b.threads.json"
+	expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu --children \
+		--format json
+	cp "$TMP/out" "$TMP/$b.children.json"
+	python3 - "$TMP/$b.threads.json" "$TMP/$b.children.json" "$b" <<'PY' ||
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = json.load(open(sys.argv[2]))
+b = sys.argv[3]
+length = t["length_ms"]
+off = {}
+for r in t["threads"]:
+    off[r["thread"]] = off.get(r["thread"], 0) + r["interruptible_ms"] + \
+        r["uninterruptible_ms"] + r["runnable_ms"]
+print("%s: recording %.0f ms; off-CPU: stuck %.1f ms, main %.1f ms" %
+      (b, length, off.get("stuck", 0), off.get("off_cpu", 0)))
+for name in ("stuck", "off_cpu"):
+    assert off.get(name, 0) >= 0.85 * length, \
+        "%s: %s off the CPU %.1f of %.0f ms" % (b, name, off.get(name, 0), length)
+# (pipe_read, anon_pipe_read since 6.16)
+pipe = sum(r["children_ms"] for r in c["rows"]
+           if r["symbol"].endswith("pipe_read") and r["comm"] == "stuck")
+print("%s: under pipe_read %.1f ms" % (b, pipe))
+assert pipe >= 0.85 * length, "%s: %.1f ms under pipe_read" % (b, pipe)
+PY
+		die "$b: the threads still switched out at the end are not charged"
+}
+
+check perf
+need_bpf_backend
+check bpf
+pass
