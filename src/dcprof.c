@@ -179,7 +179,8 @@ static const struct cmd commands[] = {
 	  "      --no-comm          folded: no process name as the root frame\n"
 	  "      --value V          folded: samples (cpu, the default), or ns off the CPU\n"
 	  "                         (off-cpu) or of wall-clock time (wall); pprof has\n"
-	  "                         them all as sample types\n" },
+	  "                         samples, cpu and off_cpu as sample types (wall is\n"
+	  "                         their sum)\n" },
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
 	  "[-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT] [--format html|svg]\n"

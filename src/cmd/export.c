@@ -99,7 +99,7 @@ int cmd_export(int argc, char **argv)
 	if (value_given && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export",
-			"--value applies to --format folded only (pprof has every value as a sample type)");
+			"--value applies to --format folded only (pprof has samples, cpu and off_cpu as sample types)");
 	if (no_comm && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export", "--no-comm applies to --format folded only");

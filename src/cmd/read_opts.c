@@ -47,12 +47,15 @@ const char *read_opts_input(const struct read_opts *o)
 
 int cmd_check_value(const struct profile_view *v, enum view_value value)
 {
-	if (value != VIEW_VALUE_OFF_CPU ||
+	if (value == VIEW_VALUE_CPU ||
 	    dcp_profile_get_meta(v->profile)->off_cpu)
 		return 0;
+	/* wall-clock time without the off-CPU part is CPU time under
+	 * another name */
 	return cmd_error("'%s' was recorded without --off-cpu: it has no "
-			 "off-CPU time for --value off-cpu",
-			 v->path);
+			 "off-CPU time for --value %s",
+			 v->path,
+			 value == VIEW_VALUE_WALL ? "wall" : "off-cpu");
 }
 
 int cmd_open_profile(struct profile_view *v, const char *path, bool by_function)

@@ -84,9 +84,10 @@ int cmd_open_input(struct profile_view *v, const struct read_opts *o,
 		   bool by_function);
 
 /*
- * --value off-cpu of a profile recorded without --off-cpu: an error line
- * (an empty table with status 0 read as "no off-CPU time"), and the exit
- * code; 0 for any other value, or a profile that has off-CPU time.
+ * --value off-cpu or wall of a profile recorded without --off-cpu: an
+ * error line (an empty table with status 0 read as "no off-CPU time", CPU
+ * time titled wall-clock), and the exit code; 0 for --value cpu, or a
+ * profile that has off-CPU time.
  */
 int cmd_check_value(const struct profile_view *v, enum view_value value);
 

@@ -172,6 +172,14 @@ static int record_check_off_cpu(const struct record_args *a)
 				       a->nr_only ? "--only" :
 				       a->nr_cpus ? "-C" :
 						    "-u");
+	/* wall-clock time and the threads' view add the samples, as time,
+	 * to the time off the CPU */
+	if (a->opts.event && strncmp(a->opts.event, "cpu-clock", 9) &&
+	    strncmp(a->opts.event, "task-clock", 10))
+		return cmd_usage_error(
+			"record",
+			"--off-cpu adds the time off the CPU to the time on it: the sampling event must count time (cpu-clock or task-clock), not '%s'",
+			a->opts.event);
 	return 0;
 }
 

@@ -68,15 +68,15 @@ static void print_header_text(const struct profile_view *v,
 		       "\n",
 		       report_filter_names(a), total, unfiltered, total);
 	if (m->off_cpu)
-		/* switches and unfinished threads are every task's: the
-		 * targets are applied to blocks, which an unfinished
-		 * thread has not yet */
+		/* switches, short blocks and unfinished threads are every
+		 * task's: the targets are applied to the blocks charged */
 		printf("# off-CPU: %" PRIu64
 		       " switches (every task's), %" PRIu64
 		       " blocks charged (%.1f ms), %" PRIu64
-		       " shorter than --off-cpu-min, %" PRIu64
+		       " shorter than --off-cpu-min (every task's), %" PRIu64
 		       " of other tasks, %" PRIu64
-		       " threads (of any task) still switched out at the end\n",
+		       " threads (of any task) still switched out at the end, "
+		       "charged up to it\n",
 		       s->off_cpu_switches, s->off_cpu_blocks,
 		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
 		       s->off_cpu_other_tasks, s->off_cpu_unfinished);

@@ -187,19 +187,25 @@ static int compare_threads(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* off: the profile has off-CPU time (else its fields are null) */
 static void print_json_line(const struct thread_line *l, const char *name,
-			    double on, double total, double share, bool first)
+			    double on, double total, double share, bool off,
+			    bool first)
 {
 	/* signed: the kernel gives -1 for a task whose pid was released */
 	printf("%s{\"pid\":%d,\"tid\":%d,\"thread\":", first ? "" : ",",
 	       (int)l->pid, (int)l->tid);
 	json_print_string(stdout, name);
-	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f"
-	       ",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
-	       ",\"uninterruptible_ms\":%.3f,\"total_ms\":%.3f"
-	       ",\"percent_of_recording\":%.4f",
-	       l->samples, on, (double)l->off_cpu[0] / 1e6,
-	       (double)l->off_cpu[1] / 1e6, (double)l->off_cpu[2] / 1e6, total,
+	printf(",\"samples\":%" PRIu64 ",\"on_cpu_ms\":%.3f", l->samples, on);
+	if (off)
+		printf(",\"runnable_ms\":%.3f,\"interruptible_ms\":%.3f"
+		       ",\"uninterruptible_ms\":%.3f",
+		       (double)l->off_cpu[0] / 1e6, (double)l->off_cpu[1] / 1e6,
+		       (double)l->off_cpu[2] / 1e6);
+	else
+		printf(",\"runnable_ms\":null,\"interruptible_ms\":null"
+		       ",\"uninterruptible_ms\":null");
+	printf(",\"total_ms\":%.3f,\"percent_of_recording\":%.4f", total,
 	       share);
 	if (l->has_life)
 		printf(",\"start_ms\":%.3f,\"end_ms\":%.3f,\"lifetime_ms\":%.3f"
@@ -219,10 +225,14 @@ void report_threads_print(struct report_threads *t,
 	double length_ms = (double)m->duration_ns / 1e6;
 	bool lives = add_lifetimes(t, v->profile);
 	size_t shown = 0;
+	char cell[3][16];
 
 	if (t->nr_lines)
 		qsort(t->lines, t->nr_lines, sizeof(*t->lines),
 		      compare_threads);
+	if (!a->json && !m->off_cpu)
+		printf("# recorded without --off-cpu: the time off the CPU is "
+		       "not known, the totals are the time on it\n");
 	if (a->json)
 		printf(",\"length_ms\":%.3f,\"threads\":[", length_ms);
 	else if (lives)
@@ -251,14 +261,19 @@ void report_threads_print(struct report_threads *t,
 		if (a->limit >= 0 && shown >= (size_t)a->limit)
 			break;
 		if (a->json) {
-			print_json_line(l, name, on, total, share, !shown);
+			print_json_line(l, name, on, total, share, m->off_cpu,
+					!shown);
 			shown++;
 			continue;
 		}
-		printf("%8d %8d %10.1f %10.1f %10.1f %10.1f %10.1f ",
-		       (int)l->pid, (int)l->tid, on,
-		       (double)l->off_cpu[0] / 1e6, (double)l->off_cpu[1] / 1e6,
-		       (double)l->off_cpu[2] / 1e6, total);
+		for (int k = 0; k < 3; k++)
+			if (m->off_cpu)
+				snprintf(cell[k], sizeof(cell[k]), "%.1f",
+					 (double)l->off_cpu[k] / 1e6);
+			else
+				snprintf(cell[k], sizeof(cell[k]), "-");
+		printf("%8d %8d %10.1f %10s %10s %10s %10.1f ", (int)l->pid,
+		       (int)l->tid, on, cell[0], cell[1], cell[2], total);
 		if (!lives)
 			printf("%6.1f%%  ", share);
 		else if (l->has_life && l->life_ns)

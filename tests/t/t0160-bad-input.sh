@@ -1,9 +1,11 @@
 #!/bin/bash
 # Bad input: corrupt, truncated, foreign, empty and missing files given to
 # report and cookies; unknown options; a dead pid; a refused
-# perf_event_open; an unwritable output path; --value off-cpu of a profile
-# recorded without --off-cpu (report, export and flamegraph: before, an
-# empty table and status 0). Each is a non-zero exit without a crash
+# perf_event_open; an unwritable output path; --value off-cpu or wall of a
+# profile recorded without --off-cpu (report, export and flamegraph:
+# before, an empty table, or CPU time titled wall-clock, and status 0; its
+# --threads view shows no off-CPU figures, not zeros); record --off-cpu
+# with an event that does not count time. Each is a non-zero exit without a crash
 # (< 128), one error line naming its subject, and a failed recording never
 # touches an earlier profile at its output path.
 . "$(dirname "$0")/test-lib.sh"
@@ -44,17 +46,33 @@ for f in corrupt truncated foreign empty missing; do
 done
 
 # off-CPU time asked of a profile without it: said, and no output written
-for cmd in "report" "export --format folded -o $TMP/v.folded" \
-	"flamegraph -o $TMP/v.html"; do
-	expect_exit 1 "$DCPROF" $cmd --value off-cpu -i "$GOOD"
-	one_line_error
-	grep -q "recorded without --off-cpu" "$TMP/err" ||
-		die "$cmd --value off-cpu: $(cat "$TMP/err")"
-	grep -qF "$GOOD" "$TMP/err" || die "$cmd: the error does not name the file"
+for value in off-cpu wall; do
+	for cmd in "report" "export --format folded -o $TMP/v.folded" \
+		"flamegraph -o $TMP/v.html"; do
+		expect_exit 1 "$DCPROF" $cmd --value $value -i "$GOOD"
+		one_line_error
+		grep -q "recorded without --off-cpu.*--value $value" "$TMP/err" ||
+			die "$cmd --value $value: $(cat "$TMP/err")"
+		grep -qF "$GOOD" "$TMP/err" ||
+			die "$cmd: the error does not name the file"
+	done
 done
 [ ! -e "$TMP/v.folded" ] && [ ! -e "$TMP/v.html" ] ||
 	die "--value off-cpu of a CPU profile left an output file"
-expect_exit 0 "$DCPROF" report --value wall -i "$GOOD"
+expect_exit 0 "$DCPROF" report --value cpu -i "$GOOD"
+expect_exit 0 "$DCPROF" report --threads -i "$GOOD"
+grep -q "recorded without --off-cpu: the time off the CPU is not known" \
+	"$TMP/out" || die "--threads of a CPU profile does not say it: $(head -12 "$TMP/out")"
+awk '$1 ~ /^[0-9]+$/ && ($4 != "-" || $5 != "-" || $6 != "-") { bad = 1 }
+	END { exit bad }' "$TMP/out" ||
+	die "--threads of a CPU profile shows off-CPU figures: $(tail -3 "$TMP/out")"
+expect_exit 0 "$DCPROF" report --threads --format json -i "$GOOD"
+[ "$(json_get "$TMP/out" "sorted(set(t['interruptible_ms'] for t in d['threads']))")" = '[null]' ] ||
+	die "--threads JSON of a CPU profile has off-CPU figures"
+expect_exit 2 "$DCPROF" record --off-cpu -e page-faults -o "$TMP/pf.data" -- true
+grep -q "must count time" "$TMP/err" ||
+	die "record --off-cpu -e page-faults: $(cat "$TMP/err")"
+[ ! -e "$TMP/pf.data" ] || die "record --off-cpu -e page-faults wrote a file"
 
 # unknown options are usage errors
 expect_exit 2 "$DCPROF" record --no-such-option
