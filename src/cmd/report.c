@@ -112,12 +112,34 @@ static const char *base_name(const char *path)
 
 /* --comm and --pid select processes; --file and --symbol select samples
  * by their leaf frame, as perf's --dsos and --symbols do. */
+/* Whether frame f is in one of the --file files and --symbol functions. */
+static bool frame_selected(const struct report_args *a,
+			   const struct profile_view *v,
+			   const struct dcp_frame *f)
+{
+	if (a->files.n) {
+		const char *name = profile_view_file_name(v, f->cookie);
+
+		if (!list_has(&a->files, name) &&
+		    !list_has(&a->files, base_name(name)))
+			return false;
+	}
+	if (a->symbols.n) {
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
+
+		if (!list_has(&a->symbols, profile_view_symbol(v, f)) &&
+		    (dcp_profile_symbol(v->profile, f->cookie, f->offset,
+					&sym) ||
+		     !sym.name || !list_has(&a->symbols, sym.name)))
+			return false;
+	}
+	return true;
+}
+
 static bool row_selected(const struct report_args *a,
 			 const struct profile_view *v,
 			 const struct dcp_sample_row *row)
 {
-	const struct dcp_frame *leaf;
-
 	/* the thread's name, as perf, or the process's */
 	if (a->comms.n &&
 	    !list_has(&a->comms, row->thread_comm ? row->thread_comm : "") &&
@@ -134,24 +156,14 @@ static bool row_selected(const struct report_args *a,
 		return true;
 	if (!row->nr_frames)
 		return false;
-	leaf = &row->frames[0];
-	if (a->files.n) {
-		const char *f = profile_view_file_name(v, leaf->cookie);
-
-		if (!list_has(&a->files, f) &&
-		    !list_has(&a->files, base_name(f)))
-			return false;
-	}
-	if (a->symbols.n) {
-		struct dcp_symbol sym = { .sz = sizeof(sym) };
-
-		if (!list_has(&a->symbols, profile_view_symbol(v, leaf)) &&
-		    (dcp_profile_symbol(v->profile, leaf->cookie, leaf->offset,
-					&sym) ||
-		     !sym.name || !list_has(&a->symbols, sym.name)))
-			return false;
-	}
-	return true;
+	/* a sample's own function, as perf; but the time off the CPU is
+	 * always the scheduler's own: with it, any frame of the stack */
+	if (a->value == VIEW_VALUE_CPU)
+		return frame_selected(a, v, &row->frames[0]);
+	for (uint32_t i = 0; i < row->nr_frames; i++)
+		if (frame_selected(a, v, &row->frames[i]))
+			return true;
+	return false;
 }
 
 /* --pid: process ids, numbers that fit a pid; one line when not. */
@@ -293,10 +305,13 @@ static int report_run(struct report_args *a, bool no_demangle)
 		}
 	}
 
-	if (report_filtered(a) && !total)
+	if (report_filtered(a) && !total && !report_in_ms(a))
 		cmd_warn("no sample matches %s (0 of the %" PRIu64
 			 " samples kept)",
 			 report_filter_names(a), unfiltered);
+	else if (report_filtered(a) && !total)
+		cmd_warn("no stack matches %s (0 of the %.1f ms)",
+			 report_filter_names(a), (double)unfiltered / 1e6);
 	report_print_header(&v, a, total, unfiltered);
 	if (a->resymbolize)
 		report_print_resymbolize(a, &rst);

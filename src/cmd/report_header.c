@@ -62,11 +62,16 @@ static void print_header_text(const struct profile_view *v,
 		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
 	if (dcp_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
-	if (report_filtered(a))
+	if (report_filtered(a) && !report_in_ms(a))
 		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
 		       " samples kept match; percentages are of the %" PRIu64
 		       "\n",
 		       report_filter_names(a), total, unfiltered, total);
+	else if (report_filtered(a))
+		printf("# filtered (%s, any frame of the stack): %.1f of the "
+		       "%.1f ms match; percentages are of the %.1f\n",
+		       report_filter_names(a), (double)total / 1e6,
+		       (double)unfiltered / 1e6, (double)total / 1e6);
 	if (m->off_cpu)
 		/* switches, short blocks and unfinished threads are every
 		 * task's: the targets are applied to the blocks charged */

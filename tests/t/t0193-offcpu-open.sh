@@ -5,7 +5,8 @@
 # 2 s, recorded for 1 s: its thread "stuck" blocks reading a pipe from its
 # start to the process's exit, its main thread sleeps the 2 s. On each
 # backend, both threads' off-CPU time is at least 85% of the recording
-# (report --threads), the stuck thread's under the kernel's pipe read.
+# (report --threads), the stuck thread's under the kernel's pipe read
+# and found by --symbol of its thread function.
 # Builds before this charged a block only at its switch-in: 0 ms for
 # both (0.3% of their lives).
 # Threads already switched out when the recording began are not charged
@@ -27,6 +28,18 @@ check() {
 	expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu --children \
 		--format json
 	cp "$TMP/out" "$TMP/$b.children.json"
+	# --symbol with off-CPU time: any frame of the stack (its leaf is
+	# always the scheduler's; before, nothing matched the thread's own)
+	expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu \
+		--symbol stuck_thread --format json
+	python3 - "$TMP/out" "$TMP/$b.threads.json" "$b" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+length = json.load(open(sys.argv[2]))["length_ms"]
+print("%s: --symbol stuck_thread: %.1f ms" % (sys.argv[3], d["total"] / 1e6))
+assert d["total"] >= 0.85 * length * 1e6, d["total"]
+PY
+		die "$b: --symbol of a function on the off-CPU stacks matches too little"
 	python3 - "$TMP/$b.threads.json" "$TMP/$b.children.json" "$b" <<'PY' ||
 import json, sys
 t = json.load(open(sys.argv[1]))
