@@ -50,14 +50,6 @@ static void list_free(struct str_list *l)
 	free(l->v);
 }
 
-static bool list_has(const struct str_list *l, const char *s)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], s))
-			return true;
-	return false;
-}
-
 static int parse_sort(struct report_args *a, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -120,17 +112,17 @@ static bool frame_selected(const struct report_args *a,
 	if (a->files.n) {
 		const char *name = profile_view_file_name(v, f->cookie);
 
-		if (!list_has(&a->files, name) &&
-		    !list_has(&a->files, base_name(name)))
+		if (!str_list_has(&a->files, name) &&
+		    !str_list_has(&a->files, base_name(name)))
 			return false;
 	}
 	if (a->symbols.n) {
 		struct dcp_symbol sym = { .sz = sizeof(sym) };
 
-		if (!list_has(&a->symbols, profile_view_symbol(v, f)) &&
+		if (!str_list_has(&a->symbols, profile_view_symbol(v, f)) &&
 		    (dcp_profile_symbol(v->profile, f->cookie, f->offset,
 					&sym) ||
-		     !sym.name || !list_has(&a->symbols, sym.name)))
+		     !sym.name || !str_list_has(&a->symbols, sym.name)))
 			return false;
 	}
 	return true;
@@ -142,14 +134,15 @@ static bool row_selected(const struct report_args *a,
 {
 	/* the thread's name, as perf, or the process's */
 	if (a->comms.n &&
-	    !list_has(&a->comms, row->thread_comm ? row->thread_comm : "") &&
-	    !list_has(&a->comms, row->comm ? row->comm : ""))
+	    !str_list_has(&a->comms,
+			  row->thread_comm ? row->thread_comm : "") &&
+	    !str_list_has(&a->comms, row->comm ? row->comm : ""))
 		return false;
 	if (a->pids.n) {
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%u", row->pid);
-		if (!list_has(&a->pids, pid))
+		if (!str_list_has(&a->pids, pid))
 			return false;
 	}
 	if (!a->files.n && !a->symbols.n)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "profile_view.h"
 
@@ -33,6 +34,14 @@ struct str_list {
 	char **v;
 	size_t n;
 };
+
+static inline bool str_list_has(const struct str_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return true;
+	return false;
+}
 
 struct read_opts;
 

@@ -153,19 +153,35 @@ static uint64_t off_cpu_total(const struct thread_line *l)
 	return n;
 }
 
-/* Each line's lifetime, from the profile's; whether there are any. */
-static bool add_lifetimes(struct report_threads *t, const struct dcp_profile *p)
+/*
+ * Each line's lifetime, from the profile's; whether there are any.
+ * *idle: the threads that lived with neither a sample nor a wait charged
+ * (off the CPU since before recording began: the stack of such a wait is
+ * not known), of the --pid processes when given; their names are not
+ * kept, so that --comm leaves them out.
+ */
+static bool add_lifetimes(struct report_threads *t, const struct dcp_profile *p,
+			  size_t *idle)
 {
 	size_t n = dcp_profile_nr_thread_lifetimes(p);
 	struct dcp_thread_lifetime life = { .sz = sizeof(life) };
+	const struct report_args *a = t->a;
 	uint32_t i;
 
+	*idle = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct thread_line *l;
+		char pid[16];
 
-		if (dcp_profile_thread_lifetime(p, k, &life) ||
-		    key_map_find(&t->index, life.pid, life.tid, &i))
-			continue; /* a thread with neither samples nor waits */
+		if (dcp_profile_thread_lifetime(p, k, &life))
+			continue;
+		if (key_map_find(&t->index, life.pid, life.tid, &i)) {
+			snprintf(pid, sizeof(pid), "%u", life.pid);
+			if (!a->comms.n && !a->files.n && !a->symbols.n &&
+			    (!a->pids.n || str_list_has(&a->pids, pid)))
+				(*idle)++;
+			continue;
+		}
 		l = &t->lines[i];
 		if (!l->has_life || life.start_ns < l->start_ns)
 			l->start_ns = life.start_ns;
@@ -223,8 +239,8 @@ void report_threads_print(struct report_threads *t,
 	const struct dcp_profile_meta *m = dcp_profile_get_meta(v->profile);
 	double period_ms = (double)profile_view_sample_ns(v) / 1e6;
 	double length_ms = (double)m->duration_ns / 1e6;
-	bool lives = add_lifetimes(t, v->profile);
-	size_t shown = 0;
+	size_t shown = 0, idle;
+	bool lives = add_lifetimes(t, v->profile, &idle);
 	char cell[3][16];
 
 	if (t->nr_lines)
@@ -285,8 +301,16 @@ void report_threads_print(struct report_threads *t,
 		printf("\n");
 		shown++;
 	}
-	if (a->json)
-		printf("],\"left_out\":%zu}\n", t->nr_lines - shown);
-	else if (shown < t->nr_lines)
+	if (a->json) {
+		printf("],\"left_out\":%zu,\"threads_without_time\":%zu}\n",
+		       t->nr_lines - shown, idle);
+		return;
+	}
+	if (shown < t->nr_lines)
 		printf("# %zu more threads (--limit)\n", t->nr_lines - shown);
+	if (idle)
+		printf("# %zu more threads lived with neither a sample nor a "
+		       "wait charged (off the CPU since before recording "
+		       "began: such a wait's stack is not known)\n",
+		       idle);
 }

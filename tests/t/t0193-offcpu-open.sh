@@ -10,7 +10,7 @@
 # Builds before this charged a block only at its switch-in: 0 ms for
 # both (0.3% of their lives).
 # Threads already switched out when the recording began are not charged
-# (their stack is not known): left out here.
+# (their stack is not known): recorded with -p, --threads says how many.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -65,6 +65,24 @@ PY
 }
 
 check perf
+
+# -p of the process already running: its two threads were switched out
+# before the recording began, and are not charged (the stack of such a
+# wait is not known), but said: "2 more threads lived with neither a
+# sample nor a wait charged" (before: not in the view at all)
+"$W" stuck 2 &
+wpid=$!
+sleep 0.3
+expect_exit 0 "$DCPROF" record --off-cpu -g -p "$wpid" --duration 0.5 \
+	-o "$TMP/pid.data"
+wait "$wpid"
+expect_exit 0 "$DCPROF" report -i "$TMP/pid.data" --threads
+grep -q '^# 2 more threads lived with neither a sample nor a wait charged' \
+	"$TMP/out" || die "-p: the threads blocked all along are not said: $(tail -4 "$TMP/out")"
+expect_exit 0 "$DCPROF" report -i "$TMP/pid.data" --threads --format json
+[ "$(json_get "$TMP/out" 'd["threads_without_time"]')" = 2 ] ||
+	die "-p: threads_without_time is not 2: $(head -c 600 "$TMP/out")"
+
 need_bpf_backend
 check bpf
 pass
