@@ -267,6 +267,10 @@ struct dcp_profile_stats {
 	 * reported (the perf ring's tracepoint samples; the thread was
 	 * seen switched out again) */
 	uint64_t off_cpu_missed_switch_ins;
+	/* --off-cpu: threads found off the CPU when recording began (-p,
+	 * -a): their waits are charged from then, on the stack they are
+	 * on (kernel frames, and the user ip where the kernel shows it) */
+	uint64_t off_cpu_under_way;
 };
 
 /*

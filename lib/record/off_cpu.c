@@ -38,6 +38,9 @@ struct switched_out {
 	uint64_t time;
 	uint64_t woken; /* a sleep's wake-up, 0 until then */
 	uint32_t state; /* enum dcp_off_cpu_state */
+	/* found off the CPU when recording began (dcp_off_cpu_under_way):
+	 * records older than time are of before, not of this block */
+	bool under_way;
 	uint32_t nr_ips;
 	uint64_t ips[SWITCH_MAX_IPS];
 };
@@ -310,16 +313,55 @@ static uint32_t state_of(uint64_t prev_state)
 	return DCP_OFF_CPU_INTERRUPTIBLE;
 }
 
+/* The entry of tid, new when it has none; NULL when out of memory. */
+static struct switched_out *entry_of(struct dcp_off_cpu_tracker *t,
+				     uint32_t tid)
+{
+	size_t i = find_slot(t, tid);
+	uint32_t index;
+	struct switched_out *e;
+
+	if (t->slots[i])
+		return &t->entries[t->slots[i] - 1];
+	if (2 * (t->live + 1) > t->mask + 1) {
+		if (grow_slots(t))
+			return NULL;
+		i = find_slot(t, tid);
+	}
+	e = new_entry(t, &index);
+	if (!e)
+		return NULL;
+	t->slots[i] = index + 1;
+	t->live++;
+	return e;
+}
+
+static void set_stack(struct switched_out *e, const uint64_t *chain,
+		      uint64_t nr_chain)
+{
+	e->nr_ips =
+		nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain : SWITCH_MAX_IPS;
+	memcpy(e->ips, chain, e->nr_ips * sizeof(*e->ips));
+}
+
 static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 		      uint32_t pid, uint32_t tid, uint64_t prev_state,
 		      const uint64_t *chain, uint64_t nr_chain)
 {
 	struct switched_out *e;
-	uint32_t index;
 	size_t i;
 
 	t->source->counts.off_cpu_switches++;
 	i = find_slot(t, tid);
+	if (t->slots[i] && t->entries[t->slots[i] - 1].under_way &&
+	    time <= t->entries[t->slots[i] - 1].time) {
+		/* the switch-out that began a wait found under way: its
+		 * stack is the whole one */
+		e = &t->entries[t->slots[i] - 1];
+		set_stack(e, chain, nr_chain);
+		e->under_way = false;
+		return 0;
+	}
 	/* still out: it ran again, but its switch-in never came (some
 	 * switches do not reach the tracepoint), and the block it ended has
 	 * no end to charge */
@@ -330,28 +372,39 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 			remove_slot(t, i);
 		return 0;
 	}
-	if (t->slots[i]) {
-		e = &t->entries[t->slots[i] - 1];
-	} else {
-		if (2 * (t->live + 1) > t->mask + 1) {
-			if (grow_slots(t))
-				return dcp_error(ENOMEM, "out of memory");
-			i = find_slot(t, tid);
-		}
-		e = new_entry(t, &index);
-		if (!e)
-			return dcp_error(ENOMEM, "out of memory");
-		t->slots[i] = index + 1;
-		t->live++;
-	}
+	e = entry_of(t, tid);
+	if (!e)
+		return dcp_error(ENOMEM, "out of memory");
 	e->tid = tid;
 	e->pid = pid;
 	e->time = time;
 	e->woken = 0;
 	e->state = state_of(prev_state);
-	e->nr_ips =
-		nr_chain < SWITCH_MAX_IPS ? (uint32_t)nr_chain : SWITCH_MAX_IPS;
-	memcpy(e->ips, chain, e->nr_ips * sizeof(*e->ips));
+	e->under_way = false;
+	set_stack(e, chain, nr_chain);
+	return 0;
+}
+
+int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t pid, uint32_t tid, uint32_t state,
+			  const uint64_t *chain, uint64_t nr_chain)
+{
+	size_t i = find_slot(t, tid);
+	struct switched_out *e;
+
+	if (t->slots[i])
+		return 0; /* its switch-out is known */
+	e = entry_of(t, tid);
+	if (!e)
+		return dcp_error(ENOMEM, "out of memory");
+	e->tid = tid;
+	e->pid = pid;
+	e->time = time;
+	e->woken = 0;
+	e->state = state;
+	e->under_way = true;
+	set_stack(e, chain, nr_chain);
+	t->source->counts.off_cpu_under_way++;
 	return 0;
 }
 
@@ -388,6 +441,8 @@ static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time, uint32_t tid)
 	if (!t->slots[i])
 		return 0; /* switched out before recording began, or taken */
 	e = &t->entries[t->slots[i] - 1];
+	if (e->under_way && time <= e->time)
+		return 0; /* of before the wait found under way */
 	ns = time > e->time ? time - e->time : 0;
 	remove_slot(t, i);
 	if (ns < t->min_ns || !ns) {

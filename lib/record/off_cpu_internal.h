@@ -46,6 +46,28 @@ bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id);
 int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 		     const struct perf_event_header *h, size_t size);
 void dcp_off_cpu_disable(struct dcp_off_cpu_tracker *t);
+/*
+ * A thread found off the CPU when recording began (state: enum
+ * dcp_off_cpu_state; chain: its stack as a sample's call chain): its wait
+ * is charged from time, unless its switch-out is known already; a
+ * switch-out older than time that comes later gives it its whole stack.
+ */
+int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
+			  uint32_t pid, uint32_t tid, uint32_t state,
+			  const uint64_t *chain, uint64_t nr_chain);
+/* The kernel's text symbols by name (off_cpu_seed.c); NULL: no memory. */
+struct dcp_kernel_names;
+struct dcp_kernel_names *dcp_kernel_names_load(void);
+void dcp_kernel_names_free(struct dcp_kernel_names *k);
+/*
+ * -p or -a (pids NULL: every process): find the threads off the CPU now
+ * from /proc (their state, kernel stack, named through k, and the user ip
+ * of their system call) and give them to dcp_off_cpu_under_way() with the
+ * time of the scan (off_cpu_seed.c).
+ */
+int dcp_off_cpu_seed(struct dcp_off_cpu_tracker *t,
+		     const struct dcp_kernel_names *k, const pid_t *pids,
+		     size_t nr_pids);
 /* Everything delivered: count the threads still switched out, and charge
  * their time up to end (the recording's end, in the rings' clock). */
 int dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t, uint64_t end);

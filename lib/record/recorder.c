@@ -40,6 +40,8 @@ static void take_source_counts(struct dcp_recorder *r)
 		c->off_cpu_unfinished - b->off_cpu_unfinished;
 	r->stats.off_cpu_missed_switch_ins =
 		c->off_cpu_missed_switch_ins - b->off_cpu_missed_switch_ins;
+	r->stats.off_cpu_under_way =
+		c->off_cpu_under_way - b->off_cpu_under_way;
 }
 
 void dcp_recorder_start_clock(struct dcp_recorder *r)

@@ -44,6 +44,7 @@ struct dcp_source_counts {
 	uint64_t off_cpu_short;
 	uint64_t off_cpu_unfinished;
 	uint64_t off_cpu_missed_switch_ins;
+	uint64_t off_cpu_under_way; /* waits found at the start */
 };
 
 struct dcp_source_ops {

@@ -80,6 +80,9 @@ struct perf_source {
 	 * put back in here (dcp_event_period_omitted) */
 	unsigned char *with_period;
 	struct dcp_off_cpu_tracker *off_cpu; /* --off-cpu: the switches */
+	/* --off-cpu: the kernel's names, to find the stacks of the threads
+	 * off the CPU at the start; freed once used */
+	struct dcp_kernel_names *kernel_names;
 	int *switch_fds; /* context switches counted per ring's CPU, or -1 */
 };
 
@@ -560,6 +563,9 @@ static int perf_start(struct dcp_source *s,
 					       set->off_cpu_min_ns, s);
 		if (!ps->off_cpu)
 			return -errno;
+		ps->kernel_names = dcp_kernel_names_load();
+		if (!ps->kernel_names)
+			return dcp_error(ENOMEM, "out of memory");
 	}
 	open_switch_counters(ps);
 	/* by the kernel's refusal, not by the event's ":u" */
@@ -609,8 +615,17 @@ static int perf_inject(struct dcp_source *s, uint64_t time,
 static int perf_begin(struct dcp_source *s)
 {
 	struct perf_source *ps = perf_source(s);
+	int ret = dcp_rings_enable(ps->rings, ps->nr_rings);
 
-	return dcp_rings_enable(ps->rings, ps->nr_rings);
+	/* the recording starts: the threads off the CPU already have their
+	 * waits begin now */
+	if (!ret && ps->off_cpu)
+		ret = dcp_off_cpu_seed(ps->off_cpu, ps->kernel_names,
+				       ps->nr_pids ? ps->pids : NULL,
+				       ps->nr_pids);
+	dcp_kernel_names_free(ps->kernel_names);
+	ps->kernel_names = NULL;
+	return ret;
 }
 
 static int perf_drain(struct dcp_source *s)
@@ -661,6 +676,7 @@ static void perf_free(struct dcp_source *s)
 	if (!ps)
 		return;
 	dcp_off_cpu_close(ps->off_cpu);
+	dcp_kernel_names_free(ps->kernel_names);
 	for (size_t i = 0; ps->switch_fds && i < ps->nr_rings; i++)
 		if (ps->switch_fds[i] >= 0)
 			close(ps->switch_fds[i]);

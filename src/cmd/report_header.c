@@ -85,6 +85,12 @@ static void print_header_text(const struct profile_view *v,
 		       s->off_cpu_switches, s->off_cpu_blocks,
 		       (double)s->off_cpu_ns / 1e6, s->off_cpu_short,
 		       s->off_cpu_other_tasks, s->off_cpu_unfinished);
+	if (m->off_cpu && s->off_cpu_under_way)
+		printf("# off-CPU: %" PRIu64
+		       " threads (of any task) were off the CPU when recording "
+		       "began: charged from then, on the stack they were on "
+		       "(their user stack not known)\n",
+		       s->off_cpu_under_way);
 	if (m->off_cpu && s->off_cpu_missed_switch_ins)
 		printf("# off-CPU: %" PRIu64
 		       " blocks dropped: the thread's switch-in was not "
@@ -168,12 +174,13 @@ static void print_header_json(const struct profile_view *v,
 		       ",\"short\":%" PRIu64 ",\"other_tasks\":%" PRIu64
 		       ",\"unfinished\":%" PRIu64
 		       ",\"missed_switch_ins\":%" PRIu64
-		       ",\"runnable_ns\":%" PRIu64
+		       ",\"under_way\":%" PRIu64 ",\"runnable_ns\":%" PRIu64
 		       ",\"interruptible_ns\":%" PRIu64
 		       ",\"uninterruptible_ns\":%" PRIu64 "}",
 		       s->off_cpu_switches, s->off_cpu_blocks, s->off_cpu_ns,
 		       s->off_cpu_short, s->off_cpu_other_tasks,
 		       s->off_cpu_unfinished, s->off_cpu_missed_switch_ins,
+		       s->off_cpu_under_way,
 		       a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE]);

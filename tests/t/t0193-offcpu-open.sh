@@ -9,8 +9,10 @@
 # and found by --symbol of its thread function.
 # Builds before this charged a block only at its switch-in: 0 ms for
 # both (0.3% of their lives).
-# Threads already switched out when the recording began are not charged
-# (their stack is not known): recorded with -p, --threads says how many.
+# -p of it already running: both threads were off the CPU before the
+# recording began; found at its start, they are charged from it, on
+# their kernel stack and the user ip of their system call (before: not
+# in the view at all).
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -64,25 +66,49 @@ PY
 		die "$b: the threads still switched out at the end are not charged"
 }
 
+# check_pid BACKEND: -p of the process already running, whose two
+# threads went off the CPU before the recording began: found at its start
+# (off_cpu.under_way), charged from it on their kernel stack and the user
+# ip of their system call; none left without time
+check_pid() {
+	local b=$1 wpid
+	"$W" stuck 2 &
+	wpid=$!
+	sleep 0.3
+	expect_exit 0 "$DCPROF" record --backend "$b" --off-cpu -g \
+		-p "$wpid" --duration 0.5 -o "$TMP/$b.pid.data"
+	wait "$wpid"
+	expect_exit 0 "$DCPROF" report -i "$TMP/$b.pid.data" --threads \
+		--format json
+	cp "$TMP/out" "$TMP/$b.pid.json"
+	expect_exit 0 "$DCPROF" report -i "$TMP/$b.pid.data" --value off-cpu \
+		--children --format json
+	python3 - "$TMP/$b.pid.json" "$TMP/out" "$b" <<'PY' ||
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = json.load(open(sys.argv[2]))
+b = sys.argv[3]
+length = t["length_ms"]
+off = {r["thread"]: r["interruptible_ms"] + r["uninterruptible_ms"] +
+       r["runnable_ms"] for r in t["threads"]}
+print("%s -p: recording %.0f ms; off-CPU %s; %d under way, %d without time"
+      % (b, length, off, c["off_cpu"]["under_way"], t["threads_without_time"]))
+for name in ("stuck", "off_cpu"):
+    assert 0.85 * length <= off.get(name, 0) <= 1.02 * length, (name, off)
+assert c["off_cpu"]["under_way"] >= 2, c["off_cpu"]
+assert t["threads_without_time"] == 0, t["threads_without_time"]
+syms = {r["symbol"]: r["children_ms"] for r in c["rows"]}
+pipe = sum(v for k, v in syms.items() if k.endswith("pipe_read"))
+libc_read = sum(v for k, v in syms.items() if k in ("read", "__libc_read"))
+assert pipe >= 0.85 * length, "%.1f ms under pipe_read" % pipe
+assert libc_read >= 0.85 * length, "%.1f ms under libc's read" % libc_read
+PY
+		die "$b -p: the threads off the CPU at the start are not charged"
+}
+
 check perf
-
-# -p of the process already running: its two threads were switched out
-# before the recording began, and are not charged (the stack of such a
-# wait is not known), but said: "2 more threads lived with neither a
-# sample nor a wait charged" (before: not in the view at all)
-"$W" stuck 2 &
-wpid=$!
-sleep 0.3
-expect_exit 0 "$DCPROF" record --off-cpu -g -p "$wpid" --duration 0.5 \
-	-o "$TMP/pid.data"
-wait "$wpid"
-expect_exit 0 "$DCPROF" report -i "$TMP/pid.data" --threads
-grep -q '^# 2 more threads lived with neither a sample nor a wait charged' \
-	"$TMP/out" || die "-p: the threads blocked all along are not said: $(tail -4 "$TMP/out")"
-expect_exit 0 "$DCPROF" report -i "$TMP/pid.data" --threads --format json
-[ "$(json_get "$TMP/out" 'd["threads_without_time"]')" = 2 ] ||
-	die "-p: threads_without_time is not 2: $(head -c 600 "$TMP/out")"
-
+check_pid perf
 need_bpf_backend
 check bpf
+check_pid bpf
 pass

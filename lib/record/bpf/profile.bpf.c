@@ -176,12 +176,14 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * The current task's stack (flags and size as bpf_get_stack() takes them)
- * into map under the hash of its frames, unless there already; returns
- * the hash, 0 when there is no stack or no room (counted).
+ * The current task's stack (flags and size as bpf_get_stack() takes them),
+ * or with task that task's kernel stack, into map under the hash of its
+ * frames, unless there already; returns the hash, 0 when there is no
+ * stack or no room (counted).
  */
 static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
-					__u32 size, __u64 *leaf)
+					__u32 size, __u64 *leaf,
+					struct task_struct *task)
 {
 	__u32 zero = 0;
 	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -190,7 +192,8 @@ static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
 
 	if (!buf)
 		return 0;
-	n = bpf_get_stack(ctx, buf, size, flags);
+	n = task ? bpf_get_task_stack(task, buf, size, flags) :
+		   bpf_get_stack(ctx, buf, size, flags);
 	if (n <= 0)
 		return 0;
 	w = (__u64 *)buf;
@@ -236,7 +239,7 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 
 	*kernel = take_stack(ctx, &kernel_stacks,
 			     (kernel_skip + marks) & BPF_F_SKIP_FIELD_MASK,
-			     sizeof(struct ip_stack), key ? &leaf : NULL);
+			     sizeof(struct ip_stack), key ? &leaf : NULL, NULL);
 	if (key && *kernel) {
 		key->ip = leaf;
 		key->leaf_of = DCP_BPF_LEAF_KERNEL;
@@ -245,12 +248,12 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 		*user = take_stack(ctx, &user_stacks,
 				   BPF_F_USER_STACK | BPF_F_USER_BUILD_ID |
 					   marks,
-				   sizeof(struct stack_buf), NULL);
+				   sizeof(struct stack_buf), NULL, NULL);
 		return;
 	}
 	*user = take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
 			   sizeof(struct ip_stack),
-			   key && !*kernel ? &leaf : NULL);
+			   key && !*kernel ? &leaf : NULL, NULL);
 	if (key && !*kernel && *user) {
 		key->ip = leaf;
 		key->leaf_of = DCP_BPF_LEAF_USER;
@@ -636,6 +639,86 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	}
 	count_stat(DCP_BPF_STAT_OFF_BLOCKS);
 	charge_block(next, st, now);
+	return 0;
+}
+
+/*
+ * The user stack of another task, t, as far as it can be known: the one
+ * frame where it entered the kernel (its user registers' ip; the kernel
+ * walks no other task's user stack), into the user stack map as
+ * take_stack() puts the current task's. Its hash, 0 when there is none.
+ */
+static __always_inline __u64 entry_ip_stack(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u32 zero = 0;
+	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 *w, ip, h = 0xcbf29ce484222325ull;
+	long err;
+
+	if (!regs || !buf)
+		return 0;
+	ip = BPF_CORE_READ(regs, ip);
+	if (!ip || (__s64)ip < 0)
+		return 0;
+	/* readers stop at the first empty frame: the rest is not read */
+	w = (__u64 *)buf;
+	if (user_build_ids) {
+		buf->frames[0].status = BPF_STACK_BUILD_ID_IP;
+		buf->frames[0].ip = ip;
+		buf->frames[1].status = BPF_STACK_BUILD_ID_EMPTY;
+	} else {
+		w[0] = ip;
+		w[1] = 0;
+	}
+	h = ((h ^ 0x656e747279ull) * 0x100000001b3ull ^ ip) * 0x100000001b3ull;
+	err = bpf_map_update_elem(user_build_ids ? (void *)&user_stacks :
+						   (void *)&user_ips,
+				  &h, buf, BPF_ANY);
+	if (err) {
+		count_stat(DCP_BPF_STAT_LOST_STACK);
+		return 0;
+	}
+	return h;
+}
+
+/*
+ * --off-cpu, at the start of a recording (an iterator over every thread,
+ * run once the switch program is attached): a thread asleep since before
+ * it (a hung one, a daemon's idle worker) has its wait start now, on its
+ * kernel stack and the user ip it entered the kernel at (the rest of the
+ * user stack of another task cannot be read), so that the time to its
+ * switch-in or to the end is charged.
+ */
+SEC("iter/task")
+int dcp_off_cpu_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct dcp_bpf_off_start *st;
+	unsigned int state;
+
+	if (!t || !t->pid || t->exit_state || t->on_cpu)
+		return 0;
+	state = t->__state;
+	if (!(state & 0xff) || (state & DCP_TASK_DEAD))
+		return 0; /* running, or waiting for a CPU */
+	st = bpf_task_storage_get(&off_starts, t, NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_stat(DCP_BPF_STAT_OFF_LOST);
+		return 0;
+	}
+	if (st->time)
+		return 0; /* switched out since the switch program runs */
+	st->time = bpf_ktime_get_ns();
+	st->run_delay = cpu_wait(t, false);
+	st->pid = t->tgid;
+	st->state = off_state(false, state);
+	st->user_stack = t->mm ? entry_ip_stack(t) : 0;
+	st->kernel_stack = take_stack(ctx, &kernel_stacks, 0,
+				      sizeof(struct ip_stack), NULL, t);
+	bpf_probe_read_kernel_str(st->comm, sizeof(st->comm), t->comm);
+	count_stat(DCP_BPF_STAT_OFF_UNDER_WAY);
 	return 0;
 }
 

@@ -105,6 +105,9 @@ enum dcp_bpf_stat {
 	/* a thread still switched out at the end: its time up to the end
 	 * charged (dcp_off_cpu_open) */
 	DCP_BPF_STAT_OFF_OPEN,
+	/* a thread found asleep at the start: its wait begins there, on
+	 * its kernel stack (dcp_off_cpu_seed) */
+	DCP_BPF_STAT_OFF_UNDER_WAY,
 	DCP_BPF_STAT_NR,
 };
 

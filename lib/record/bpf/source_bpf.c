@@ -229,6 +229,36 @@ static int open_tracepoint(const char *event)
 	return ret < 0 ? -errno : ret;
 }
 
+/* Run the task iterator program prog over every thread, once; what: for
+ * the message. */
+static int run_task_iterator(int prog, const char *what)
+{
+	char buf[64];
+	int link, iter, err = 0;
+	ssize_t n;
+
+	link = bpf_link_create(prog, 0, BPF_TRACE_ITER, NULL);
+	if (link < 0)
+		return dcp_error(errno, "cannot %s: the BPF iterator: %s", what,
+				 strerror(errno));
+	iter = bpf_iter_create(link);
+	if (iter < 0) {
+		close(link);
+		return dcp_error(-iter, "cannot %s: the BPF iterator: %s", what,
+				 strerror(-iter));
+	}
+	/* the program writes nothing: reading runs it over every thread */
+	while ((n = read(iter, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = errno;
+	close(iter);
+	close(link);
+	if (err)
+		return dcp_error(err, "cannot %s: %s", what, strerror(err));
+	return 0;
+}
+
 /*
  * The task programs (tp_btf) and, with --off-cpu, the switch program on
  * their raw tracepoints; mmap's exit tracepoint through a perf event.
@@ -380,6 +410,12 @@ static int bpf_begin(struct dcp_source *s)
 			return dcp_error(
 				errno, "cannot enable the cpu-clock event: %s",
 				strerror(errno));
+	/* the recording starts: the threads asleep already have their waits
+	 * begin now, on their kernel stacks (dcp_off_cpu_seed) */
+	if (bs->switch_link)
+		return run_task_iterator(
+			bs->skel->progs.dcp_off_cpu_seed.prog_fd,
+			"find the threads asleep at the start");
 	return 0;
 }
 
@@ -460,48 +496,18 @@ static void log_program_run(int prog_fd, const char *what)
 
 /*
  * --off-cpu: the switch program detached, the threads still switched out
- * have their time up to now charged (dcp_off_cpu_open, an iterator over
- * every thread), before the last drains read the counts.
+ * have their time up to now charged (dcp_off_cpu_open), before the last
+ * drains read the counts.
  */
 static int charge_open_blocks(struct bpf_source *bs)
 {
-	char buf[64];
-	int link, iter;
-	ssize_t n;
-
 	if (!bs->switch_link)
 		return 0;
 	close(bs->task_links[bs->switch_link - 1]);
 	bs->task_links[bs->switch_link - 1] = -1;
 	bs->switch_link = 0;
-	link = bpf_link_create(bs->skel->progs.dcp_off_cpu_open.prog_fd, 0,
-			       BPF_TRACE_ITER, NULL);
-	if (link < 0)
-		return dcp_error(errno,
-				 "cannot charge the threads still switched "
-				 "out: the BPF iterator: %s",
-				 strerror(errno));
-	iter = bpf_iter_create(link);
-	if (iter < 0) {
-		close(link);
-		return dcp_error(-iter,
-				 "cannot charge the threads still switched "
-				 "out: the BPF iterator: %s",
-				 strerror(-iter));
-	}
-	/* the program writes nothing: reading runs it over every thread */
-	while ((n = read(iter, buf, sizeof(buf))) > 0)
-		;
-	if (n < 0)
-		n = -errno;
-	close(iter);
-	close(link);
-	if (n < 0)
-		return dcp_error((int)-n,
-				 "cannot charge the threads still switched "
-				 "out: %s",
-				 strerror((int)-n));
-	return 0;
+	return run_task_iterator(bs->skel->progs.dcp_off_cpu_open.prog_fd,
+				 "charge the threads still switched out");
 }
 
 static int bpf_stop(struct dcp_source *s)

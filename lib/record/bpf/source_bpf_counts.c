@@ -459,6 +459,7 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.off_cpu_short = now[DCP_BPF_STAT_OFF_SHORT];
 	bs->base.counts.off_cpu_missed_switch_ins =
 		now[DCP_BPF_STAT_OFF_MISSED];
+	bs->base.counts.off_cpu_under_way = now[DCP_BPF_STAT_OFF_UNDER_WAY];
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)

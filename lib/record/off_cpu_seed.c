@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record --off-cpu with -p or -a on the perf ring: the threads already
+ * off the CPU when recording begins (a hung one, a daemon's idle worker)
+ * have no switch-out to come, so their waits would never be charged. They
+ * are found in /proc: a thread's state (stat: S, D or I), its kernel
+ * stack (stack: "name+0xoff/0xsize" lines, root only), turned into
+ * addresses through /proc/kallsyms (read before, at the source's start:
+ * 60 ms that would otherwise lie between the scan and the recording's
+ * start), and the user ip of the system call it waits in (syscall). The
+ * tracker charges each from the scan as if switched out then; a
+ * switch-out of before that still in the rings gives it its whole stack.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "kallsyms_internal.h"
+#include "log_internal.h"
+#include "off_cpu_internal.h"
+#include "recorder_internal.h"
+
+/* Kernel frames kept of a thread found waiting. */
+#define SEED_MAX_FRAMES 64u
+
+struct seed_frame {
+	uint32_t name; /* offset into names */
+	uint64_t offset;
+};
+
+struct seed_thread {
+	uint32_t pid, tid, state;
+	uint64_t user_ip; /* 0: not known */
+	uint32_t first, nr; /* its frames */
+};
+
+struct seed {
+	struct seed_thread *threads;
+	size_t nr_threads, cap_threads;
+	struct seed_frame *frames;
+	size_t nr_frames, cap_frames;
+	char *names;
+	size_t len_names, cap_names;
+};
+
+/* The kernel's text symbols by the hash of their names. */
+struct kernel_name {
+	uint64_t hash;
+	uint64_t addr;
+};
+
+struct dcp_kernel_names {
+	struct kernel_name *names;
+	size_t nr;
+};
+
+/* path into buf (NUL-terminated); its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, len = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)len < size - 1 &&
+	       (n = read(fd, buf + len, size - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	return len;
+}
+
+static int add_name(struct seed *s, const char *name, size_t len, uint32_t *at)
+{
+	char *p = dcp_grow(s->names, &s->cap_names, s->len_names + len + 1, 1);
+
+	if (!p)
+		return -ENOMEM;
+	s->names = p;
+	*at = (uint32_t)s->len_names;
+	memcpy(s->names + s->len_names, name, len);
+	s->names[s->len_names + len] = 0;
+	s->len_names += len + 1;
+	return 0;
+}
+
+/* The frames of a stack file's text: "[<0>] name+0xoff/0xsize" lines. */
+static int add_frames(struct seed *s, struct seed_thread *th, char *text)
+{
+	char *line, *save = NULL;
+
+	th->first = (uint32_t)s->nr_frames;
+	for (line = strtok_r(text, "\n", &save);
+	     line && th->nr < SEED_MAX_FRAMES;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *name = strchr(line, ']'), *plus;
+		struct seed_frame *f;
+		void *p;
+
+		if (!name)
+			continue;
+		name++;
+		while (*name == ' ')
+			name++;
+		plus = strstr(name, "+0x");
+		if (!plus || plus == name)
+			continue;
+		p = dcp_grow(s->frames, &s->cap_frames, s->nr_frames + 1,
+			     sizeof(*s->frames));
+		if (!p)
+			return -ENOMEM;
+		s->frames = p;
+		f = &s->frames[s->nr_frames];
+		f->offset = strtoull(plus + 3, NULL, 16);
+		if (add_name(s, name, (size_t)(plus - name), &f->name))
+			return -ENOMEM;
+		s->nr_frames++;
+		th->nr++;
+	}
+	return 0;
+}
+
+/* The user ip of the system call a thread waits in: the last field of
+ * /proc/.../syscall ("running" or "-1 ..." when there is none). */
+static uint64_t user_ip(const char *text)
+{
+	const char *last = strrchr(text, ' ');
+
+	if (!isdigit((unsigned char)text[0]) || !last)
+		return 0;
+	return strtoull(last + 1, NULL, 16);
+}
+
+/* One thread of pid: kept when it is off the CPU (S, D, I). */
+static int look_at_thread(struct seed *s, uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[4096];
+	struct seed_thread *th;
+	const char *paren;
+	uint32_t state;
+	void *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0; /* gone */
+	paren = strrchr(buf, ')');
+	if (!paren || paren[1] != ' ')
+		return 0;
+	switch (paren[2]) {
+	case 'S':
+	case 'I': /* an idle kernel worker sleeps, it does not block */
+		state = DCP_OFF_CPU_INTERRUPTIBLE;
+		break;
+	case 'D':
+		state = DCP_OFF_CPU_UNINTERRUPTIBLE;
+		break;
+	default:
+		return 0; /* running or runnable: its switch-out will come */
+	}
+	p = dcp_grow(s->threads, &s->cap_threads, s->nr_threads + 1,
+		     sizeof(*s->threads));
+	if (!p)
+		return -ENOMEM;
+	s->threads = p;
+	th = &s->threads[s->nr_threads++];
+	*th = (struct seed_thread){ .pid = pid, .tid = tid, .state = state };
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) > 0)
+		th->user_ip = user_ip(buf);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stack", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) > 0)
+		return add_frames(s, th, buf);
+	return 0;
+}
+
+static int look_at_process(struct seed *s, uint32_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0; /* gone, or hidden */
+	while (!ret && (d = readdir(dir))) {
+		char *end;
+		unsigned long tid = strtoul(d->d_name, &end, 10);
+
+		if (*end || !tid)
+			continue;
+		ret = look_at_thread(s, pid, (uint32_t)tid);
+	}
+	closedir(dir);
+	return ret;
+}
+
+/* FNV-1a of a name of len bytes. */
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct kernel_name *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct dcp_kernel_names *dcp_kernel_names_load(void)
+{
+	struct dcp_kernel_names *k = calloc(1, sizeof(*k));
+	char line[512];
+	size_t cap = 0;
+	FILE *f;
+
+	if (!k)
+		return NULL;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return k; /* no names: the frames are dropped */
+	while (fgets(line, sizeof(line), f)) {
+		struct dcp_kallsyms_line l;
+		void *p;
+
+		if (!dcp_kallsyms_parse_line(line, &l) || !l.addr ||
+		    (l.type != 't' && l.type != 'T'))
+			continue;
+		p = dcp_grow(k->names, &cap, k->nr + 1, sizeof(*k->names));
+		if (!p) {
+			fclose(f);
+			dcp_kernel_names_free(k);
+			return NULL;
+		}
+		k->names = p;
+		k->names[k->nr].hash = name_hash(l.name, l.name_len);
+		k->names[k->nr].addr = l.addr;
+		k->nr++;
+	}
+	fclose(f);
+	qsort(k->names, k->nr, sizeof(*k->names), ksym_cmp);
+	return k;
+}
+
+void dcp_kernel_names_free(struct dcp_kernel_names *k)
+{
+	if (k)
+		free(k->names);
+	free(k);
+}
+
+/* The address of a kernel text symbol (the lowest of a name given twice),
+ * 0 when unknown. */
+static uint64_t address_of(const struct dcp_kernel_names *k, const char *name)
+{
+	uint64_t h = name_hash(name, strlen(name));
+	size_t lo = 0, hi = k ? k->nr : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->names[mid].hash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return k && lo < k->nr && k->names[lo].hash == h ? k->names[lo].addr :
+							   0;
+}
+
+static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
+		     const struct dcp_kernel_names *k, uint64_t time)
+{
+	uint64_t chain[SEED_MAX_FRAMES + 3];
+	int ret = 0;
+
+	for (size_t i = 0; i < s->nr_threads && !ret; i++) {
+		const struct seed_thread *th = &s->threads[i];
+		uint64_t n = 0;
+
+		chain[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+		for (uint32_t j = 0; j < th->nr; j++) {
+			const struct seed_frame *f = &s->frames[th->first + j];
+			uint64_t addr = address_of(k, s->names + f->name);
+
+			if (addr)
+				chain[n++] = addr + f->offset;
+		}
+		if (n == 1)
+			n = 0; /* no kernel frame known */
+		if (th->user_ip) {
+			chain[n++] = (uint64_t)PERF_CONTEXT_USER;
+			chain[n++] = th->user_ip;
+		}
+		ret = dcp_off_cpu_under_way(t, time, th->pid, th->tid,
+					    th->state, chain, n);
+	}
+	return ret;
+}
+
+int dcp_off_cpu_seed(struct dcp_off_cpu_tracker *t,
+		     const struct dcp_kernel_names *k, const pid_t *pids,
+		     size_t nr_pids)
+{
+	struct seed s = { 0 };
+	int ret = 0;
+
+	if (pids) {
+		for (size_t i = 0; i < nr_pids && !ret; i++)
+			ret = look_at_process(&s, (uint32_t)pids[i]);
+	} else {
+		DIR *dir = opendir("/proc");
+		struct dirent *d;
+
+		if (!dir)
+			return dcp_error(errno, "cannot read /proc: %s",
+					 strerror(errno));
+		while (!ret && (d = readdir(dir))) {
+			char *end;
+			unsigned long pid = strtoul(d->d_name, &end, 10);
+
+			if (!*end && pid)
+				ret = look_at_process(&s, (uint32_t)pid);
+		}
+		closedir(dir);
+	}
+	/* the waits begin when they were seen: the scan takes a few ms */
+	if (!ret)
+		ret = hand_over(t, &s, k, dcp_now_ns(CLOCK_MONOTONIC));
+	if (ret == -ENOMEM)
+		ret = dcp_error(ENOMEM, "out of memory");
+	free(s.threads);
+	free(s.frames);
+	free(s.names);
+	return ret;
+}
