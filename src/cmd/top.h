@@ -52,11 +52,11 @@ struct top {
 	 * interval and at z */
 	uint64_t *prev, *base, *prev_off, *base_off;
 	/* per aggregate row: its entry + 1, 0 not known yet, bit 31 while
-	 * its name is still being looked up (keys are stable; hide_idle and
-	 * the value are the settings that change which rows count, and by
-	 * which frame) */
+	 * its name is still being looked up (keys are stable; hide_idle,
+	 * hide_kernel and the value are the settings that change which rows
+	 * count, and by which frame) */
 	uint32_t *row_entry;
-	bool row_entry_hide_idle;
+	bool row_entry_hide_idle, row_entry_hide_kernel;
 	enum view_value row_entry_value;
 	size_t nr_counts, cap_counts;
 	/* the groups */

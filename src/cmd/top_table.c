@@ -440,9 +440,11 @@ int top_update(struct top *t, bool advance, uint64_t delay_ns)
 		return ret;
 	t->sample_ns = profile_view_sample_ns(&t->view);
 	if (t->row_entry_hide_idle != t->hide_idle ||
+	    t->row_entry_hide_kernel != t->hide_kernel ||
 	    t->row_entry_value != t->value) {
 		memset(t->row_entry, 0, t->nr_counts * sizeof(*t->row_entry));
 		t->row_entry_hide_idle = t->hide_idle;
+		t->row_entry_hide_kernel = t->hide_kernel;
 		t->row_entry_value = t->value;
 	}
 	for (size_t i = 0; i < t->nr_entries; i++) {

@@ -4,7 +4,8 @@
 # first row within 3 s; the sort key changes; a filter keeps the matching
 # rows; Enter opens a call tree (-g); space pauses; a resize to 80x24
 # repaints with no line wider than the pane; q exits 0, and q, Ctrl-C and
-# SIGTERM leave the terminal sane (echo on, no alternate screen). Runs in
+# SIGTERM leave the terminal sane (echo on, no alternate screen); k hides
+# the kernel rows already shown (dd copying /dev/zero). Runs in
 # the C locale (not UTF-8).
 # With --off-cpu on nap_burn, v changes the value in the header (cpu to
 # off-cpu) and nap, absent from the CPU view, leads the off-CPU view.
@@ -136,6 +137,22 @@ wait_screen 'work_fifty' 3 || die "top did not start again"
 pkill -TERM -P "$(cat "$TMP/shell.pid")" -x dcprof ||
 	die "no dcprof to send SIGTERM to"
 check_exit SIGTERM
+
+# k hides the kernel frames of the rows already shown: dd copying
+# /dev/zero spends most of its time in the kernel; after k no row is the
+# kernel's (before, the rows seen before k kept their kernel frame)
+start_pane -g -- dd if=/dev/zero of=/dev/null bs=1M
+wait_screen '^ *[0-9.]+% .*\[kernel\.kallsyms\]' 4 ||
+	die "no kernel row for dd: $(screen)"
+tm send-keys -t "$S" k
+wait_screen 'kernel\(hidden\)' 2 || die "k is not shown: $(screen | head -3)"
+sleep 1.5
+! screen | sed -n '5,$p' | grep -q 'kernel\.kallsyms' ||
+	die "kernel rows after k: $(screen | sed -n '5,12p')"
+screen | sed -n '5,$p' | grep -Eq ' dd +/' ||
+	die "no user row for dd after k: $(screen | sed -n '5,12p')"
+tm send-keys -t "$S" q
+check_exit k
 
 # v with --off-cpu: the value changes in the header, and nap (asleep, no
 # CPU samples) appears, leading the off-CPU view
