@@ -253,7 +253,24 @@ static int cmp_paths(const void *a, const void *b)
 	return x->count > y->count ? -1 : x->count < y->count;
 }
 
-/* The group's rows, identical stacks merged (other pids, threads). */
+/* Whether two stacks show the same: the same functions of the same files,
+ * wherever in them the samples fell. */
+static bool same_path(const struct profile_view *v, const struct dcp_frame *a,
+		      const struct dcp_frame *b, uint32_t nr)
+{
+	for (uint32_t k = 0; k < nr; k++) {
+		if (a[k].cookie != b[k].cookie || a[k].flags != b[k].flags)
+			return false;
+		if (a[k].offset != b[k].offset &&
+		    strcmp(profile_view_symbol(v, &a[k]),
+			   profile_view_symbol(v, &b[k])))
+			return false;
+	}
+	return true;
+}
+
+/* The group's rows, stacks that show the same merged (other pids,
+ * threads, other addresses in the same functions). */
 static size_t tree_paths(struct top *t, const struct top_entry *e,
 			 struct tree_path *paths)
 {
@@ -279,7 +296,7 @@ static size_t tree_paths(struct top *t, const struct top_entry *e,
 		depth = (uint32_t)(row.frames + row.nr_frames - f);
 		for (j = 0; j < n; j++)
 			if (paths[j].nr == depth &&
-			    !memcmp(paths[j].f, f, depth * sizeof(*f)))
+			    same_path(&t->view, paths[j].f, f, depth))
 				break;
 		if (j < n) {
 			paths[j].count += session;

@@ -97,6 +97,13 @@ wait_screen 'work_fifty' 2 || die "clearing the filter did not bring rows back"
 tm send-keys -t "$S" Enter
 wait_screen 'call tree of' 2 || die "Enter did not open a call tree: $(screen)"
 screen | grep -q '<- ' || die "the call tree has no callers: $(screen)"
+# each path once: stacks that differ only in where in a function the
+# samples fell are one (before, work_fifty <- main <- ... seven times)
+screen | awk '/^ *[0-9.]+%  / { if (p != "") print p; p = $2; next }
+	/^ +<- / { p = p ";" $2 } END { if (p != "") print p }' |
+	sort | uniq -d >"$TMP/dup-paths"
+[ ! -s "$TMP/dup-paths" ] ||
+	die "the call tree shows a path twice: $(cat "$TMP/dup-paths"): $(screen)"
 tm send-keys -t "$S" x # any key goes back
 wait_screen 'sort\(' 2 || die "the call tree did not close"
 tm send-keys -t "$S" Space
