@@ -597,6 +597,12 @@ struct dcp_snapshot_info {
 	 * Added after the struct's first version: a program built with the
 	 * header before it passes a smaller sz and gets the fields above. */
 	uint64_t behind_ns;
+	/* CLOCK_MONOTONIC time up to which the samples of the snapshot go
+	 * (the newest delivered; 0: none yet): the samples new between two
+	 * snapshots were taken between their two times, which is the span a
+	 * rate is of (the time between the calls also holds the delivery's
+	 * latency). Added with the same rule as behind_ns. */
+	uint64_t delivered_ns;
 };
 
 /*

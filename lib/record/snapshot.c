@@ -186,6 +186,7 @@ static void fill_info(struct dcp_recorder *r, struct dcp_snapshot_info *info,
 	full.addresses_named = dcp_symtab_count(r->snap_symbols);
 	full.wait_ns = now - start;
 	full.behind_ns = since && since < now ? now - since : 0;
+	full.delivered_ns = r->source ? r->source->delivered_until : 0;
 	dcp_sz_copy(info, &full, sizeof(full));
 }
 

@@ -98,6 +98,9 @@ struct dcp_source {
 	 * (the live view is behind by the time since).
 	 */
 	uint64_t behind_since;
+	/* CLOCK_MONOTONIC time up to which the samples delivered go (the
+	 * newest record's, or the last whole drain's start); 0: none yet */
+	uint64_t delivered_until;
 };
 
 /*

@@ -370,7 +370,7 @@ static int deliver(uint64_t time, const void *rec, size_t size, void *ctx)
 	if (time < ps->last_delivered_time)
 		ps->base.counts.reorder_late++;
 	else
-		ps->last_delivered_time = time;
+		ps->last_delivered_time = ps->base.delivered_until = time;
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const uint64_t *u = (const uint64_t *)(h + 1);
 

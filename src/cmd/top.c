@@ -650,7 +650,7 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	t.naming.sz = sizeof(t.naming);
-	t.last_ns = top_now_ns();
+	t.last_ns = t.last_delivered_ns = top_now_ns();
 	if (a.stdio)
 		status = run_stdio(&t, &a);
 	else

@@ -71,6 +71,8 @@ struct top {
 	/* the interval */
 	struct dcp_profile_stats stats, prev_stats;
 	uint64_t interval_ns, last_ns;
+	/* the snapshot's delivered_ns at the last interval's end */
+	uint64_t last_delivered_ns;
 	/* time to build this interval's table, and to print the last one */
 	uint64_t build_ns, draw_ns;
 	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */

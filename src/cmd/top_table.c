@@ -510,10 +510,18 @@ count:
 	}
 	t->stats = *dcp_profile_get_stats(p);
 	if (advance) {
-		/* the interval ends with its snapshot, not after the table
-		 * was built (at --delay 0.3 that shifted up to a third of an
-		 * interval's samples into the next one's seconds) */
-		t->interval_ns = t0 - t->last_ns;
+		/* the interval's seconds are those its samples were taken
+		 * in: the span of what the snapshots delivered, not the time
+		 * between them (samples held in the kernel or the reorder
+		 * window at one snapshot came in the next, and gave a rate
+		 * above CPUs times the frequency) */
+		uint64_t until = t->naming.delivered_ns;
+
+		t->interval_ns = until > t->last_delivered_ns ?
+					 until - t->last_delivered_ns :
+					 t0 - t->last_ns;
+		if (until > t->last_delivered_ns)
+			t->last_delivered_ns = until;
 		t->last_ns = t0;
 		t->samples_last = t->stats.samples - t->prev_stats.samples;
 		t->lost_last =

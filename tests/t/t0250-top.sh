@@ -3,7 +3,8 @@
 # time, truth measured by the workload as in t0100-split.sh): every one of
 # 3 intervals has the three functions on top with shares within 3 points of
 # the truth; with --limit 3 the three rows shown are these, in order, out
-# of more groups; text blocks are separated by a blank line; -o writes a profile
+# of more groups; text blocks are separated by a blank line; at --delay
+# 0.3 no interval's rate is above CPUs x 999 Hz; -o writes a profile
 # that report reads; bad input is refused with a clear message.
 # top -- CMD on split (another split busy beside it): rows of the command's
 # pid only, the three functions within 3 points of the truth in every full
@@ -53,6 +54,21 @@ for n, line in enumerate(open(sys.argv[1]), 1):
         assert abs(share - w) <= 3, "%s %.1f%% want %.1f%%" % (s, share, w)
     for r in d["rows"]:
         assert 0 <= r["share"] <= 100 and 0 <= r["session_share"] <= 100
+PY
+
+# --- the rate is of the interval's samples over the time they were taken -
+# short intervals of a command: never above what the CPUs can give at the
+# frequency (before: up to 3,648/s on 2 CPUs at 999 Hz, the samples held
+# in the kernel at one snapshot counted in the next interval's seconds)
+expect_exit 0 "$DCPROF" top --stdio --delay 0.3 --iterations 12 --format json \
+	-- "$SPLIT" 2.5
+python3 - "$TMP/out" "$(nproc)" <<'PY' || die "top's rate is above what the CPUs give"
+import json, sys
+cpus = int(sys.argv[2])
+rates = [json.loads(l)["samples_per_second"] for l in open(sys.argv[1]) if l.strip()]
+print("rates at --delay 0.3:", " ".join("%.0f" % r for r in rates))
+assert len(rates) >= 5, rates
+assert all(r <= 1.05 * cpus * 999 for r in rates), rates
 PY
 expect_exit 0 "$DCPROF" report -i "$TMP/top.data" --sort symbol --format json
 python3 - "$TMP/out" <<'PY' || die "the -o profile does not report the session"

@@ -484,6 +484,8 @@ int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
 	/* the counts not read yet are at least as old as the drain */
 	bs->base.behind_since = bs->drain_unfinished ? bs->drain_began_ns : 0;
 	if (!ret) {
+		/* every count taken before the drain began is in */
+		bs->base.delivered_until = bs->drain_began_ns;
 		bs->drain_counts_done = false;
 		/* read before the drain that ended began: their counts are in */
 		ret = dcp_bpf_apply_exits(bs, bs->exits_ready);
