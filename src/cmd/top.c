@@ -52,6 +52,7 @@ bool top_command_ended(struct top *t)
 		return false;
 	t->command_ended = true;
 	t->command_status = workload_exit_code(status);
+	t->command_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	/* its last samples: rings read, the reordering rounds let through */
 	for (int i = 0; i < 3; i++)
 		if (dcp_recorder_poll(t->rec, 0) && i)
@@ -65,7 +66,11 @@ void top_command_state(const struct top *t, char *buf, size_t size)
 	const char *slash = strrchr(t->command_name, '/');
 	const char *name = slash && slash[1] ? slash + 1 : t->command_name;
 
-	if (t->command_ended)
+	if (t->command_ended && t->command_signal)
+		snprintf(buf, size, "'%s' (pid %d) killed by signal %d (%s)",
+			 name, (int)t->command_pid, t->command_signal,
+			 strsignal(t->command_signal));
+	else if (t->command_ended)
 		snprintf(buf, size, "'%s' (pid %d) exited with status %d", name,
 			 (int)t->command_pid, t->command_status);
 	else
@@ -97,8 +102,7 @@ static void print_text(const struct top *t)
 	printf(", lost %" PRIu64 ", idle %.1f%%, naming %.1f ms (%" PRIu64
 	       " addresses)",
 	       t->lost_last, pct(t->idle_last, t->samples_last),
-	       (double)t->naming.last_naming_ns / 1e6,
-	       t->naming.addresses_named);
+	       (double)t->naming_last_ns / 1e6, t->naming.addresses_named);
 	if (top_behind(t))
 		printf(", behind the kernel by %.1f s",
 		       (double)t->naming.behind_ns / 1e9);
@@ -163,7 +167,7 @@ static void print_json(const struct top *t)
 	       t->throttled_last, pct(t->idle_last, t->samples_last),
 	       t->other_last, ms ? "session_ms" : "session_samples", ms ? 3 : 0,
 	       ms ? (double)t->total_session / 1e6 : (double)t->total_session,
-	       (double)t->naming.last_naming_ns / 1e6,
+	       (double)t->naming_last_ns / 1e6,
 	       (double)t->naming.naming_ns / 1e6,
 	       (double)t->naming.wait_ns / 1e6, (double)t->build_ns / 1e6,
 	       (double)t->table_ns / 1e6, (double)t->table_cpu_ns / 1e6,
@@ -178,7 +182,8 @@ static void print_json(const struct top *t)
 		       (int)t->command_pid,
 		       t->command_ended ? "true" : "false");
 		if (t->command_ended)
-			printf(",\"command_status\":%d", t->command_status);
+			printf(",\"command_status\":%d,\"command_signal\":%d",
+			       t->command_status, t->command_signal);
 	}
 	printf(",\"rows\":[");
 	for (size_t i = 0; i < shown_rows(t); i++) {
@@ -214,6 +219,7 @@ struct top_args {
 	size_t nr_pids;
 	double delay;
 	long iterations; /* 0: until stopped */
+	bool format_given;
 	bool stdio, json;
 	const char *output;
 	size_t limit;
@@ -330,6 +336,10 @@ static int parse_sort(struct top *t, const char *arg)
 				"unknown sort key '%s' (comm, pid, tid, "
 				"process, file, symbol)",
 				tok);
+		for (size_t j = 0; j < t->nr_keys; j++)
+			if (t->keys[j] == (enum top_key)k)
+				return cmd_usage_error(
+					"top", "--sort names '%s' twice", tok);
 		t->keys[t->nr_keys++] = (enum top_key)k;
 	}
 	if (!t->nr_keys)
@@ -416,6 +426,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 				return cmd_usage_error(
 					"top", "--format is text or json");
 			a->json = !strcmp(optarg, "json");
+			a->format_given = true;
 			break;
 		case OPT_ONLY:
 			if (push(&a->only, &a->nr_only, sizeof(char *),
@@ -436,6 +447,13 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 					optarg);
 			break;
 		case OPT_BACKEND:
+			/* as record, a usage error */
+			if (strcmp(optarg, "bpf") && strcmp(optarg, "perf") &&
+			    strcmp(optarg, "auto"))
+				return cmd_usage_error(
+					"top",
+					"invalid backend '%s' (bpf, perf or auto)",
+					optarg);
 			a->opts.backend = optarg;
 			break;
 		case OPT_LIMIT:
@@ -480,6 +498,11 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 				       "-p and a command exclude each other");
 	if (a->all_cpus && a->nr_targets)
 		return cmd_usage_error("top", "-a and -p exclude each other");
+	/* said, not ignored: the full-screen view runs until q */
+	if (!a->stdio && (a->iterations || a->format_given))
+		return cmd_usage_error("top", "%s applies to --stdio only",
+				       a->iterations ? "--iterations" :
+						       "--format");
 	return check_off_cpu(a);
 }
 

@@ -73,6 +73,8 @@ struct top {
 	uint64_t interval_ns, last_ns;
 	/* the snapshot's delivered_ns at the last interval's end */
 	uint64_t last_delivered_ns;
+	/* the naming's time in the last interval, and its total then */
+	uint64_t naming_last_ns, naming_total_ns;
 	/* time to build this interval's table, and to print the last one */
 	uint64_t build_ns, draw_ns;
 	uint64_t build_cpu_ns, draw_cpu_ns; /* the same, CPU time */
@@ -90,6 +92,7 @@ struct top {
 	const char *command_name;
 	bool command_ended;
 	int command_status;
+	int command_signal; /* the signal that ended it, 0: it exited */
 };
 
 /*

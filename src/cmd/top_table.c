@@ -523,6 +523,10 @@ count:
 		if (until > t->last_delivered_ns)
 			t->last_delivered_ns = until;
 		t->last_ns = t0;
+		/* an interval that named nothing new took no naming time
+		 * (the last batch's was shown again) */
+		t->naming_last_ns = t->naming.naming_ns - t->naming_total_ns;
+		t->naming_total_ns = t->naming.naming_ns;
 		t->samples_last = t->stats.samples - t->prev_stats.samples;
 		t->lost_last =
 			t->stats.lost_samples - t->prev_stats.lost_samples;

@@ -124,7 +124,7 @@ static void draw_header(struct tui *u, int *y)
 		 t->samples_last ? 100.0 * (double)t->idle_last /
 					   (double)t->samples_last :
 				   0.0,
-		 (double)t->naming.last_naming_ns / 1e6,
+		 (double)t->naming_last_ns / 1e6,
 		 t->off_cpu ? "  [off-CPU on]" : "",
 		 u->paused ? "  [paused]" : "",
 		 t->hide_idle ? "  [no idle]" : "");

@@ -206,6 +206,21 @@ done
 expect_exit 2 "$DCPROF" top --stdio --iterations 0
 expect_exit 2 "$DCPROF" top --stdio --format xml
 expect_exit 2 "$DCPROF" top --stdio --sort nonsense
+# said, not ignored: twice the same key, a backend that is not one, and
+# options of --stdio without it (before: two comm columns, status 1, and
+# the full-screen view running regardless)
+expect_exit 2 "$DCPROF" top --stdio --sort comm,comm
+grep -q "twice" "$TMP/err" || die "--sort comm,comm: $(cat "$TMP/err")"
+expect_exit 2 "$DCPROF" top --stdio --backend foo
+for o in "--iterations 2" "--format json"; do
+	expect_exit 2 "$DCPROF" top $o
+	grep -q "applies to --stdio only" "$TMP/err" || die "$o: $(cat "$TMP/err")"
+done
+# a command killed by a signal is said so (before: "exited with status 137")
+expect_exit 0 "$DCPROF" top --stdio --iterations 3 --delay 0.3 -- \
+	sh -c 'sleep 0.2; kill -9 $$'
+grep -q "killed by signal 9" "$TMP/out" ||
+	die "a killed command: $(grep -o "'sh'.*" "$TMP/out" | head -2)"
 # not a terminal, no --stdio: one clear error
 "$DCPROF" top </dev/null >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 1 ] || die "top without a terminal did not fail with 1"
