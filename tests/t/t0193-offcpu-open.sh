@@ -2,8 +2,8 @@
 # record --off-cpu charges a thread still switched out when the recording
 # ends with its time up to the end, on the stack it left the CPU on: the
 # hung thread is what off-CPU time is asked about most. A command runs
-# 2 s, recorded for 1 s: its thread "stuck" blocks reading a pipe from its
-# start to the process's exit, its main thread sleeps the 2 s. On each
+# 1 s, recorded for 0.6 s: its thread "stuck" blocks reading a pipe from
+# its start to the process's exit, its main thread sleeps the 1 s. On each
 # backend, both threads' off-CPU time is at least 85% of the recording
 # (report --threads), the stuck thread's under the kernel's pipe read
 # and found by --symbol of its thread function.
@@ -24,7 +24,7 @@ W=$(build_workload off_cpu)
 check() {
 	local b=$1 F=$TMP/$1.data
 	expect_exit 0 "$DCPROF" record --backend "$b" --off-cpu -g \
-		--duration 1 -o "$F" -- "$W" stuck 2
+		--duration 0.6 -o "$F" -- "$W" stuck 1
 	expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
 	cp "$TMP/out" "$TMP/$b.threads.json"
 	expect_exit 0 "$DCPROF" report -i "$F" --value off-cpu --children \
@@ -72,11 +72,11 @@ PY
 # ip of their system call; none left without time
 check_pid() {
 	local b=$1 wpid
-	"$W" stuck 2 &
+	"$W" stuck 1.5 &
 	wpid=$!
 	sleep 0.3
 	expect_exit 0 "$DCPROF" record --backend "$b" --off-cpu -g \
-		-p "$wpid" --duration 0.5 -o "$TMP/$b.pid.data"
+		-p "$wpid" --duration 0.4 -o "$TMP/$b.pid.data"
 	wait "$wpid"
 	expect_exit 0 "$DCPROF" report -i "$TMP/$b.pid.data" --threads \
 		--format json
