@@ -344,6 +344,25 @@ static void set_stack(struct switched_out *e, const uint64_t *chain,
 	memcpy(e->ips, chain, e->nr_ips * sizeof(*e->ips));
 }
 
+/* tid off the CPU since time, in state, on the stack chain. */
+static int keep_out(struct dcp_off_cpu_tracker *t, uint32_t pid, uint32_t tid,
+		    uint64_t time, uint32_t state, bool under_way,
+		    const uint64_t *chain, uint64_t nr_chain)
+{
+	struct switched_out *e = entry_of(t, tid);
+
+	if (!e)
+		return dcp_error(ENOMEM, "out of memory");
+	e->tid = tid;
+	e->pid = pid;
+	e->time = time;
+	e->woken = 0;
+	e->state = state;
+	e->under_way = under_way;
+	set_stack(e, chain, nr_chain);
+	return 0;
+}
+
 static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 		      uint32_t pid, uint32_t tid, uint64_t prev_state,
 		      const uint64_t *chain, uint64_t nr_chain)
@@ -372,40 +391,22 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 			remove_slot(t, i);
 		return 0;
 	}
-	e = entry_of(t, tid);
-	if (!e)
-		return dcp_error(ENOMEM, "out of memory");
-	e->tid = tid;
-	e->pid = pid;
-	e->time = time;
-	e->woken = 0;
-	e->state = state_of(prev_state);
-	e->under_way = false;
-	set_stack(e, chain, nr_chain);
-	return 0;
+	return keep_out(t, pid, tid, time, state_of(prev_state), false, chain,
+			nr_chain);
 }
 
 int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
 			  uint32_t pid, uint32_t tid, uint32_t state,
 			  const uint64_t *chain, uint64_t nr_chain)
 {
-	size_t i = find_slot(t, tid);
-	struct switched_out *e;
+	int ret;
 
-	if (t->slots[i])
+	if (t->slots[find_slot(t, tid)])
 		return 0; /* its switch-out is known */
-	e = entry_of(t, tid);
-	if (!e)
-		return dcp_error(ENOMEM, "out of memory");
-	e->tid = tid;
-	e->pid = pid;
-	e->time = time;
-	e->woken = 0;
-	e->state = state;
-	e->under_way = true;
-	set_stack(e, chain, nr_chain);
-	t->source->counts.off_cpu_under_way++;
-	return 0;
+	ret = keep_out(t, pid, tid, time, state, true, chain, nr_chain);
+	if (!ret)
+		t->source->counts.off_cpu_under_way++;
+	return ret;
 }
 
 /* e's block up to time to the recorder, split at its wake-up; ended: at
