@@ -463,21 +463,26 @@ DCPROF_API int dcp_recorder_poll(struct dcp_recorder *r, int timeout_ms)
 		return dcp_api_ret(ret);
 	now = dcp_now_ns(CLOCK_MONOTONIC);
 	/*
-	 * A flush due that would end past the caller's time, if it lasts as
-	 * long as the last one, waits for the next call, once: a caller at
-	 * its --duration finishes instead, and the final file has it all
-	 * (under a storm of sampling interrupts a flush took a quarter of a
-	 * second, recorded past the duration asked).
+	 * A flush due that could end past the caller's time waits for the
+	 * next call, once: a caller at its --duration finishes instead, and
+	 * the final file has it all (under a storm of sampling interrupts a
+	 * flush took a quarter of a second, recorded past the duration
+	 * asked). Could: twice the longest so far, as a flush grows with the
+	 * profile (one after a shorter one overran a --duration by 0.5 s).
 	 */
-	if (now >= r->next_flush_ns && now + r->last_flush_ns > until &&
+	if (now >= r->next_flush_ns && now + 2 * r->flush_max_ns > until &&
 	    !r->flush_deferred) {
 		r->flush_deferred = true;
 		return 0;
 	}
 	if (now >= r->next_flush_ns || r->flush_deferred) {
+		uint64_t took;
+
 		r->flush_deferred = false;
 		ret = flush_file(r);
-		r->last_flush_ns = dcp_now_ns(CLOCK_MONOTONIC) - now;
+		took = dcp_now_ns(CLOCK_MONOTONIC) - now;
+		if (took > r->flush_max_ns)
+			r->flush_max_ns = took;
 		r->next_flush_ns =
 			now + (uint64_t)r->flush_interval_ms * 1000000ull;
 		/* periods: the cut that ends this one reports it */

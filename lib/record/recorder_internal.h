@@ -82,7 +82,7 @@ struct dcp_recorder {
 	/* a flush that fell due in a poll that had run past its caller's
 	 * time: the next poll begins with it (see dcp_recorder_poll) */
 	bool flush_deferred;
-	uint64_t last_flush_ns; /* how long the last one took */
+	uint64_t flush_max_ns; /* how long the longest one took */
 	/* dcp_recorder_cut(): write errors end a period, not the recording;
 	 * the source's counts at the start of the current period */
 	bool periods;

@@ -47,6 +47,9 @@ void cmd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Route libdcprof's log to stderr (warnings always, info with verbose). */
 void cmd_setup_log(int verbosity);
 
+/* "dcprof ARGV...", the command line a profile records; NULL: no memory. */
+char *cmd_join_cmdline(int argc, char **argv);
+
 /* Flush stdout and turn a write error on it into an error exit. */
 int cmd_finish_stdout(int status);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -61,6 +62,24 @@ void cmd_setup_log(int verbosity)
 
 	level = verbosity;
 	dcp_set_log(log_to_stderr, &level);
+}
+
+char *cmd_join_cmdline(int argc, char **argv)
+{
+	size_t len = strlen("dcprof") + 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	strcpy(s, "dcprof");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
 }
 
 int cmd_finish_stdout(int status)

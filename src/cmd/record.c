@@ -505,24 +505,6 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 			(long long)st.st_size);
 }
 
-static char *join_cmdline(int argc, char **argv)
-{
-	size_t len = strlen("dcprof") + 1;
-	char *s;
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = malloc(len);
-	if (!s)
-		return NULL;
-	strcpy(s, "dcprof");
-	for (int i = 0; i < argc; i++) {
-		strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .opts = { .sz = sizeof(a.opts) },
@@ -532,7 +514,7 @@ int cmd_record(int argc, char **argv)
 	struct dcp_recorder *r = NULL;
 	struct sigaction sa;
 	struct timespec start;
-	char *cmdline = join_cmdline(argc, argv);
+	char *cmdline = cmd_join_cmdline(argc, argv);
 	int status = 0, ret, exit_code = 0;
 	bool child_done = false, timed_out = false;
 

@@ -117,6 +117,9 @@ static void print_text(const struct top *t)
 		printf(", ");
 		text_print_safe(stdout, state, 0);
 	}
+	if (t->targets_gone)
+		printf(", %zu of the %zu -p processes exited", t->targets_gone,
+		       t->nr_targets);
 	printf("\n");
 	if (ms)
 		printf("%8s %8s %10s %10s", "last", "session", "ms",
@@ -185,6 +188,9 @@ static void print_json(const struct top *t)
 			printf(",\"command_status\":%d,\"command_signal\":%d",
 			       t->command_status, t->command_signal);
 	}
+	if (t->nr_targets)
+		printf(",\"targets\":%zu,\"targets_exited\":%zu", t->nr_targets,
+		       t->targets_gone);
 	printf(",\"rows\":[");
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
@@ -595,6 +601,7 @@ int cmd_top(int argc, char **argv)
 			 .nr_keys = 3 };
 	struct workload w = WORKLOAD_INIT;
 	char dir[PATH_MAX] = "", *scratch = NULL;
+	char *cmdline = cmd_join_cmdline(argc, argv);
 	struct sigaction sa;
 	int ret, status = 0, wstatus;
 
@@ -623,9 +630,11 @@ int cmd_top(int argc, char **argv)
 	t.row_entry_value = a.value;
 	a.opts.pids = a.targets;
 	a.opts.nr_pids = a.nr_targets;
+	t.targets = a.targets;
+	t.nr_targets = a.nr_targets;
 	a.opts.only = a.only;
 	a.opts.nr_only = a.nr_only;
-	a.opts.cmdline = "dcprof top";
+	a.opts.cmdline = cmdline ? cmdline : "dcprof top";
 	if (a.output) {
 		a.opts.output = a.output;
 	} else {
@@ -700,6 +709,7 @@ out:
 		rmdir(dir);
 	}
 	free(scratch);
+	free(cmdline);
 	top_free(&t);
 	free(a.targets);
 	free(a.only);

@@ -93,6 +93,9 @@ struct top {
 	bool command_ended;
 	int command_status;
 	int command_signal; /* the signal that ended it, 0: it exited */
+	/* -p: the processes watched, and how many of them have exited */
+	const pid_t *targets;
+	size_t nr_targets, targets_gone;
 };
 
 /*

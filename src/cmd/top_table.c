@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -523,6 +524,11 @@ count:
 		if (until > t->last_delivered_ns)
 			t->last_delivered_ns = until;
 		t->last_ns = t0;
+		/* -p: a process that exited shows no more; said */
+		t->targets_gone = 0;
+		for (size_t k = 0; k < t->nr_targets; k++)
+			t->targets_gone +=
+				kill(t->targets[k], 0) < 0 && errno == ESRCH;
 		/* an interval that named nothing new took no naming time
 		 * (the last batch's was shown again) */
 		t->naming_last_ns = t->naming.naming_ns - t->naming_total_ns;

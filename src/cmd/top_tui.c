@@ -112,6 +112,9 @@ static void draw_header(struct tui *u, int *y)
 		if (t->command_ended)
 			strcat(state, ", final totals (q quits)");
 		strcat(state, "  ");
+	} else if (t->targets_gone) {
+		snprintf(state, sizeof(state), "%zu of %zu -p exited  ",
+			 t->targets_gone, t->nr_targets);
 	}
 	if (top_behind(t))
 		snprintf(behind, sizeof(behind), "  behind %.1f s",

@@ -4,7 +4,8 @@
 # 3 intervals has the three functions on top with shares within 3 points of
 # the truth; with --limit 3 the three rows shown are these, in order, out
 # of more groups; text blocks are separated by a blank line; at --delay
-# 0.3 no interval's rate is above CPUs x 999 Hz; -o writes a profile
+# 0.3 no interval's rate is above CPUs x 999 Hz; a -p process that exits
+# is said; -o writes a profile (its command line top's)
 # that report reads; bad input is refused with a clear message.
 # top -- CMD on split (another split busy beside it): rows of the command's
 # pid only, the three functions within 3 points of the truth in every full
@@ -70,6 +71,24 @@ print("rates at --delay 0.3:", " ".join("%.0f" % r for r in rates))
 assert len(rates) >= 5, rates
 assert all(r <= 1.05 * cpus * 999 for r in rates), rates
 PY
+
+# -p of a process that exits while watched: said (before: 0.00% rows and
+# no word of it)
+"$SPLIT" 0.8 &
+gone_pid=$!
+expect_exit 0 "$DCPROF" top --stdio --delay 0.5 --iterations 4 --format json \
+	-p "$gone_pid"
+wait "$gone_pid"
+python3 - "$TMP/out" <<'PY' || die "-p of a process that exited: not said"
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+assert last["targets"] == 1 and last["targets_exited"] == 1, last
+PY
+
+# the -o profile says how top was run (before: "dcprof top" alone)
+expect_exit 0 "$DCPROF" report -i "$TMP/top.data"
+grep -q '^# command: dcprof top --stdio --iterations 3 --delay 2' "$TMP/out" ||
+	die "the -o profile's command: $(grep '^# command' "$TMP/out")"
 expect_exit 0 "$DCPROF" report -i "$TMP/top.data" --sort symbol --format json
 python3 - "$TMP/out" <<'PY' || die "the -o profile does not report the session"
 import json, sys
