@@ -344,6 +344,14 @@ static bool past(uint64_t deadline_ns)
 	return deadline_ns && dcp_now_ns(CLOCK_MONOTONIC) >= deadline_ns;
 }
 
+/* past() at the coarse clock's tick (a few ms, the same clock), cheap
+ * enough for every count: one count's naming may read a new process's
+ * maps and pin its files (tens of ms under the sanitizers) */
+static bool past_coarse(uint64_t deadline_ns)
+{
+	return deadline_ns && dcp_now_ns(CLOCK_MONOTONIC_COARSE) >= deadline_ns;
+}
+
 /* One count map's key: a sample count's, or (off) an off-CPU time's and
  * the blocks it adds up. */
 static int take_key(struct bpf_source *bs, const void *key, uint64_t val,
@@ -385,7 +393,6 @@ static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 	void *vals = off ? (void *)bs->off_vals : (void *)bs->vals;
 	size_t val_size = off ? sizeof(*bs->off_vals) : sizeof(*bs->vals);
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	uint32_t taken = 0;
 
 	for (;;) {
 		uint32_t n = DCP_BPF_DRAIN_BATCH, out;
@@ -399,9 +406,8 @@ static int drain_map(struct bpf_source *bs, bool off, uint64_t deadline_ns)
 				       off ? bs->off_vals[i].blocks : 0, off);
 			if (ret)
 				return ret;
-			/* a clock read is ~1% of a count's naming */
-			if (++taken % 16 == 0 &&
-			    (b->next < b->len || !b->last) && past(deadline_ns))
+			if ((b->next < b->len || !b->last) &&
+			    past_coarse(deadline_ns))
 				return 1;
 		}
 		if (b->last) {
