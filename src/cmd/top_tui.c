@@ -160,6 +160,45 @@ static void draw_header(struct tui *u, int *y)
 	put_line((*y)++, line, 0);
 }
 
+/*
+ * A row's keys after its numbers, into line from len on; file_width: the
+ * most a file's path may take (-1: whole; shorter, the end of its path,
+ * its base name first). Returns the new length.
+ */
+static int put_keys(const struct top *t, const struct top_entry *e, char *line,
+		    size_t size, int len, int file_width)
+{
+	for (size_t k = 0; k < t->nr_keys && len < 900; k++) {
+		const char *f = top_field(t, e, k);
+		int n = (int)strlen(f);
+
+		if (t->keys[k] == TK_FILE && file_width >= 0 &&
+		    n > file_width) {
+			const char *base = strrchr(f, '/');
+
+			f = base && (int)strlen(base + 1) <= file_width ?
+				    f + n - file_width :
+				    (base ? base + 1 : f);
+			n = (int)strlen(f);
+			if (n > file_width)
+				n = file_width;
+		} else if (n > 200) {
+			n = 200;
+		}
+		len += snprintf(line + len, size - (size_t)len, "  %.*s", n, f);
+	}
+	return len;
+}
+
+/* The length of a row's file key, 0 without one. */
+static int file_length(const struct top *t, const struct top_entry *e)
+{
+	for (size_t k = 0; k < t->nr_keys; k++)
+		if (t->keys[k] == TK_FILE)
+			return (int)strlen(top_field(t, e, k));
+	return 0;
+}
+
 static void draw_table(struct tui *u, int y)
 {
 	struct top *t = u->t;
@@ -199,9 +238,19 @@ static void draw_table(struct tui *u, int y)
 			len = snprintf(line, sizeof(line),
 				       "%6.2f%% %7.2f%% %7" PRIu64, last,
 				       session, e->last);
-		for (size_t k = 0; k < t->nr_keys && len < 900; k++)
-			len += snprintf(line + len, sizeof(line) - (size_t)len,
-					"  %.200s", top_field(t, e, k));
+		{
+			int numbers = len, file = file_length(t, e);
+
+			len = put_keys(t, e, line, sizeof(line), numbers, -1);
+			/* too wide: the file's path gives way, not the
+			 * function (perf top shortens the same column) */
+			if (len > COLS && file > 8)
+				len = put_keys(t, e, line, sizeof(line),
+					       numbers,
+					       file - (len - COLS) > 8 ?
+						       file - (len - COLS) :
+						       8);
+		}
 		put_line(y, line, i == u->selected ? A_REVERSE : 0);
 	}
 	for (; y < LINES - 1; y++)

@@ -3,7 +3,8 @@
 # with capture-pane, typed into with send-keys): the hot function on the
 # first row within 3 s; the sort key changes; a filter keeps the matching
 # rows; Enter opens a call tree (-g); space pauses; a resize to 80x24
-# repaints with no line wider than the pane; q exits 0, and q, Ctrl-C and
+# repaints with no line wider than the pane, one to 60 columns shortens
+# the file's path, not the function; q exits 0, and q, Ctrl-C and
 # SIGTERM leave the terminal sane (echo on, no alternate screen); k hides
 # the kernel rows already shown (dd copying /dev/zero). Runs in
 # the C locale (not UTF-8).
@@ -129,6 +130,12 @@ sleep 1.5
 wide=$(screen | awk 'length($0) > 80' | head -1)
 [ -z "$wide" ] || die "a line wider than 80 columns: $wide"
 screen | grep -q 'work_fifty' || die "nothing after the resize: $(screen)"
+# 60 columns: the file's path gives way, the function's name stays whole
+# (before: cut to "wor")
+tm resize-window -t "$S" -x 60 -y 24
+sleep 1.5
+screen | grep -Eq ' work_fifty$' ||
+	die "work_fifty is cut at 60 columns: $(screen | sed -n '5,8p')"
 
 tm send-keys -t "$S" q
 check_exit q
