@@ -156,9 +156,10 @@ static uint64_t off_cpu_total(const struct thread_line *l)
 /*
  * Each line's lifetime, from the profile's; whether there are any.
  * *idle: the threads that lived with neither a sample nor a wait charged
- * (off the CPU since before recording began: the stack of such a wait is
- * not known), of the --pid processes when given; their names are not
- * kept, so that --comm leaves them out.
+ * (off the CPU all along in a profile recorded before waits under way at
+ * the start were charged, or whose wait no source saw), of the --pid
+ * processes when given; their names are not kept, so that --comm leaves
+ * them out.
  */
 static bool add_lifetimes(struct report_threads *t, const struct dcp_profile *p,
 			  size_t *idle)
@@ -310,7 +311,7 @@ void report_threads_print(struct report_threads *t,
 		printf("# %zu more threads (--limit)\n", t->nr_lines - shown);
 	if (idle)
 		printf("# %zu more threads lived with neither a sample nor a "
-		       "wait charged (off the CPU since before recording "
-		       "began: such a wait's stack is not known)\n",
+		       "wait charged (off the CPU all along, their waits not "
+		       "seen)\n",
 		       idle);
 }
