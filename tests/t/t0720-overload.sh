@@ -107,7 +107,12 @@ expect_exit 0 "$DCPROF" record -a -g -F "$TOP_RATE" --duration 2 \
 wall=$((SECONDS - start))
 # top, the same way: three intervals of a second, each with samples (its
 # polls of 10 to 100 ms read 16 MiB rings: before, five intervals took
-# 250 s, then reading took a whole poll and none was delivered)
+# 250 s, then reading took a whole poll and none was delivered). At most
+# 15 s, 30 under the sanitizers: there the same build took 8 to 10 s in
+# two CI runs and 19 s in a third (the first interval's names and its
+# hold while behind, on a machine busy twice over)
+top_bound=15
+[ -z "$SAN_CFLAGS" ] || top_bound=30
 start=$SECONDS
 timeout 60 "$DCPROF" top --stdio -a -g -F "$TOP_RATE" --iterations 3 \
 	--format json >"$TMP/top.json" 2>"$TMP/top.err" ||
@@ -115,13 +120,13 @@ timeout 60 "$DCPROF" top --stdio -a -g -F "$TOP_RATE" --iterations 3 \
 top_wall=$((SECONDS - start))
 kill "$churn"
 wait "$churn" 2>/dev/null
-python3 - "$TMP/top.json" "$top_wall" <<'PY' || die "top at $TOP_RATE Hz fell behind"
+python3 - "$TMP/top.json" "$top_wall" "$top_bound" <<'PY' || die "top at $TOP_RATE Hz fell behind"
 import json, sys
 ivs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print("top: %s s for %d intervals: %s samples, %s lost" % (
     sys.argv[2], len(ivs), [i["samples"] for i in ivs], [i["lost"] for i in ivs]))
 assert len(ivs) == 3, "%d intervals" % len(ivs)
-assert int(sys.argv[2]) <= 15, "3 intervals of 1 s took %s s" % sys.argv[2]
+assert int(sys.argv[2]) <= int(sys.argv[3]), "3 intervals of 1 s took %s s" % sys.argv[2]
 assert all(i["samples"] > 0 for i in ivs), "an interval without samples"
 PY
 expect_exit 0 "$DCPROF" report -i "$TMP/top.data" --format json
