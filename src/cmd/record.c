@@ -312,13 +312,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->opts.mmap_pages = (uint32_t)v;
 			break;
 		case 'B':
-			if (strcmp(optarg, "bpf") && strcmp(optarg, "perf") &&
-			    strcmp(optarg, "auto"))
-				return cmd_usage_error(
-					"record",
-					"invalid backend '%s' (bpf, perf or auto)",
-					optarg);
-			a->opts.backend = optarg;
+			ret = record_parse_backend("record", optarg,
+						   &a->opts.backend);
+			if (ret)
+				return ret;
 			break;
 		case 'W':
 			a->opts.off_cpu = true;

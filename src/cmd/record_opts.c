@@ -100,6 +100,15 @@ int record_check_frequency(unsigned long hz)
 	return 0;
 }
 
+int record_parse_backend(const char *cmd, const char *arg, const char **backend)
+{
+	if (strcmp(arg, "bpf") && strcmp(arg, "perf") && strcmp(arg, "auto"))
+		return cmd_usage_error(
+			cmd, "invalid backend '%s' (bpf, perf or auto)", arg);
+	*backend = arg;
+	return 0;
+}
+
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns)
 {
 	char *end;

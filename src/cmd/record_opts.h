@@ -20,6 +20,11 @@ int record_check_only(const char *arg);
  * the command cmd (record, top) */
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns);
 
+/* --backend of record and top: bpf, perf or auto into *backend; else a
+ * usage error of cmd (status 2). */
+int record_parse_backend(const char *cmd, const char *arg,
+			 const char **backend);
+
 /*
  * Whether the process pid is gone for a recorder: no such task, or a
  * zombie that runs nothing.

@@ -453,14 +453,10 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 					optarg);
 			break;
 		case OPT_BACKEND:
-			/* as record, a usage error */
-			if (strcmp(optarg, "bpf") && strcmp(optarg, "perf") &&
-			    strcmp(optarg, "auto"))
-				return cmd_usage_error(
-					"top",
-					"invalid backend '%s' (bpf, perf or auto)",
-					optarg);
-			a->opts.backend = optarg;
+			c = record_parse_backend("top", optarg,
+						 &a->opts.backend);
+			if (c)
+				return c;
 			break;
 		case OPT_LIMIT:
 			if (parse_ulong(optarg, 1000000, &v))
