@@ -525,6 +525,9 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 	memcpy(&prev_pid, raw + t->prev_pid_off, 4);
 	memcpy(&prev_state, raw + t->prev_state_off, 8);
 	memcpy(&next_pid, raw + t->next_pid_off, 4);
+	/* in place of the source's counting event, which --off-cpu leaves
+	 * out (a second event in every switch) */
+	t->source->counts.context_switches++;
 	/* idle is no thread's waiting */
 	if (prev_pid > 0 && (uint32_t)prev_pid == tid)
 		ret = switch_out(t, time, pid, tid, prev_state, chain,

@@ -31,7 +31,7 @@
 #define SEED_MAX_FRAMES 64u
 
 struct seed_frame {
-	uint32_t name; /* offset into names */
+	uint64_t name; /* the hash of its function's name */
 	uint64_t offset;
 };
 
@@ -46,19 +46,30 @@ struct seed {
 	size_t nr_threads, cap_threads;
 	struct seed_frame *frames;
 	size_t nr_frames, cap_frames;
-	char *names;
-	size_t len_names, cap_names;
 };
 
-/* The kernel's text symbols by the hash of their names. */
+/* A kernel text symbol: the hash of its name, its address. */
 struct kernel_name {
 	uint64_t hash;
 	uint64_t addr;
 };
 
-struct dcp_kernel_names {
+/*
+ * The kernel's text symbols, by the top byte of their names' hashes in
+ * KERNEL_NAME_BUCKETS arrays: a name is looked for in about 500 of the
+ * 120,000. Neither sorted nor hashed whole: either cost a tenth of the
+ * recorder's start with --off-cpu, and a pass over them all after the
+ * scan 2 ms between it and the recording's start.
+ */
+#define KERNEL_NAME_BUCKETS 256u
+
+struct kernel_name_bucket {
 	struct kernel_name *names;
-	size_t nr;
+	size_t nr, cap;
+};
+
+struct dcp_kernel_names {
+	struct kernel_name_bucket buckets[KERNEL_NAME_BUCKETS];
 };
 
 /* path into buf (NUL-terminated); its length, or -1. */
@@ -77,18 +88,14 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return len;
 }
 
-static int add_name(struct seed *s, const char *name, size_t len, uint32_t *at)
+/* FNV-1a of a name of len bytes. */
+static uint64_t name_hash(const char *name, size_t len)
 {
-	char *p = dcp_grow(s->names, &s->cap_names, s->len_names + len + 1, 1);
+	uint64_t h = 0xcbf29ce484222325ull;
 
-	if (!p)
-		return -ENOMEM;
-	s->names = p;
-	*at = (uint32_t)s->len_names;
-	memcpy(s->names + s->len_names, name, len);
-	s->names[s->len_names + len] = 0;
-	s->len_names += len + 1;
-	return 0;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+	return h;
 }
 
 /* The frames of a stack file's text: "[<0>] name+0xoff/0xsize" lines. */
@@ -119,8 +126,7 @@ static int add_frames(struct seed *s, struct seed_thread *th, char *text)
 		s->frames = p;
 		f = &s->frames[s->nr_frames];
 		f->offset = strtoull(plus + 3, NULL, 16);
-		if (add_name(s, name, (size_t)(plus - name), &f->name))
-			return -ENOMEM;
+		f->name = name_hash(name, (size_t)(plus - name));
 		s->nr_frames++;
 		th->nr++;
 	}
@@ -203,30 +209,10 @@ static int look_at_process(struct seed *s, uint32_t pid)
 	return ret;
 }
 
-/* FNV-1a of a name of len bytes. */
-static uint64_t name_hash(const char *name, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct kernel_name *x = a, *y = b;
-
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 struct dcp_kernel_names *dcp_kernel_names_load(void)
 {
 	struct dcp_kernel_names *k = calloc(1, sizeof(*k));
-	char line[512];
-	size_t cap = 0;
+	char line[512], *buf;
 	FILE *f;
 
 	if (!k)
@@ -234,53 +220,58 @@ struct dcp_kernel_names *dcp_kernel_names_load(void)
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return k; /* no names: the frames are dropped */
+	/* a read() per 4 KiB of its 6 MB otherwise */
+	buf = malloc(1 << 16);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, 1 << 16);
 	while (fgets(line, sizeof(line), f)) {
 		struct dcp_kallsyms_line l;
+		struct kernel_name_bucket *b;
+		uint64_t h;
 		void *p;
 
 		if (!dcp_kallsyms_parse_line(line, &l) || !l.addr ||
 		    (l.type != 't' && l.type != 'T'))
 			continue;
-		p = dcp_grow(k->names, &cap, k->nr + 1, sizeof(*k->names));
+		h = name_hash(l.name, l.name_len);
+		b = &k->buckets[h >> 56];
+		p = dcp_grow(b->names, &b->cap, b->nr + 1, sizeof(*b->names));
 		if (!p) {
 			fclose(f);
+			free(buf);
 			dcp_kernel_names_free(k);
 			return NULL;
 		}
-		k->names = p;
-		k->names[k->nr].hash = name_hash(l.name, l.name_len);
-		k->names[k->nr].addr = l.addr;
-		k->nr++;
+		b->names = p;
+		b->names[b->nr++] = (struct kernel_name){ h, l.addr };
 	}
 	fclose(f);
-	qsort(k->names, k->nr, sizeof(*k->names), ksym_cmp);
+	free(buf);
 	return k;
 }
 
 void dcp_kernel_names_free(struct dcp_kernel_names *k)
 {
-	if (k)
-		free(k->names);
+	for (size_t i = 0; k && i < KERNEL_NAME_BUCKETS; i++)
+		free(k->buckets[i].names);
 	free(k);
 }
 
-/* The address of a kernel text symbol (the lowest of a name given twice),
- * 0 when unknown. */
-static uint64_t address_of(const struct dcp_kernel_names *k, const char *name)
+/* The address of a kernel text symbol by its name's hash (the lowest of a
+ * name given twice), 0 when unknown. */
+static uint64_t address_of(const struct dcp_kernel_names *k, uint64_t hash)
 {
-	uint64_t h = name_hash(name, strlen(name));
-	size_t lo = 0, hi = k ? k->nr : 0;
+	const struct kernel_name_bucket *b;
+	uint64_t addr = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->names[mid].hash < h)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return k && lo < k->nr && k->names[lo].hash == h ? k->names[lo].addr :
-							   0;
+	if (!k)
+		return 0;
+	b = &k->buckets[hash >> 56];
+	for (size_t i = 0; i < b->nr; i++)
+		if (b->names[i].hash == hash &&
+		    (!addr || b->names[i].addr < addr))
+			addr = b->names[i].addr;
+	return addr;
 }
 
 static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
@@ -296,7 +287,7 @@ static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 		chain[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
 		for (uint32_t j = 0; j < th->nr; j++) {
 			const struct seed_frame *f = &s->frames[th->first + j];
-			uint64_t addr = address_of(k, s->names + f->name);
+			uint64_t addr = address_of(k, f->name);
 
 			if (addr)
 				chain[n++] = addr + f->offset;
@@ -346,6 +337,5 @@ int dcp_off_cpu_seed(struct dcp_off_cpu_tracker *t,
 		ret = dcp_error(ENOMEM, "out of memory");
 	free(s.threads);
 	free(s.frames);
-	free(s.names);
 	return ret;
 }

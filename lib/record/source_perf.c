@@ -433,7 +433,8 @@ static int drain_rings(struct perf_source *ps, uint64_t *unread_after)
 /*
  * Context switches, for the profile's statistics, without a record per
  * switch: a counting event per CPU gives the number. (-p's per-task
- * events have none: their count stays 0.)
+ * events have none: their count stays 0. --off-cpu's tracker counts its
+ * switch samples instead.)
  */
 static void open_switch_counters(struct perf_source *ps)
 {
@@ -567,7 +568,9 @@ static int perf_start(struct dcp_source *s,
 		if (!ps->kernel_names)
 			return dcp_error(ENOMEM, "out of memory");
 	}
-	open_switch_counters(ps);
+	/* --off-cpu counts the switches from its tracepoint's samples */
+	if (!set->off_cpu)
+		open_switch_counters(ps);
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =
 		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;
