@@ -20,7 +20,8 @@
 # on this kernel (docs/PERFORMANCE.md, "perf and the build-id flag").
 #
 # Environment:
-#   BENCH_DURATION=10   seconds of each recording (and workload run)
+#   BENCH_DURATION=10   seconds of each workload run (each recording:
+#                       2 s more, the workload in its middle)
 #   BENCH_ROUNDS=3      then pingpong's slowdown again, the recorders and a
 #                       run without one alternating this many rounds (one
 #                       run's slowdown moves by several points from the
@@ -47,37 +48,51 @@ compile off_cpu -O1 -g -fno-omit-frame-pointer \
 	"$TOP/tests/workloads/off_cpu.c" -lpthread
 W=$TMP/off_cpu
 
-# run_workload NAME: the workload for DURATION seconds, in the background;
-# its output (pingpong: the round trips) goes to $TMP/NAME.out. pingpong's
+# run_workload NAME [LEAD]: the workload for DURATION seconds, in the
+# background, LEAD seconds from now (default 0); its output (pingpong: the
+# round trips) goes to $TMP/NAME.out. pingpong's
 # two threads share CPU 0: across two CPUs its speed is set by how fast an
 # idle virtual CPU wakes up (13,000 round trips a second alone, more with
 # any recorder keeping the CPUs busy: every slowdown came out negative);
 # on one CPU it switches without idling (180,000 a second, within 2% from
 # run to run), and a recorder's cost in the switch path shows.
 run_workload() {
-	if [ "$1" = pingpong ]; then
-		taskset -c 0 "$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
-	else
-		"$W" "$1" "$DURATION" "$TMP/$1.main" >"$TMP/$1.out" &
-	fi
+	(
+		sleep "${2:-0}"
+		if [ "$1" = pingpong ]; then
+			exec taskset -c 0 "$W" "$1" "$DURATION" "$TMP/$1.main"
+		fi
+		exec "$W" "$1" "$DURATION" "$TMP/$1.main"
+	) >"$TMP/$1.out" &
 	WORKLOAD_PID=$!
 }
 
-# record RECORDER WORKLOAD: one recording of DURATION seconds while the
-# workload runs; sets CPU_MS, SIZE and TRIPS
+# Each recording lasts LEAD seconds more than the workload at both ends:
+# the workload runs while every recorder is recording. A recorder's start
+# (perf's synthesis of the running tasks, dcprof's collection walk) takes
+# 0.1 to 0.3 s in which its events are not yet all on; pingpong started
+# with the recorder ran that much of its time unslowed, which counted as a
+# smaller slowdown for the slower starter (perf: its first half second
+# had 80,000 round trips against 46,000 in each of the next, dcprof's
+# 45,000).
+LEAD=1
+RECORD_SECS=$((DURATION + 2 * LEAD))
+
+# record RECORDER WORKLOAD: one recording of RECORD_SECS seconds with the
+# workload running in the middle; sets CPU_MS, SIZE and TRIPS
 record() {
 	local who=$1 name=$2 out=$TMP/$1-$2.data
 	sleep 0.5
-	run_workload "$name"
+	run_workload "$name" "$LEAD"
 	case $who in
 	dcprof)
-		recorder "$DCPROF" record -a --off-cpu --duration "$DURATION" \
+		recorder "$DCPROF" record -a --off-cpu --duration "$RECORD_SECS" \
 			-o "$out" >/dev/null 2>"$TMP/$who.err" ||
 			die "dcprof failed: $(tail -3 "$TMP/$who.err")"
 		;;
 	dcprof-bpf)
 		recorder "$DCPROF" record -v --backend bpf -a --off-cpu \
-			--duration "$DURATION" -o "$out" >/dev/null \
+			--duration "$RECORD_SECS" -o "$out" >/dev/null \
 			2>"$TMP/$who.err" ||
 			die "dcprof --backend bpf failed: $(tail -3 "$TMP/$who.err")"
 		# the BPF programs' run time counts as the recorder's
@@ -88,7 +103,7 @@ record() {
 	bpftrace)
 		# each switch-out's time, stacks and name kept per thread;
 		# at its switch-in the time off the CPU is summed by stacks
-		bpftrace_record "$DURATION" '
+		bpftrace_record "$RECORD_SECS" '
 tracepoint:sched:sched_switch {
 	@start[args->prev_pid] = nsecs;
 	@kst[args->prev_pid] = kstack;
@@ -100,12 +115,24 @@ tracepoint:sched:sched_switch {
 		delete(@start[args->next_pid]);
 	}
 }
-interval:s:'"$DURATION"' { clear(@start); clear(@kst); clear(@ust); exit(); }' "$out"
+interval:s:'"$RECORD_SECS"' { clear(@start); clear(@kst); clear(@ust); exit(); }' "$out"
 		CPU_MS=$((CPU_MS + BPF_NS / 1000000))
 		;;
 	perf)
 		recorder "$PERF" record -q -B -e sched:sched_switch -g -a \
-			-o "$out" -- sleep "$DURATION" >/dev/null \
+			-o "$out" -- sleep "$RECORD_SECS" >/dev/null \
+			2>"$TMP/$who.err" ||
+			die "perf failed: $(tail -3 "$TMP/$who.err")"
+		;;
+	perf-same)
+		# what dcprof's ring asks of the kernel with --off-cpu: the
+		# switches with stacks, the wake-ups without, cpu-clock
+		# samples at 999 Hz with stacks
+		recorder "$PERF" record -q -B \
+			-e sched:sched_switch/call-graph=fp/ \
+			-e sched:sched_wakeup/call-graph=no/ \
+			-e cpu-clock/period=1001001,call-graph=fp/ -a \
+			-o "$out" -- sleep "$RECORD_SECS" >/dev/null \
 			2>"$TMP/$who.err" ||
 			die "perf failed: $(tail -3 "$TMP/$who.err")"
 		;;
@@ -159,13 +186,15 @@ echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each
 ROUNDS=${BENCH_ROUNDS:-3}
 [ "$ROUNDS" -gt 0 ] || exit 0
 echo
-echo "pingpong's round trips, the recorders alternating with none, $ROUNDS rounds:"
+echo "pingpong's round trips, the recorders alternating with none, $ROUNDS rounds"
+echo "(perf-same: perf record with the events dcprof's ring asks for: the"
+echo "switches with stacks, the wake-ups, cpu-clock at 999 Hz with stacks):"
 echo
 echo "| recorder | round trips/s, each round | mean | slowdown |"
 echo "| --- | --- | ---: | ---: |"
 declare -A trips=()
 sysctl -qw kernel.bpf_stats_enabled=0
-whos="none dcprof dcprof-bpf perf"
+whos="none dcprof dcprof-bpf perf perf-same"
 command -v bpftrace >/dev/null && whos+=" bpftrace"
 for round in $(seq "$ROUNDS"); do
 	for who in $whos; do
