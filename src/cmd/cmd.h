@@ -50,6 +50,15 @@ void cmd_setup_log(int verbosity);
 /* "dcprof ARGV...", the command line a profile records; NULL: no memory. */
 char *cmd_join_cmdline(int argc, char **argv);
 
+/*
+ * dcp_fp_hint() for a profile recorded by backend (its meta's): the BPF
+ * backend has no --call-graph dwarf, which the hint offers, so the line
+ * says to record with the perf ring for it. 1 with a hint, 0 without.
+ */
+int cmd_fp_hint(const struct dcp_profile_stats *s,
+		const struct dcp_cookie_table *cookies, const char *backend,
+		char *buf, size_t len);
+
 /* Flush stdout and turn a write error on it into an error exit. */
 int cmd_finish_stdout(int status);
 

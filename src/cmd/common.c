@@ -64,6 +64,20 @@ void cmd_setup_log(int verbosity)
 	dcp_set_log(log_to_stderr, &level);
 }
 
+int cmd_fp_hint(const struct dcp_profile_stats *s,
+		const struct dcp_cookie_table *cookies, const char *backend,
+		char *buf, size_t len)
+{
+	size_t used;
+
+	if (!dcp_fp_hint(s, cookies, buf, len))
+		return 0;
+	used = strlen(buf);
+	if (backend && !strcmp(backend, "bpf") && used < len)
+		snprintf(buf + used, len - used, " (with --backend perf)");
+	return 1;
+}
+
 char *cmd_join_cmdline(int argc, char **argv)
 {
 	size_t len = strlen("dcprof") + 1;

@@ -492,8 +492,9 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 		struct dcp_profile *p = dcp_profile_open(path);
 		char hint[512];
 
-		if (dcp_fp_hint(s, p ? dcp_profile_cookies(p) : NULL, hint,
-				sizeof(hint)))
+		if (cmd_fp_hint(s, p ? dcp_profile_cookies(p) : NULL,
+				p ? dcp_profile_get_meta(p)->backend : NULL,
+				hint, sizeof(hint)))
 			fprintf(stderr, "dcprof: %s\n", hint);
 		dcp_profile_close(p);
 	}

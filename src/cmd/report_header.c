@@ -60,7 +60,7 @@ static void print_header_text(const struct profile_view *v,
 		       " at frames without CFI, %" PRIu64 " other\n",
 		       s->unwind_truncated_stack_end,
 		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
-	if (dcp_fp_hint(s, v->cookies, hint, sizeof(hint)))
+	if (cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a) && !report_in_ms(a))
 		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
@@ -146,7 +146,7 @@ static void print_header_json(const struct profile_view *v,
 	       m->kernel_excluded ? "true" : "false");
 	printf(",\"backend\":");
 	json_print_string(stdout, m->backend);
-	dcp_fp_hint(s, v->cookies, hint, sizeof(hint)); /* "": no hint */
+	cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint)); /* "" */
 	printf(",\"fp_hint\":");
 	json_print_string(stdout, hint);
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64

@@ -21,6 +21,8 @@
 #    --duration (the drains stop at the poll's deadline);
 #  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=1): lost samples shown;
 #  - --backend bpf with --call-graph dwarf is refused in one line;
+#  - python3's broken frame-pointer chains end at [truncated], with the
+#    hint (dwarf with the perf ring);
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
 #    saying why; --backend bpf fails in one line, non-zero, no file;
 #  - no kernel BTF (DCPROF_BPF_BTF pointing nowhere): the same.
@@ -288,6 +290,28 @@ DCPROF_BPF_BTF=$TMP/no-btf "$DCPROF" record --backend auto --duration 0.2 \
 	die "auto without BTF does not say once why it uses perf: $(cat "$TMP/err")"
 expect_exit 0 "$DCPROF" report -i "$TMP/auto.data"
 grep -q '^# backend: perf$' "$TMP/out" || die "the fallback profile does not say backend perf"
+
+# Broken frame-pointer chains said as the perf ring says them (t0492):
+# Debian's python3, built without frame pointers, breaks right after the
+# leaf; the stacks end at a [truncated] marker, and the hint offers
+# --call-graph dwarf with the perf ring (the BPF backend has none). Builds
+# before this marked nothing and gave no hint.
+PY=/usr/bin/python3
+expect_exit 0 "$DCPROF" record --backend bpf -g -o "$TMP/py.data" -- "$PY" -c '
+import time
+t = time.time()
+while time.time() - t < 1:
+    sum(i * i % 7 for i in range(10000))
+'
+grep -E '^dcprof: .*(python3|libc).*--call-graph dwarf unwinds them \(with --backend perf\)$' \
+	"$TMP/err" >/dev/null ||
+	die "no hint naming python3 or libc and the perf ring's dwarf: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" export -i "$TMP/py.data" --format folded \
+	-o "$TMP/py.folded"
+grep '^python3' "$TMP/py.folded" | grep -v 'do_execveat_common' \
+	>"$TMP/py.stacks" || die "no python3 stacks in the BPF profile"
+grep -q '\[truncated\]' "$TMP/py.stacks" ||
+	die "no [truncated] frame in the BPF profile: $(head -3 "$TMP/py.stacks")"
 
 # unprivileged
 need setpriv
