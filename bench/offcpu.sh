@@ -14,7 +14,7 @@
 # run without a recorder (the slowdown). bpftrace's off-CPU one-liner with
 # kernel and user stacks runs too when it is installed (its CPU plus its
 # programs' run time; its output is its printed maps). Prints a markdown table on stdout,
-# progress on stderr. About 1 minute with the defaults.
+# progress on stderr. About 6 minutes with the defaults.
 #
 # perf runs with -B (no build-id pass at its end), which otherwise aborts
 # on this kernel (docs/PERFORMANCE.md, "perf and the build-id flag").
@@ -61,8 +61,9 @@ run_workload() {
 		sleep "${2:-0}"
 		if [ "$1" = pingpong ]; then
 			exec taskset -c 0 "$W" "$1" "$DURATION" "$TMP/$1.main"
+		else
+			exec "$W" "$1" "$DURATION" "$TMP/$1.main"
 		fi
-		exec "$W" "$1" "$DURATION" "$TMP/$1.main"
 	) >"$TMP/$1.out" &
 	WORKLOAD_PID=$!
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "kallsyms_internal.h"
 #include "log_internal.h"
 #include "off_cpu_internal.h"
@@ -57,9 +58,10 @@ struct kernel_name {
 /*
  * The kernel's text symbols, by the top byte of their names' hashes in
  * KERNEL_NAME_BUCKETS arrays: a name is looked for in about 500 of the
- * 120,000. Neither sorted nor hashed whole: either cost a tenth of the
- * recorder's start with --off-cpu, and a pass over them all after the
- * scan 2 ms between it and the recording's start.
+ * 120,000 (once: struct name_memo). Neither sorted nor hashed whole at
+ * the start: either cost a tenth of the recorder's start with --off-cpu;
+ * nor resolved in one pass over them all after the scan: 2 ms between
+ * the scan and the recording's start.
  */
 #define KERNEL_NAME_BUCKETS 256u
 
@@ -86,16 +88,6 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	close(fd);
 	buf[len] = 0;
 	return len;
-}
-
-/* FNV-1a of a name of len bytes. */
-static uint64_t name_hash(const char *name, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
-	return h;
 }
 
 /* The frames of a stack file's text: "[<0>] name+0xoff/0xsize" lines. */
@@ -126,7 +118,8 @@ static int add_frames(struct seed *s, struct seed_thread *th, char *text)
 		s->frames = p;
 		f = &s->frames[s->nr_frames];
 		f->offset = strtoull(plus + 3, NULL, 16);
-		f->name = name_hash(name, (size_t)(plus - name));
+		f->name = dcp_hash_fnv1a(DCP_FNV_OFFSET, name,
+					 (size_t)(plus - name));
 		s->nr_frames++;
 		th->nr++;
 	}
@@ -233,7 +226,7 @@ struct dcp_kernel_names *dcp_kernel_names_load(void)
 		if (!dcp_kallsyms_parse_line(line, &l) || !l.addr ||
 		    (l.type != 't' && l.type != 'T'))
 			continue;
-		h = name_hash(l.name, l.name_len);
+		h = dcp_hash_fnv1a(DCP_FNV_OFFSET, l.name, l.name_len);
 		b = &k->buckets[h >> 56];
 		p = dcp_grow(b->names, &b->cap, b->nr + 1, sizeof(*b->names));
 		if (!p) {
@@ -274,11 +267,44 @@ static uint64_t address_of(const struct dcp_kernel_names *k, uint64_t hash)
 	return addr;
 }
 
+/*
+ * Each distinct name's address, looked for once: the waiting threads of a
+ * machine share a few hundred names among their frames, and each look
+ * scans a bucket. Open addressing by hash (0: an empty slot).
+ */
+struct name_memo {
+	struct kernel_name *slots;
+	size_t mask;
+};
+
+static uint64_t memo_address(struct name_memo *m,
+			     const struct dcp_kernel_names *k, uint64_t hash)
+{
+	size_t i;
+
+	if (!m->slots || !hash)
+		return address_of(k, hash);
+	for (i = hash & m->mask; m->slots[i].hash; i = (i + 1) & m->mask)
+		if (m->slots[i].hash == hash)
+			return m->slots[i].addr;
+	m->slots[i].hash = hash;
+	m->slots[i].addr = address_of(k, hash);
+	return m->slots[i].addr;
+}
+
 static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 		     const struct dcp_kernel_names *k, uint64_t time)
 {
 	uint64_t chain[SEED_MAX_FRAMES + 3];
+	struct name_memo memo = { 0 };
+	size_t slots = 16;
 	int ret = 0;
+
+	while (slots < 2 * s->nr_frames)
+		slots *= 2;
+	/* without it, each frame is looked for on its own */
+	memo.slots = calloc(slots, sizeof(*memo.slots));
+	memo.mask = slots - 1;
 
 	for (size_t i = 0; i < s->nr_threads && !ret; i++) {
 		const struct seed_thread *th = &s->threads[i];
@@ -287,7 +313,7 @@ static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 		chain[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
 		for (uint32_t j = 0; j < th->nr; j++) {
 			const struct seed_frame *f = &s->frames[th->first + j];
-			uint64_t addr = address_of(k, f->name);
+			uint64_t addr = memo_address(&memo, k, f->name);
 
 			if (addr)
 				chain[n++] = addr + f->offset;
@@ -301,6 +327,7 @@ static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 		ret = dcp_off_cpu_under_way(t, time, th->pid, th->tid,
 					    th->state, chain, n);
 	}
+	free(memo.slots);
 	return ret;
 }
 

@@ -548,7 +548,8 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 		memcpy(r->frames, c->frames, n * sizeof(*r->frames));
 		if (!n)
 			r->frames[n++] = (struct dcp_frame){ 0 };
-		else if (r->call_graph == DCP_CALL_GRAPH_FP)
+		else if (c->check_user_chain &&
+			 r->call_graph == DCP_CALL_GRAPH_FP)
 			n = fp_check(r, n, c->count);
 	}
 	return keep_stack(r, p, c->comm ? c->comm : p->comm, c->tid,

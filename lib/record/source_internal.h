@@ -145,6 +145,10 @@ struct dcp_stack_count {
 	uint32_t nr_ips;
 	const struct dcp_frame *frames; /* used when ips is NULL */
 	uint32_t nr_frames;
+	/* frames: their user part is a frame-pointer chain, checked as the
+	 * ring's (samples.c); false for a leaf kept alone (no stack taken,
+	 * a sample inside an exec) */
+	bool check_user_chain;
 	uint64_t count; /* samples it stands for */
 	/* --off-cpu: ns off the CPU by enum dcp_off_cpu_state, in place of
 	 * samples (count 0); NULL: samples */

@@ -146,7 +146,8 @@ static void print_header_json(const struct profile_view *v,
 	       m->kernel_excluded ? "true" : "false");
 	printf(",\"backend\":");
 	json_print_string(stdout, m->backend);
-	cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint)); /* "" */
+	/* "": no hint */
+	cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint));
 	printf(",\"fp_hint\":");
 	json_print_string(stdout, hint);
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64

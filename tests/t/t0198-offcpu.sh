@@ -400,8 +400,9 @@ PY
 import json, sys
 o = json.load(open(sys.argv[1]))["off_cpu"]
 n = int(sys.argv[2])
-print("bpf: %d of %d switches unfinished at the end, %d threads on the machine"
-      % (o["unfinished"], o["switches"], n))
+print("bpf: %d threads still out at the end (%d switch-outs, %d found under "
+      "way at the start), %d threads on the machine"
+      % (o["unfinished"], o["switches"], o["under_way"], n))
 assert 1 <= o["unfinished"] <= n, o
 PY
 fi

@@ -297,21 +297,29 @@ grep -q '^# backend: perf$' "$TMP/out" || die "the fallback profile does not say
 # --call-graph dwarf with the perf ring (the BPF backend has none). Builds
 # before this marked nothing and gave no hint.
 PY=/usr/bin/python3
-expect_exit 0 "$DCPROF" record --backend bpf -g -o "$TMP/py.data" -- "$PY" -c '
+check_fp_chains() {
+	expect_exit 0 "$DCPROF" record --backend bpf -g -o "$TMP/py.data" -- "$PY" -c '
 import time
 t = time.time()
 while time.time() - t < 1:
     sum(i * i % 7 for i in range(10000))
 '
-grep -E '^dcprof: .*(python3|libc).*--call-graph dwarf unwinds them \(with --backend perf\)$' \
-	"$TMP/err" >/dev/null ||
-	die "no hint naming python3 or libc and the perf ring's dwarf: $(cat "$TMP/err")"
-expect_exit 0 "$DCPROF" export -i "$TMP/py.data" --format folded \
-	-o "$TMP/py.folded"
-grep '^python3' "$TMP/py.folded" | grep -v 'do_execveat_common' \
-	>"$TMP/py.stacks" || die "no python3 stacks in the BPF profile"
-grep -q '\[truncated\]' "$TMP/py.stacks" ||
-	die "no [truncated] frame in the BPF profile: $(head -3 "$TMP/py.stacks")"
+	grep -E '^dcprof: .*(python3|libc).*--call-graph dwarf unwinds them \(with --backend perf\)$' \
+		"$TMP/err" >/dev/null ||
+		die "no hint naming python3 or libc and the perf ring's dwarf: $(cat "$TMP/err")"
+	expect_exit 0 "$DCPROF" export -i "$TMP/py.data" --format folded \
+		-o "$TMP/py.folded"
+	grep '^python3' "$TMP/py.folded" | grep -v 'do_execveat_common' \
+		>"$TMP/py.stacks" || die "no python3 stacks in the BPF profile"
+	grep -q '\[truncated\]' "$TMP/py.stacks" ||
+		die "no [truncated] frame in the BPF profile: $(head -3 "$TMP/py.stacks")"
+}
+if [ -x "$PY" ]; then
+	check_fp_chains
+else
+	[ -z "${CI:-}" ] || die "no Debian python3 at $PY under CI"
+	echo "t0200: SKIPPED IN PART: no $PY, frame-pointer chains not checked" >&2
+fi
 
 # unprivileged
 need setpriv

@@ -532,19 +532,21 @@ static int bpf_stop(struct dcp_source *s)
 		ret = dcp_bpf_drain_all(bs, 0);
 	dcp_bpf_budget_stop(bs);
 	/* the threads still switched out (charged up to the end unless
-	 * under the minimum): every switch-out kept ends as a block or a
-	 * short one at its switch-in, or is dropped at the next switch-out
-	 * when the switch-in was not traced */
+	 * under the minimum): every switch-out kept, and every wait found
+	 * under way at the start, ends as a block or a short one at its
+	 * switch-in, or is dropped at the next switch-out when the switch-in
+	 * was not traced (the waits under way left out, the ended ones
+	 * outnumbered the switch-outs on an idle machine: 0 unfinished) */
 	if (bs->off_cpu) {
 		const uint64_t *k = bs->kernel_counts;
+		uint64_t begun = k[DCP_BPF_STAT_OFF_SWITCHES] +
+				 k[DCP_BPF_STAT_OFF_UNDER_WAY];
 		uint64_t ended = k[DCP_BPF_STAT_OFF_SHORT] +
 				 k[DCP_BPF_STAT_OFF_BLOCKS] +
 				 k[DCP_BPF_STAT_OFF_MISSED];
 
 		bs->base.counts.off_cpu_unfinished =
-			k[DCP_BPF_STAT_OFF_SWITCHES] > ended ?
-				k[DCP_BPF_STAT_OFF_SWITCHES] - ended :
-				0;
+			begun > ended ? begun - ended : 0;
 	}
 	memset(&info, 0, sizeof(info));
 	/* run time is counted while kernel.bpf_stats_enabled is 1 */

@@ -127,6 +127,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 
 	const struct stack_copy *sc;
 
+	bs->user_chain = false;
 	if (hash && !bs->user_build_ids) {
 		const struct kstack_copy *ic = ip_stack(
 			bs, bs->icache, bs->skel->maps.user_ips.map_fd, hash);
@@ -149,11 +150,13 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 				return ret;
 			n++;
 		}
+		bs->user_chain = true;
 		return (int)n;
 	}
 	sc = hash ? user_stack(bs, hash) : NULL;
 	if (!sc)
 		return (int)n;
+	bs->user_chain = true;
 	for (uint32_t i = 0; i < sc->nr && n < MAX_STACK; i++) {
 		const struct bpf_stack_build_id *b = &sc->frames[i];
 		struct dcp_frame *f = &bs->frames[n];
@@ -335,6 +338,7 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 		c.comm = p->comm[0] || !comm[0] ? NULL : comm;
 	c.frames = bs->frames;
 	c.nr_frames = (uint32_t)n;
+	c.check_user_chain = bs->user_chain;
 	return dcp_recorder_take_stack(r, &c);
 }
 

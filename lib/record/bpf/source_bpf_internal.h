@@ -105,6 +105,9 @@ struct bpf_source {
 		size_t nr_maps;
 	} pre_exec[PRE_EXEC_SLOTS];
 	bool pre_exec_view; /* frames named against a pre_exec: no /proc */
+	/* the user frames just named are a chain the kernel walked (or the
+	 * one frame known of another task's), not a leaf kept alone */
+	bool user_chain;
 	/* the identities of mapped files, kept open while cached */
 	struct dcp_ident_cache idents;
 	/* the kernel sends executable mappings (mmap(2) and exec's own) */
