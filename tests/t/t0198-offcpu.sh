@@ -73,6 +73,11 @@ def against_clock(what, stacks, in_f2, in_f3, lo=0.9, hi=1.02):
         assert lo <= got / clock <= hi, \
             "%s: %.1f ms off the CPU under %s, the program's clock %.1f ms (%.3f, expected %.2f-%.2f)" % (
                 what, got / 1e6, name, clock / 1e6, got / clock, lo, hi)
+    # the user stacks whole, main and its caller below them: a walk cut
+    # short after the leaf's caller still finds both functions
+    cut = [s for s in stacks if (";f2_sleep;" in s or ";f3_wait;" in s)
+           and ";__libc_start_call_main;main;" not in s]
+    assert not cut, "%s: stacks of the rounds without main: %s" % (what, cut[:3])
     assert abs(f2 / f3 - in_f2 / in_f3) <= 0.3, \
         "%s: f2:f3 off-CPU is %.2f, the program's clock %.2f (within 0.3)" % (
             what, f2 / f3, in_f2 / in_f3)

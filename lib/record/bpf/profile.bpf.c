@@ -175,28 +175,67 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 	return bpf_map_lookup_elem(&marked, leaf->build_id) != NULL;
 }
 
-/*
- * The current task's stack (flags and size as bpf_get_stack() takes them),
- * or with task that task's kernel stack, into map under the hash of its
- * frames, unless there already; returns the hash, 0 when there is no
- * stack or no room (counted).
- */
-static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
-					__u32 size, __u64 *leaf,
-					struct task_struct *task)
-{
-	__u32 zero = 0;
-	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 *w, h = 0xcbf29ce484222325ull; /* FNV-1a, a word at a time */
-	long n, err;
+/* task flags (include/linux/sched.h): no user stack to walk */
+#define DCP_PF_USER_WORKER 0x00004000
+#define DCP_PF_KTHREAD 0x00200000
+#define DCP_USER_CS_64 0x33 /* __USER_CS: a 64-bit task's code segment */
 
-	if (!buf)
+/*
+ * The current task's user stack into buf by its frame pointers, from the
+ * registers it entered the kernel with, as the kernel's own walk
+ * (perf_callchain_user()) reads it, but ending at a frame pointer of 0:
+ * the outermost frame's mark (glibc's clone and _start clear it), which
+ * the kernel's walk reads as a frame. The fault that read takes cost 4.7
+ * of the 7.3 µs of a switch-out's program here (docs/PERFORMANCE.md). A
+ * chain into other unmapped memory still faults, as the kernel's does.
+ * Returns the bytes filled, 0 for none, -1 for a task whose frames are
+ * not 64-bit (the kernel's walk reads those).
+ */
+static __always_inline long walk_user_frames(struct ip_stack *buf)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	__u64 fp, frame[2];
+	int n;
+
+	if (task->flags & (DCP_PF_KTHREAD | DCP_PF_USER_WORKER) || !task->mm)
 		return 0;
-	n = task ? bpf_get_task_stack(task, buf, size, flags) :
-		   bpf_get_stack(ctx, buf, size, flags);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	if (BPF_CORE_READ(regs, cs) != DCP_USER_CS_64)
+		return -1;
+	buf->ips[0] = BPF_CORE_READ(regs, ip);
+	fp = BPF_CORE_READ(regs, bp);
+	for (n = 1; n < DCP_BPF_MAX_FRAMES; n++) {
+		/* the lowest page is never mapped (mmap_min_addr) */
+		if (fp < 4096 || (fp & 7) || (__s64)fp < 0)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
+		    !frame[1])
+			break;
+		buf->ips[n] = frame[1];
+		fp = frame[0];
+	}
+	if (n < DCP_BPF_MAX_FRAMES)
+		buf->ips[n] = 0; /* readers stop at the first empty frame */
+	return n * 8;
+}
+
+/*
+ * A stack in buf (n bytes of frames, the rest empty or past the first
+ * empty frame) into map under the hash of its frames, unless there
+ * already; leaf: its first frame goes to the caller, out of the hash.
+ * Returns the hash, 0 when there is no stack or no room (counted).
+ */
+static __always_inline __u64 keep_stack(void *map, struct stack_buf *buf,
+					long n, __u64 *leaf)
+{
+	__u64 *w = (__u64 *)buf, h = 0xcbf29ce484222325ull; /* FNV-1a */
+	long err;
+
 	if (n <= 0)
 		return 0;
-	w = (__u64 *)buf;
 	/* leaf: an address stack's first frame goes to the caller, out of
 	 * the hash (see dcp_bpf_key.ip), which is then seeded apart: the
 	 * callers of one stack may be the whole of another in the map */
@@ -213,13 +252,49 @@ static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
 		h = 1;
 	if (bpf_map_lookup_elem(map, &h))
 		return h;
-	/* the rest of buf is zeros: bpf_get_stack() filled size bytes */
 	err = bpf_map_update_elem(map, &h, buf, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		count_stat(DCP_BPF_STAT_LOST_STACK);
 		return 0;
 	}
 	return h;
+}
+
+/*
+ * The current task's stack (flags and size as bpf_get_stack() takes them),
+ * or with task that task's kernel stack, into map (keep_stack()).
+ */
+static __always_inline __u64 take_stack(void *ctx, void *map, __u64 flags,
+					__u32 size, __u64 *leaf,
+					struct task_struct *task)
+{
+	__u32 zero = 0;
+	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
+	long n;
+
+	if (!buf)
+		return 0;
+	/* the rest of buf is zeros: bpf_get_stack() fills size bytes */
+	n = task ? bpf_get_task_stack(task, buf, size, flags) :
+		   bpf_get_stack(ctx, buf, size, flags);
+	return keep_stack(map, buf, n, leaf);
+}
+
+/* The current task's user stack as addresses (walk_user_frames()) into
+ * the user address map (keep_stack()). */
+static __always_inline __u64 take_user_frames(void *ctx, __u64 *leaf)
+{
+	__u32 zero = 0;
+	struct stack_buf *buf = bpf_map_lookup_elem(&stack_scratch, &zero);
+	long n;
+
+	if (!buf)
+		return 0;
+	n = walk_user_frames((struct ip_stack *)buf);
+	if (n < 0)
+		return take_stack(ctx, &user_ips, BPF_F_USER_STACK,
+				  sizeof(struct ip_stack), leaf, NULL);
+	return keep_stack(&user_ips, buf, n, leaf);
 }
 
 /*
@@ -251,9 +326,11 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 				   sizeof(struct stack_buf), NULL, NULL);
 		return;
 	}
-	*user = take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
-			   sizeof(struct ip_stack),
-			   key && !*kernel ? &leaf : NULL, NULL);
+	/* a sample's call chain is the perf event's, walked already */
+	*user = marks ? take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
+				   sizeof(struct ip_stack),
+				   key && !*kernel ? &leaf : NULL, NULL) :
+			take_user_frames(ctx, key && !*kernel ? &leaf : NULL);
 	if (key && !*kernel && *user) {
 		key->ip = leaf;
 		key->leaf_of = DCP_BPF_LEAF_USER;
