@@ -218,7 +218,8 @@ $(BUILD)/bpf/%.bpf.o: lib/record/bpf/%.bpf.c $(BUILD)/gen/vmlinux.h
 	$(LLVM_STRIP) -g $@.tmp
 	mv $@.tmp $@
 
-$(BUILD)/bpf/recorder.bpf.o: $(BUILD)/bpf/profile.bpf.o $(BUILD)/bpf/task_iter.bpf.o
+$(BUILD)/bpf/recorder.bpf.o: $(BUILD)/bpf/profile.bpf.o $(BUILD)/bpf/tasks.bpf.o \
+		$(BUILD)/bpf/task_iter.bpf.o
 	$(BPFTOOL) gen object $@.tmp $^
 	mv $@.tmp $@
 

@@ -195,7 +195,17 @@ struct dcp_symbol {
 	const char *file;
 	uint32_t line;
 	uint32_t nr_inline; /* inlined calls at the address */
+	uint32_t flags; /* DCP_SYMBOL_* */
 };
+
+/*
+ * dcp_symbol.flags: the name is not a symbol's but made from the file's
+ * name and the function's start, "file+0xSTART", START its offset in the
+ * file: the file has no symbol for the function, whose extent came from
+ * its .eh_frame entry (or, with size 1, the address alone: no entry
+ * covered it). docs/SYMBOLS.md.
+ */
+#define DCP_SYMBOL_MADE_NAME (1u << 0)
 
 struct dcp_profile_meta {
 	uint32_t version; /* format version of the file */

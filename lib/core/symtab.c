@@ -4,7 +4,9 @@
  * inline chains by (cookie, offset), in insertion order with a hash index.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,8 +101,29 @@ static void slot_put(uint32_t *slots, size_t mask, uint64_t hash, size_t i)
 	slots[k] = (uint32_t)i + 1;
 }
 
+bool dcp_symbol_name_is_made(const char *name, uint64_t start, uint64_t size,
+			     uint64_t offset, bool *per_address)
+{
+	char tail[2 + 3 + 16 + 1];
+	size_t n, len;
+
+	if (!name)
+		return false;
+	n = (size_t)snprintf(tail, sizeof(tail), "+0x%" PRIx64, start);
+	len = strlen(name);
+	if (len <= n || strcmp(name + len - n, tail))
+		return false;
+	if (per_address)
+		*per_address = start == offset && size == 1;
+	return true;
+}
+
 static void fill_symbol(const struct sym_entry *e, struct dcp_symbol *sym)
 {
+	sym->flags = dcp_symbol_name_is_made(e->name, e->start, e->size,
+					     e->offset, NULL) ?
+			     DCP_SYMBOL_MADE_NAME :
+			     0;
 	sym->name = e->name;
 	sym->start = e->start;
 	sym->size = e->size;

@@ -28,6 +28,14 @@ int dcp_symtab_set_detail(struct dcp_symtab *s, uint32_t cookie,
 			  const char *file, uint32_t line,
 			  const struct dcp_inline_frame *inl,
 			  uint32_t nr_inline);
+/*
+ * Whether a stored name of the address at file offset offset is made from
+ * its file's name and start (DCP_SYMBOL_MADE_NAME): "file+0xSTART";
+ * *per_address (may be NULL) whether it names the address alone (no
+ * .eh_frame entry covered it: start is the offset, size 1).
+ */
+bool dcp_symbol_name_is_made(const char *name, uint64_t start, uint64_t size,
+			     uint64_t offset, bool *per_address);
 /* -ENOENT when (cookie, offset) was never added. */
 int dcp_symtab_lookup(const struct dcp_symtab *s, uint32_t cookie,
 		      uint64_t offset, struct dcp_symbol *sym);

@@ -344,20 +344,3 @@ char *dcp_fde_name(const char *base, uint64_t start)
 		return NULL;
 	return s;
 }
-
-bool dcp_fde_name_is_made(const char *name, uint64_t start, uint64_t size,
-			  uint64_t offset, bool *per_address)
-{
-	char tail[2 + 3 + 16 + 1];
-	size_t n, len;
-
-	if (!name)
-		return false;
-	n = (size_t)snprintf(tail, sizeof(tail), "+0x%" PRIx64, start);
-	len = strlen(name);
-	if (len <= n || strcmp(name + len - n, tail))
-		return false;
-	if (per_address)
-		*per_address = start == offset && size == 1;
-	return true;
-}

@@ -43,12 +43,7 @@ bool dcp_fde_find(const struct fde_table *t, uint64_t q, uint64_t *start,
  */
 char *dcp_fde_name(const char *base, uint64_t start);
 
-/*
- * Whether a stored symbol of the address at file offset offset is one of
- * those names; *per_address (may be NULL) whether it names the address
- * alone (no FDE covered it: start is the offset, size 1).
- */
-bool dcp_fde_name_is_made(const char *name, uint64_t start, uint64_t size,
-			  uint64_t offset, bool *per_address);
+/* Whether a stored name is one of those: dcp_symbol_name_is_made()
+ * (symtab_internal.h), which the core reading a profile also needs. */
 
 #endif

@@ -149,8 +149,8 @@ static void count_resolved(const struct dcp_symtab *t, uint64_t *resolved,
 	for (size_t i = 0; i < n; i++) {
 		dcp_symtab_entry(t, i, NULL, &offset, &sym);
 		alone = false;
-		made = dcp_fde_name_is_made(sym.name, sym.start, sym.size,
-					    offset, &alone);
+		made = dcp_symbol_name_is_made(sym.name, sym.start, sym.size,
+					       offset, &alone);
 		*resolved += sym.name && !alone;
 		*by_symbol += sym.name && !made;
 	}
@@ -233,12 +233,12 @@ static int merge_object(void *ctx, const struct dcp_cookie_info *ci,
 		    !sym.name)
 			continue;
 		if (ci->kind == DCP_COOKIE_KIND_FILE &&
-		    dcp_fde_name_is_made(sym.name, sym.start, sym.size,
-					 offsets[i], NULL) &&
+		    dcp_symbol_name_is_made(sym.name, sym.start, sym.size,
+					    offsets[i], NULL) &&
 		    !dcp_symtab_lookup(x->p->symbols, id, offsets[i], &old) &&
 		    old.name &&
-		    !dcp_fde_name_is_made(old.name, old.start, old.size,
-					  offsets[i], NULL))
+		    !dcp_symbol_name_is_made(old.name, old.start, old.size,
+					     offsets[i], NULL))
 			continue;
 		ret = dcp_symtab_copy(x->p->symbols, x->fresh, id, offsets[i]);
 		if (ret < 0)

@@ -595,8 +595,6 @@ static uint64_t unnamed_samples(const struct profile_view *v, uint32_t *cookie,
 		struct dcp_symbol sym = { .sz = sizeof(sym) };
 		struct dcp_cookie_info info = { .sz = sizeof(info) };
 		const struct dcp_frame *f;
-		const char *base;
-		char made[64];
 
 		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames ||
 		    !row.count)
@@ -609,13 +607,8 @@ static uint64_t unnamed_samples(const struct profile_view *v, uint32_t *cookie,
 			continue;
 		if (!dcp_profile_symbol(v->profile, f->cookie, f->offset,
 					&sym) &&
-		    sym.name) {
-			base = strrchr(info.name, '/');
-			snprintf(made, sizeof(made), "%s+0x%" PRIx64,
-				 base ? base + 1 : info.name, sym.start);
-			if (strcmp(sym.name, made))
-				continue; /* a symbol's name */
-		}
+		    sym.name && !(sym.flags & DCP_SYMBOL_MADE_NAME))
+			continue; /* a symbol's name */
 		if (f->cookie >= nr_cookies) {
 			size_t n = (size_t)f->cookie + 1;
 			uint64_t *g = realloc(per, n * sizeof(*g));

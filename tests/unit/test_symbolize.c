@@ -208,9 +208,10 @@ static void check_per_address(struct dcp_symtab *t, uint32_t cookie,
 	assert_string_equal(sym.name, want);
 	assert_int_equal(sym.start, off);
 	assert_int_equal(sym.size, 1);
-	assert_true(dcp_fde_name_is_made(sym.name, sym.start, sym.size, off,
-					 &alone));
+	assert_true(dcp_symbol_name_is_made(sym.name, sym.start, sym.size, off,
+					    &alone));
 	assert_true(alone);
+	assert_true(sym.flags & DCP_SYMBOL_MADE_NAME);
 }
 
 static const char *const funcs[] = { "alpha", "beta", "gamma" };
@@ -341,8 +342,10 @@ static void test_stripped(void **state)
 			 2);
 	assert_string_equal(sym_name(t, 7, offs[0], &sym), "alpha");
 	assert_int_equal(sym.start, start_alpha);
+	assert_int_equal(sym.flags, 0); /* a symbol's name */
 	snprintf(want, sizeof(want), "stripped+0x%" PRIx64, start_hidden);
 	assert_string_equal(sym_name(t, 7, offs[1], &sym), want);
+	assert_int_equal(sym.flags, DCP_SYMBOL_MADE_NAME);
 	assert_int_equal(sym.start, start_hidden);
 	assert_int_equal(sym.size, size);
 	dcp_symtab_free(t);
@@ -389,9 +392,10 @@ static void check_fde_functions(const char *path, const char *base,
 		assert_string_equal(sym_name(t, 7, offs[i], &sym), want);
 		assert_int_equal(sym.start, start[i / 3]);
 		assert_int_equal(sym.size, size[i / 3]);
-		assert_true(dcp_fde_name_is_made(sym.name, sym.start, sym.size,
-						 offs[i], &alone));
+		assert_true(dcp_symbol_name_is_made(sym.name, sym.start,
+						    sym.size, offs[i], &alone));
 		assert_false(alone);
+		assert_true(sym.flags & DCP_SYMBOL_MADE_NAME);
 	}
 	dcp_symtab_free(t);
 	dcp_symbolizer_free(s);
@@ -531,14 +535,14 @@ static void test_fde_names(void **state)
 
 	assert_non_null(n);
 	assert_string_equal(n, "libz.so.1+0x1a2b0");
-	assert_true(dcp_fde_name_is_made(n, 0x1a2b0, 0x40, 0x1a2c4, &alone));
+	assert_true(dcp_symbol_name_is_made(n, 0x1a2b0, 0x40, 0x1a2c4, &alone));
 	assert_false(alone);
-	assert_true(dcp_fde_name_is_made(n, 0x1a2b0, 1, 0x1a2b0, &alone));
+	assert_true(dcp_symbol_name_is_made(n, 0x1a2b0, 1, 0x1a2b0, &alone));
 	assert_true(alone);
-	assert_false(dcp_fde_name_is_made(n, 0x1a2b, 0x40, 0x1a2c4, NULL));
-	assert_false(
-		dcp_fde_name_is_made("deflate", 0x1a2b0, 0x40, 0x1a2c4, NULL));
-	assert_false(dcp_fde_name_is_made(NULL, 0, 1, 0, NULL));
+	assert_false(dcp_symbol_name_is_made(n, 0x1a2b, 0x40, 0x1a2c4, NULL));
+	assert_false(dcp_symbol_name_is_made("deflate", 0x1a2b0, 0x40, 0x1a2c4,
+					     NULL));
+	assert_false(dcp_symbol_name_is_made(NULL, 0, 1, 0, NULL));
 	free(n);
 }
 

@@ -6,7 +6,7 @@
  * of their frames, and (pid, tid, thread name, stack hashes) is counted in
  * a hash map that user space drains; with
  * --only, a sample whose leaf is in no marked file is dropped here and
- * only counted. Exec, exit and fork of tasks go to a ring buffer. With
+ * only counted (tasks.bpf.c: exec, exit, fork and mappings). With
  * --off-cpu, switches: the time a thread is off the CPU by stack and
  * state, a sleep's wait for a CPU after its wake-up runnable.
  */
@@ -16,10 +16,13 @@
 #include <bpf/bpf_core_read.h>
 
 #include "profile_common.h"
+#include "stats.bpf.h"
 
 #define EEXIST 17
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct dcp_stats_map stats SEC(".maps");
 
 struct stack_buf {
 	struct bpf_stack_build_id frames[DCP_BPF_MAX_FRAMES];
@@ -37,8 +40,6 @@ volatile __u32 sample_weight = 1;
 const volatile int filter_marked = 0;
 /* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
 const volatile int user_build_ids = 0;
-/* 1: the exec program sends the new program's mappings (dcp_mmap loads) */
-const volatile int send_exec_mappings = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
 
@@ -111,50 +112,12 @@ struct {
 	__uint(value_size, 1);
 } marked SEC(".maps");
 
-/*
- * Programs user space has named and pinned (source_bpf_tasks.c): their
- * exec needs no prompt wake-up when mappings come as events.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct dcp_bpf_file_key);
-	__type(value, __u8);
-} known_execs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DCP_BPF_STAT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct bpf_stack_build_id);
 } leaf_buf SEC(".maps");
-
-#define EVENTS_SIZE (4 * 1024 * 1024)
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, EVENTS_SIZE);
-} events SEC(".maps");
-
-static __always_inline void count_stat_n(__u32 slot, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
-
-	if (v)
-		*v += n;
-}
-
-static __always_inline void count_stat(__u32 slot)
-{
-	count_stat_n(slot, 1);
-}
 
 /* Whether the sample's leaf is in a marked file (user mode only). */
 static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
@@ -379,181 +342,6 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	} else if (err) {
 		count_stat_n(DCP_BPF_STAT_LOST_FULL, weight);
 	}
-	return 0;
-}
-
-static __always_inline void task_event(__u32 type, struct task_struct *t,
-				       struct task_struct *parent,
-				       struct linux_binprm *bprm)
-{
-	struct dcp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	bool known = false;
-
-	if (!e) {
-		count_stat(DCP_BPF_STAT_LOST_EVENTS);
-		return;
-	}
-	e->type = type;
-	e->pid = BPF_CORE_READ(t, tgid);
-	e->tid = BPF_CORE_READ(t, pid);
-	e->ppid = parent ? BPF_CORE_READ(parent, tgid) : 0;
-	e->ptid = parent ? BPF_CORE_READ(parent, pid) : 0;
-	e->exec_id = (__u32)BPF_CORE_READ(t, self_exec_id);
-	e->time = bpf_ktime_get_ns();
-	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
-	e->path[0] = 0;
-	e->ino = 0;
-	e->dev = 0;
-	if (bprm) {
-		struct inode *inode = BPF_CORE_READ(bprm, file, f_inode);
-		struct dcp_bpf_file_key k = {};
-
-		bpf_probe_read_kernel_str(e->path, sizeof(e->path),
-					  BPF_CORE_READ(bprm, filename));
-		e->ino = BPF_CORE_READ(inode, i_ino);
-		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		k.ino = e->ino;
-		k.dev = e->dev;
-		known = send_exec_mappings &&
-			bpf_map_lookup_elem(&known_execs, &k) != NULL;
-	}
-	/*
-	 * Only the exec of a program user space does not hold yet needs it
-	 * at once (to pin the program while the process lives; the maps
-	 * come as events); forks, exits and the exec of a known program wait
-	 * for the next drain, which reads the ring first, unless it fills: a
-	 * wake-up per fork and exit was 12% of the recorder's CPU with 20
-	 * new processes a second. Forced: the ring wakes its reader only
-	 * for a record right at the reader's position, and the fork before
-	 * an exec is usually still unread.
-	 */
-	if ((type == DCP_BPF_EVENT_EXEC && !known) ||
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > EVENTS_SIZE / 4)
-		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	else
-		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-}
-
-/*
- * Executable mappings of files as processes make them (mmap(2): the loader
- * mapping libraries, dlopen): a process that lives a few milliseconds maps
- * its libraries and is gone before user space could read its maps; with
- * these its frames are named from the identities user space holds
- * (source_bpf_tasks.c). The program and its loader, mapped by exec itself,
- * are sent by the exec program after its event. (fentry on
- * perf_event_mmap(), where perf makes its MMAP2 records, would see every
- * mapping, but this kernel refuses fentry programs.)
- */
-#define DCP_VM_EXEC 0x00000004UL
-
-struct dcp_sys_exit_args {
-	__u64 common;
-	int syscall_nr;
-	long ret;
-};
-
-static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
-		       void *data)
-{
-	struct dcp_bpf_mmap_event *e = data;
-	struct file *file = vma->vm_file;
-	struct inode *inode;
-
-	e->flags = (__u32)vma->vm_flags;
-	e->end = vma->vm_end;
-	e->start = vma->vm_start;
-	e->len = vma->vm_end - vma->vm_start;
-	if (!(vma->vm_flags & DCP_VM_EXEC) || !file)
-		return 0;
-	inode = file->f_inode;
-	e->pgoff = (__u64)vma->vm_pgoff << 12;
-	e->dev = inode->i_sb->s_dev;
-	e->ino = inode->i_ino;
-	e->generation = inode->i_generation;
-	return 0;
-}
-
-/*
- * The executable file mapping of the current task at addr into the ring
- * (vdso: the vdso's, which has no file); returns the end of the vma there
- * (0: none, or busy), for walking on.
- */
-static __always_inline __u64 send_mapping(__u64 addr, bool vdso)
-{
-	struct dcp_bpf_mmap_event m = {}, *e;
-	__u64 id;
-
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m, 0))
-		return 0;
-	if (vdso ? m.start != addr : !m.ino)
-		return m.end; /* not executable, or no file */
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_stat(DCP_BPF_STAT_LOST_EVENTS);
-		return 0;
-	}
-	id = bpf_get_current_pid_tgid();
-	m.type = vdso ? DCP_BPF_EVENT_VDSO : DCP_BPF_EVENT_MMAP;
-	m.pid = id >> 32;
-	m.tid = (__u32)id;
-	m.time = bpf_ktime_get_ns();
-	*e = m;
-	bpf_ringbuf_submit(e, 0);
-	return m.end;
-}
-
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int dcp_mmap(struct dcp_sys_exit_args *ctx)
-{
-	long ret = ctx->ret;
-
-	if (ret >= 0 || ret <= -4096)
-		send_mapping((__u64)ret, false);
-	return 0;
-}
-
-#define DCP_AT_BASE 7 /* auxv: the program interpreter's base */
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
-	     struct linux_binprm *bprm)
-{
-	struct mm_struct *mm = BPF_CORE_READ(p, mm);
-	__u64 base = 0, addr;
-
-	task_event(DCP_BPF_EVENT_EXEC, p, NULL, bprm);
-	if (!mm || !send_exec_mappings)
-		return 0;
-	/* after the event, whose record empties the process's maps: the
-	 * program's text, then the loader's segments, from its base on */
-	send_mapping(BPF_CORE_READ(mm, start_code), false);
-	for (int i = 0; i < 54; i += 2)
-		if (BPF_CORE_READ(mm, saved_auxv[i]) == DCP_AT_BASE) {
-			base = BPF_CORE_READ(mm, saved_auxv[i + 1]);
-			break;
-		}
-	addr = base;
-	for (int k = 0; k < 4 && addr; k++)
-		addr = send_mapping(addr, false);
-	/* clock_gettime() and friends run there, with no file to name them */
-	addr = (__u64)BPF_CORE_READ(mm, context.vdso);
-	if (addr)
-		send_mapping(addr, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(dcp_exit, struct task_struct *p)
-{
-	/* every thread: its end is its lifetime's (report --threads) */
-	task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
-{
-	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
 	return 0;
 }
 
