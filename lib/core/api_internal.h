@@ -40,6 +40,7 @@ static inline bool dcp_sz_ok(const void *s, size_t min)
 #define DCP_SNAPSHOT_INFO_FIRST_SZ offsetof(struct dcp_snapshot_info, behind_ns)
 #define DCP_RESYMBOLIZE_STATS_FIRST_SZ \
 	offsetof(struct dcp_resymbolize_stats, symbols_before)
+#define DCP_SYMBOL_FIRST_SZ offsetof(struct dcp_symbol, flags)
 
 /* The error for a struct whose sz fails DCP_SZ_VALID: -EINVAL. */
 static inline int dcp_sz_error(const char *type, const void *s)

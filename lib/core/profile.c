@@ -131,7 +131,7 @@ DCPROF_API int dcp_profile_symbol(const struct dcp_profile *p, uint32_t cookie,
 	struct dcp_symbol sym;
 	int ret = 0;
 
-	if (!DCP_SZ_VALID(out))
+	if (!dcp_sz_ok(out, DCP_SYMBOL_FIRST_SZ))
 		return DCP_SZ_ERROR(dcp_symbol, out);
 	if (dcp_symtab_lookup(p->symbols, cookie, offset, &sym) < 0)
 		ret = dcp_error(ENOENT,

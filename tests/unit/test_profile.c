@@ -484,6 +484,19 @@ static void test_round_trip(void **state)
 	assert_string_equal(sym.name, "libc_fn_5");
 	assert_int_equal(sym.start, 0x1000);
 	assert_int_equal(sym.size, 0x200);
+	assert_int_equal(sym.flags, 0);
+	/* a caller built before dcp_symbol.flags: its fields and no more;
+	 * a smaller struct is refused */
+	memset(&sym, 0xa5, sizeof(sym));
+	sym.sz = offsetof(struct dcp_symbol, flags);
+	assert_int_equal(dcp_profile_symbol(p, r.c_libc, 0x1000 + 16 * 5, &sym),
+			 0);
+	assert_string_equal(sym.name, "libc_fn_5");
+	assert_int_equal(sym.flags, 0xa5a5a5a5);
+	sym.sz--;
+	assert_int_equal(dcp_profile_symbol(p, r.c_libc, 0x1000 + 16 * 5, &sym),
+			 -EINVAL);
+	sym.sz = sizeof(sym);
 	assert_int_equal(dcp_profile_symbol(p, r.c_kernel, 0xffff00, &sym), 0);
 	assert_string_equal(sym.name, "do_syscall_64");
 	/* Stored as unresolved: found, with no name. */
