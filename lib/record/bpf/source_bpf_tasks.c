@@ -376,6 +376,11 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 			return (int)cookie;
 		if (!cookie || !mapped_path(bs, (uint32_t)cookie, &m, path,
 					    sizeof(path))) {
+			/* named from /proc when a frame needs it: maps read
+			 * before it no longer hold every executable mapping
+			 * (maps_complete()), or its frames stay [unknown] */
+			if (bs->maps_read[e->pid % MAPS_TRIED] == e->pid)
+				bs->maps_read[e->pid % MAPS_TRIED] = 0;
 			bs->mmaps_unnamed++;
 			return 0;
 		}
