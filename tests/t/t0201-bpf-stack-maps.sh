@@ -57,4 +57,21 @@ assert funcs >= n / 4, "only %d distinct functions sampled" % funcs
 assert lost <= 0.003 * st["samples"], "%d stacks lost" % lost
 assert named >= 0.90 * total, "only %d of %d leaves named" % (named, total)
 PY
+# the user stacks whole: the leaf's function, main and main's caller (a
+# walk cut after the leaf's caller still has main)
+expect_exit 0 "$DCPROF" export -i "$TMP/many.data" --format folded \
+	-o "$TMP/many.folded"
+python3 - "$TMP/many.folded" <<'PY' || die "the BPF backend cut the user stacks"
+import re, sys
+total = whole = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    if not re.search(r";fn\d{4}$", stack) or not stack.startswith("many;"):
+        continue
+    total += int(n)
+    whole += int(n) if ";__libc_start_call_main;main;fn" in stack else 0
+print("%d of the workload's %d user-leaf samples with main's caller below main"
+      % (whole, total))
+assert total and whole >= 0.95 * total, "%d of %d stacks whole" % (whole, total)
+PY
 pass

@@ -40,6 +40,13 @@ volatile __u32 sample_weight = 1;
 const volatile int filter_marked = 0;
 /* 1: user frames as (build id, offset) in the kernel; 0: plain addresses */
 const volatile int user_build_ids = 0;
+/*
+ * 1: the sampling event's call chain has no user part
+ * (exclude_callchain_user) and the program walks the user frames itself,
+ * as the switch program does (walk_user_frames()); 0 with build-id
+ * frames and --only, whose helpers read the event's.
+ */
+const volatile int own_user_walk = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
 
@@ -152,7 +159,8 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
  * of the 7.3 µs of a switch-out's program here (docs/PERFORMANCE.md). A
  * chain into other unmapped memory still faults, as the kernel's does.
  * Returns the bytes filled, 0 for none, -1 for a task whose frames are
- * not 64-bit (the kernel's walk reads those).
+ * not 64-bit (the kernel's walk reads those, but for a sample of an event
+ * without the chain's user part: its leaf alone then).
  */
 static __always_inline long walk_user_frames(struct ip_stack *buf)
 {
@@ -289,8 +297,10 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 				   sizeof(struct stack_buf), NULL, NULL);
 		return;
 	}
-	/* a sample's call chain is the perf event's, walked already */
-	*user = marks ? take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
+	/* a sample's call chain is the perf event's, walked already, but for
+	 * the user part with own_user_walk */
+	*user = marks && !own_user_walk ?
+			take_stack(ctx, &user_ips, BPF_F_USER_STACK | marks,
 				   sizeof(struct ip_stack),
 				   key && !*kernel ? &leaf : NULL, NULL) :
 			take_user_frames(ctx, key && !*kernel ? &leaf : NULL);

@@ -74,7 +74,9 @@ static struct bpf_source *bpf_source(struct dcp_source *s)
 
 /* ---- start, poll, stop --------------------------------------------------- */
 
-static int open_cpu_clock(uint32_t freq, int cpu)
+/* own_user_walk: the call chain without its user part (the program walks
+ * the user frames itself, profile.bpf.c's walk_user_frames()) */
+static int open_cpu_clock(uint32_t freq, int cpu, bool own_user_walk)
 {
 	struct perf_event_attr attr;
 
@@ -88,10 +90,14 @@ static int open_cpu_clock(uint32_t freq, int cpu)
 	/*
 	 * The event walks the sample's call chain before the program runs
 	 * (perf_prepare_sample()), as for perf record -g, and the program's
-	 * bpf_get_stack() takes its kernel and user parts from that one
-	 * walk: no second unwind inside the program.
+	 * bpf_get_stack() takes its kernel part (and with build-id frames or
+	 * --only its user part) from that one walk: no second unwind inside
+	 * the program. The user part the program walks itself otherwise:
+	 * the kernel's walk faults on the outermost frame pointer, 0, twice
+	 * a sample (docs/PERFORMANCE.md).
 	 */
 	attr.sample_type = PERF_SAMPLE_CALLCHAIN;
+	attr.exclude_callchain_user = own_user_walk;
 	attr.disabled = 1; /* until bpf_begin() */
 	return dcp_perf_event_open(&attr, -1, cpu);
 }
@@ -334,6 +340,8 @@ static int bpf_start(struct dcp_source *s,
 		return load_error(errno, "open");
 	bs->skel->rodata->filter_marked = bs->filter;
 	bs->skel->rodata->user_build_ids = bs->user_build_ids;
+	/* build-id frames and --only's leaf test take the kernel's walk */
+	bs->skel->rodata->own_user_walk = !bs->user_build_ids && !bs->filter;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
 	bs->off_cpu = set->off_cpu;
 	bs->mapping_events = !access(SYS_EXIT_MMAP, F_OK);
@@ -368,7 +376,9 @@ static int bpf_start(struct dcp_source *s,
 		return dcp_error(ENOMEM, "out of memory");
 	ncpus = 0;
 	for (int cpu = 0; cpu < bs->nr_possible; cpu++) {
-		int fd = open_cpu_clock(set->sample_freq, cpu), link;
+		int fd = open_cpu_clock(set->sample_freq, cpu,
+					bs->skel->rodata->own_user_walk),
+		    link;
 
 		if (fd < 0) {
 			if (errno == ENODEV)
