@@ -11,7 +11,8 @@
 # for the names of new addresses, and catches up a 3 s backlog in about
 # 0.1 s: hence the spinner alone, whose few addresses are named in the
 # first half second, so that the snapshot after the pause waits for no
-# names.) A caller built with the struct's
+# names; a kernel path first seen in the pause still can be: one CI run
+# read 0.000 s so, and the pause is then made once more.) A caller built with the struct's
 # first version (a smaller sz) still gets its snapshot, and its memory past
 # that sz is left alone; a smaller sz still is refused; the same for the
 # stats struct given to dcp_recorder_finish() before samples_other_idle.
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 		  .past = 0x5a5a5a5a };
 	struct dcp_recorder *r;
 	double t, polled, paused, caught = -1;
+	int tries;
 
 	CHECK(argc == 3);
 	o.output = argv[1];
@@ -93,20 +95,28 @@ int main(int argc, char **argv)
 		CHECK(dcp_recorder_poll(r, 50) >= 0);
 	polled = behind_s(r);
 	CHECK(polled >= 0);
-	sleep(3);
-	CHECK(dcp_recorder_poll(r, 0) >= 0);
-	paused = behind_s(r);
-	CHECK(paused >= 0);
-	for (t = now_s(); now_s() < t + 20;) {
-		double b;
+	/* a snapshot with names to wait for (a kernel path first seen in the
+	 * pause) drains while it waits and catches up: then once more, when
+	 * they are known */
+	for (tries = 1;; tries++) {
+		sleep(3);
+		CHECK(dcp_recorder_poll(r, 0) >= 0);
+		paused = behind_s(r);
+		CHECK(paused >= 0);
+		caught = -1;
+		for (t = now_s(); now_s() < t + 20;) {
+			double b;
 
-		CHECK(dcp_recorder_poll(r, 50) >= 0);
-		b = behind_s(r);
-		CHECK(b >= 0);
-		if (b < 0.2) {
-			caught = now_s() - t;
-			break;
+			CHECK(dcp_recorder_poll(r, 50) >= 0);
+			b = behind_s(r);
+			CHECK(b >= 0);
+			if (b < 0.2) {
+				caught = now_s() - t;
+				break;
+			}
 		}
+		if (paused >= 1.0 || tries == 2)
+			break;
 	}
 	CHECK(dcp_recorder_snapshot(r, (struct dcp_snapshot_info *)&old));
 	CHECK(old.past == 0x5a5a5a5a);
@@ -122,9 +132,9 @@ int main(int argc, char **argv)
 	CHECK(dcp_recorder_finish(r, &st.s) == 0);
 	CHECK(st.s.samples_other_idle == 0x5a5a5a5a5a5a5a5aull);
 	dcp_recorder_free(r);
-	printf("%.3f %.3f %.3f %llu %llu\n", polled, paused, caught,
+	printf("%.3f %.3f %.3f %llu %llu %d\n", polled, paused, caught,
 	       (unsigned long long)(st.s.lost_records + st.s.lost_samples),
-	       (unsigned long long)st.s.samples);
+	       (unsigned long long)st.s.samples, tries);
 	return 0;
 }
 C
@@ -134,9 +144,9 @@ gcc -std=gnu11 -Wall -Wextra -Werror $SAN_CFLAGS -I"$TOP/include" \
 "$TMP/behind" "$TMP/behind.data" "$spinner" >"$TMP/behind.out" \
 	2>"$TMP/behind.err" ||
 	die "the recording program failed: $(tail -3 "$TMP/behind.err")"
-read -r polled paused caught lost samples <"$TMP/behind.out"
-echo "behind: ${polled} s polled, ${paused} s after 3 s unread and one poll," \
-	"caught up in ${caught} s; ${samples} samples, ${lost} lost"
+read -r polled paused caught lost samples tries <"$TMP/behind.out"
+echo "behind: ${polled} s polled, ${paused} s after 3 s unread and one poll" \
+	"(pause $tries), caught up in ${caught} s; ${samples} samples, ${lost} lost"
 python3 - "$polled" "$paused" "$caught" "$lost" <<'PY' || die "the behind figure is wrong"
 import sys
 polled, paused, caught = map(float, sys.argv[1:4])
