@@ -25,6 +25,7 @@ struct sym_entry {
 	uint64_t offset;
 	uint64_t start, size;
 	char *name; /* owned; NULL: unresolved */
+	bool made; /* DCP_SYMBOL_MADE_NAME, decided when added */
 	uint32_t cookie;
 	uint32_t line;
 	char *demangled, *file; /* owned, may be NULL */
@@ -120,10 +121,7 @@ bool dcp_symbol_name_is_made(const char *name, uint64_t start, uint64_t size,
 
 static void fill_symbol(const struct sym_entry *e, struct dcp_symbol *sym)
 {
-	sym->flags = dcp_symbol_name_is_made(e->name, e->start, e->size,
-					     e->offset, NULL) ?
-			     DCP_SYMBOL_MADE_NAME :
-			     0;
+	sym->flags = e->made ? DCP_SYMBOL_MADE_NAME : 0;
 	sym->name = e->name;
 	sym->start = e->start;
 	sym->size = e->size;
@@ -202,6 +200,8 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 		free(e->name);
 		detail_clear(e);
 		e->name = copy;
+		e->made = dcp_symbol_name_is_made(name, start, size, offset,
+						  NULL);
 		e->start = start;
 		e->size = size;
 		return 0;
@@ -217,6 +217,7 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 	e->cookie = cookie;
 	e->offset = offset;
 	e->name = copy;
+	e->made = dcp_symbol_name_is_made(name, start, size, offset, NULL);
 	e->start = start;
 	e->size = size;
 	e->line = 0;
