@@ -212,7 +212,7 @@ $(BUILD)/gen/vmlinux.h: | $(DEPS_STAMP)
 $(BUILD)/bpf/%.bpf.o: lib/record/bpf/%.bpf.c $(BUILD)/gen/vmlinux.h
 	@mkdir -p $(BUILD)/bpf
 	$(BPF_CLANG) -O2 -g -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-		-I$(BUILD)/gen -Ilib/record/bpf $(BPF_PKG_CFLAGS) \
+		-I$(BUILD)/gen -Ilib/record/bpf -Ilib/unwind $(BPF_PKG_CFLAGS) \
 		-MMD -MP -MT $@ -MF $(@:.o=.d) \
 		-c $< -o $@.tmp
 	$(LLVM_STRIP) -g $@.tmp

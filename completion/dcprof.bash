@@ -15,7 +15,8 @@ _dcprof_options()
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
-			--off-cpu --off-cpu-min -v --verbose --continuous --period \
+			--off-cpu --off-cpu-min --unwind-memory -v --verbose \
+			--continuous --period \
 			--keep --keep-size --push --push-app --push-label \
 			--push-token-file --push-basic-auth-file --push-ca-file \
 			--push-spool-size
@@ -173,7 +174,7 @@ _dcprof()
 		return 0
 		;;
 	-F | --freq | --duration | --flush-interval | --mmap-pages | --ready-fd | --limit | \
-		--off-cpu-min | \
+		--off-cpu-min | --unwind-memory | \
 		--percent-limit | --max-stack | --buffer | --comm | --file | \
 		--symbol | --period | --keep | --keep-size | --push | --push-app | \
 		--push-label | --push-spool-size | --since | --until)

@@ -281,6 +281,23 @@ struct dcp_profile_stats {
 	 * -a): their waits are charged from then, on the stack they are
 	 * on (kernel frames, and the user ip where the kernel shows it) */
 	uint64_t off_cpu_under_way;
+	/* The BPF backend's -g, user stacks unwound in the kernel by the
+	 * files' unwind tables: walks, frames, how walks ended, tables
+	 * (docs/FORMAT.md, STATS fields 39 to 52) */
+	uint64_t unwind_walks;
+	uint64_t unwind_table_frames;
+	uint64_t unwind_fp_frames;
+	uint64_t unwind_no_table_frames;
+	uint64_t unwind_no_mapping_frames;
+	uint64_t unwind_end_root;
+	uint64_t unwind_end_fp;
+	uint64_t unwind_end_unsupported;
+	uint64_t unwind_end_read;
+	uint64_t unwind_end_depth;
+	uint64_t unwind_tables;
+	uint64_t unwind_table_bytes;
+	uint64_t unwind_tables_refused;
+	uint64_t unwind_tables_failed;
 };
 
 /*
@@ -531,6 +548,8 @@ struct dcp_recorder_opts {
 	 * write ends the current period's file, not the recording, and is
 	 * reported by the cut that ends the period. */
 	bool periods;
+	/* BPF backend: bytes for unwind tables in the kernel, 0: 32 MiB */
+	uint64_t unwind_memory;
 };
 
 enum dcp_call_graph {
@@ -539,6 +558,10 @@ enum dcp_call_graph {
 	/* kernel chains plus user registers and stack copies, unwound with
 	 * the files' CFI by the recorder as samples arrive */
 	DCP_CALL_GRAPH_DWARF = 2,
+	/* -g: on the BPF backend, user stacks unwound in the kernel by the
+	 * files' CFI (as DWARF there; FP: frame pointers alone); on the
+	 * perf backend, frame pointers */
+	DCP_CALL_GRAPH_DEFAULT = 3,
 };
 
 struct dcp_recorder;

@@ -42,6 +42,23 @@ static void take_source_counts(struct dcp_recorder *r)
 		c->off_cpu_missed_switch_ins - b->off_cpu_missed_switch_ins;
 	r->stats.off_cpu_under_way =
 		c->off_cpu_under_way - b->off_cpu_under_way;
+#define SOURCE_COUNT(f) (r->stats.f = c->f - b->f)
+	SOURCE_COUNT(unwind_walks);
+	SOURCE_COUNT(unwind_table_frames);
+	SOURCE_COUNT(unwind_fp_frames);
+	SOURCE_COUNT(unwind_no_table_frames);
+	SOURCE_COUNT(unwind_no_mapping_frames);
+	SOURCE_COUNT(unwind_end_root);
+	SOURCE_COUNT(unwind_end_fp);
+	SOURCE_COUNT(unwind_end_unsupported);
+	SOURCE_COUNT(unwind_end_read);
+	SOURCE_COUNT(unwind_end_depth);
+	SOURCE_COUNT(unwind_tables_refused);
+	SOURCE_COUNT(unwind_tables_failed);
+#undef SOURCE_COUNT
+	/* what the kernel holds now, not what a period added */
+	r->stats.unwind_tables = c->unwind_tables;
+	r->stats.unwind_table_bytes = c->unwind_table_bytes;
 }
 
 void dcp_recorder_start_clock(struct dcp_recorder *r)
@@ -160,14 +177,18 @@ static int setup_call_graph(struct dcp_recorder *r,
 	 * leaf alone would be the scheduler's */
 	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_NONE)
 		r->call_graph = DCP_CALL_GRAPH_FP;
-	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_DWARF)
-		return dcp_error(EINVAL,
-				 "--off-cpu takes the kernel's frame-pointer "
-				 "stacks of each switch: use -g, not "
-				 "--call-graph dwarf");
-	if (r->call_graph > DCP_CALL_GRAPH_DWARF)
+	if (r->call_graph > DCP_CALL_GRAPH_DEFAULT)
 		return dcp_error(EINVAL, "unknown call graph mode %u",
 				 (unsigned)r->call_graph);
+	/* the mode asked for; the pipeline's is settled with the backend
+	 * (start_source()): on the BPF backend DEFAULT and DWARF are the
+	 * kernel's walk by tables, whose stacks come as FP's do */
+	r->call_graph_asked = r->call_graph;
+	if (r->call_graph == DCP_CALL_GRAPH_DEFAULT)
+		r->call_graph = DCP_CALL_GRAPH_FP;
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, unwind_memory) +
+				sizeof(opts->unwind_memory))
+		r->unwind_memory = opts->unwind_memory;
 	r->callchain = r->call_graph != DCP_CALL_GRAPH_NONE;
 	r->layout.callchain = r->callchain;
 	if (r->call_graph != DCP_CALL_GRAPH_DWARF)
@@ -231,19 +252,26 @@ static const char *opts_backend(const struct dcp_recorder_opts *opts)
 	return "perf";
 }
 
+/* Stacks walked by the source: no registers or stack copies to unwind. */
+static void call_graph_walked(struct dcp_recorder *r)
+{
+	r->call_graph = DCP_CALL_GRAPH_FP;
+	r->layout.regs_mask = 0;
+	r->layout.stack_user = false;
+	r->stack_user = 0;
+	dcp_unwinder_free(r->unwinder);
+	r->unwinder = NULL;
+}
+
 /* The BPF source started in place of the perf one; 0, or why not. */
 static int start_bpf(struct dcp_recorder *r,
 		     const struct dcp_recorder_opts *opts,
 		     const struct dcp_source_settings *set)
 {
+	struct dcp_source_settings bpf_set = *set;
 	struct dcp_source *s;
 	int ret;
 
-	if (r->call_graph == DCP_CALL_GRAPH_DWARF)
-		return dcp_error(EINVAL,
-				 "the BPF backend cannot record --call-graph "
-				 "dwarf (it counts frame-pointer stacks in the "
-				 "kernel): use --backend perf");
 	if (opts->sz >= offsetof(struct dcp_recorder_opts, uid) +
 				sizeof(opts->uid) &&
 	    (opts->nr_cpus || opts->sample_period || opts->filter_uid))
@@ -253,7 +281,12 @@ static int start_bpf(struct dcp_recorder *r,
 	s = dcp_bpf_source_new(opts, r);
 	if (!s)
 		return -errno;
-	ret = s->ops->start(s, set);
+	/* DWARF means the kernel's walk by tables here, not stack copies */
+	bpf_set.unwind_tables = r->call_graph_asked == DCP_CALL_GRAPH_DEFAULT ||
+				r->call_graph_asked == DCP_CALL_GRAPH_DWARF;
+	if (bpf_set.unwind_tables)
+		bpf_set.call_graph = DCP_CALL_GRAPH_FP;
+	ret = s->ops->start(s, &bpf_set);
 	if (ret) {
 		char why[512];
 
@@ -265,6 +298,8 @@ static int start_bpf(struct dcp_recorder *r,
 	r->source->ops->free(r->source);
 	r->source = s;
 	r->backend = "bpf";
+	if (bpf_set.unwind_tables)
+		call_graph_walked(r);
 	return 0;
 }
 
@@ -288,9 +323,7 @@ static int start_source(struct dcp_recorder *r,
 		return dcp_error(EINVAL,
 				 "unknown backend '%s' (bpf, perf or auto)",
 				 backend);
-	/* auto: a DWARF call graph is the perf backend's */
-	if (!strcmp(backend, "auto") && r->call_graph == DCP_CALL_GRAPH_DWARF)
-		backend = "perf";
+	set.unwind_memory = r->unwind_memory;
 	if (strcmp(backend, "perf")) {
 		ret = start_bpf(r, opts, &set);
 		if (!ret)
@@ -301,6 +334,11 @@ static int start_source(struct dcp_recorder *r,
 			dcp_last_error());
 	}
 	r->backend = "perf";
+	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_DWARF)
+		return dcp_error(EINVAL,
+				 "--off-cpu with --call-graph dwarf needs the "
+				 "BPF backend (it unwinds each switch-out in "
+				 "the kernel): the perf backend takes -g");
 	return r->source->ops->start(r->source, &set);
 }
 

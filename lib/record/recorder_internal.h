@@ -34,7 +34,11 @@ struct dcp_recorder {
 	uint32_t sample_freq;
 	uint64_t sample_period; /* -c: replaces sample_freq, 0: none */
 	bool callchain; /* any call graph: the profile's meta flag */
+	/* the pipeline's: FP for stacks that come walked (the BPF source's
+	 * walk by tables included), DWARF for stack copies to unwind */
 	enum dcp_call_graph call_graph;
+	enum dcp_call_graph call_graph_asked; /* the options' */
+	uint64_t unwind_memory; /* the BPF source's tables, 0: default */
 	uint32_t stack_user; /* dwarf: bytes of user stack per sample */
 	uint32_t flush_interval_ms;
 	bool off_cpu; /* --off-cpu: switches are recorded too */

@@ -29,6 +29,10 @@ struct dcp_source_settings {
 	uint32_t buffer_pages; /* per CPU; 0: the source's own choice */
 	bool off_cpu; /* --off-cpu: switches too */
 	uint64_t off_cpu_min_ns; /* shorter blocks are dropped, counted */
+	/* user stacks unwound in the kernel with the files' unwind tables
+	 * (the BPF source), within unwind_memory bytes (0: its default) */
+	bool unwind_tables;
+	uint64_t unwind_memory;
 };
 
 /* What a source counts rather than delivers: the profile's stats. */
@@ -45,6 +49,14 @@ struct dcp_source_counts {
 	uint64_t off_cpu_unfinished;
 	uint64_t off_cpu_missed_switch_ins;
 	uint64_t off_cpu_under_way; /* waits found at the start */
+	/* unwinding by tables in the kernel: dcp_profile_stats' unwind_*
+	 * fields, the same names */
+	uint64_t unwind_walks, unwind_table_frames, unwind_fp_frames;
+	uint64_t unwind_no_table_frames, unwind_no_mapping_frames;
+	uint64_t unwind_end_root, unwind_end_fp, unwind_end_unsupported;
+	uint64_t unwind_end_read, unwind_end_depth;
+	uint64_t unwind_tables, unwind_table_bytes;
+	uint64_t unwind_tables_refused, unwind_tables_failed;
 };
 
 struct dcp_source_ops {

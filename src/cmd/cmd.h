@@ -51,13 +51,12 @@ void cmd_setup_log(int verbosity);
 char *cmd_join_cmdline(int argc, char **argv);
 
 /*
- * dcp_fp_hint() for a profile recorded by backend (its meta's): the BPF
- * backend has no --call-graph dwarf, which the hint offers, so the line
- * says to record with the perf ring for it. 1 with a hint, 0 without.
+ * dcp_fp_hint(), but for stacks the kernel walked by unwind tables, whose
+ * frame-pointer fallbacks the report counts apart. 1 with a hint, 0
+ * without (buf "").
  */
 int cmd_fp_hint(const struct dcp_profile_stats *s,
-		const struct dcp_cookie_table *cookies, const char *backend,
-		char *buf, size_t len);
+		const struct dcp_cookie_table *cookies, char *buf, size_t len);
 
 /* Flush stdout and turn a write error on it into an error exit. */
 int cmd_finish_stdout(int status);

@@ -65,17 +65,16 @@ void cmd_setup_log(int verbosity)
 }
 
 int cmd_fp_hint(const struct dcp_profile_stats *s,
-		const struct dcp_cookie_table *cookies, const char *backend,
-		char *buf, size_t len)
+		const struct dcp_cookie_table *cookies, char *buf, size_t len)
 {
-	size_t used;
-
-	if (!dcp_fp_hint(s, cookies, buf, len))
+	/* stacks the kernel walked by unwind tables: their frame-pointer
+	 * fallbacks are counted in the unwinding lines, not hinted at */
+	if (s->unwind_walks) {
+		if (len)
+			buf[0] = 0;
 		return 0;
-	used = strlen(buf);
-	if (backend && !strcmp(backend, "bpf") && used < len)
-		snprintf(buf + used, len - used, " (with --backend perf)");
-	return 1;
+	}
+	return dcp_fp_hint(s, cookies, buf, len);
 }
 
 char *cmd_join_cmdline(int argc, char **argv)

@@ -162,10 +162,11 @@ static int record_check_off_cpu(const struct record_args *a)
 				       "--off-cpu-min needs --off-cpu");
 	if (!a->opts.off_cpu)
 		return 0;
-	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
+	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF &&
+	    (!a->opts.backend || !strcmp(a->opts.backend, "perf")))
 		return cmd_usage_error(
 			"record",
-			"--off-cpu takes the kernel's frame-pointer stacks of each switch: use -g, not --call-graph dwarf");
+			"--off-cpu with --call-graph dwarf needs --backend bpf (it unwinds each switch-out in the kernel); the perf backend takes -g");
 	if (a->nr_only || a->nr_cpus || a->opts.filter_uid)
 		return cmd_usage_error("record",
 				       "--off-cpu cannot be combined with %s",
@@ -204,6 +205,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "backend", required_argument, NULL, 'B' },
 		{ "off-cpu", no_argument, NULL, 'W' },
 		{ "off-cpu-min", required_argument, NULL, 'M' },
+		{ "unwind-memory", required_argument, NULL, 'X' },
 		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "continuous", required_argument, NULL, 'N' },
 		{ "period", required_argument, NULL, 'P' },
@@ -266,7 +268,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'g':
 			a->opts.callchain = true;
-			a->opts.call_graph = DCP_CALL_GRAPH_FP;
+			a->opts.call_graph = DCP_CALL_GRAPH_DEFAULT;
+			break;
+		case 'X':
+			ret = continuous_parse_size("--unwind-memory", optarg,
+						    &a->opts.unwind_memory);
+			if (ret)
+				return ret;
 			break;
 		case 'G':
 			ret = parse_call_graph(a, optarg);
@@ -425,11 +433,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->opts.backend)
 		a->opts.backend = "perf";
 	if (!strcmp(a->opts.backend, "bpf") &&
-	    a->opts.call_graph == DCP_CALL_GRAPH_DWARF)
-		return cmd_usage_error(
-			"record",
-			"--backend bpf cannot record --call-graph dwarf (the BPF backend counts frame-pointer stacks in the kernel): use --backend perf");
-	if (!strcmp(a->opts.backend, "bpf") &&
 	    (a->nr_cpus || a->opts.sample_period || a->opts.filter_uid))
 		return cmd_usage_error(
 			"record",
@@ -492,9 +495,8 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 		struct dcp_profile *p = dcp_profile_open(path);
 		char hint[512];
 
-		if (cmd_fp_hint(s, p ? dcp_profile_cookies(p) : NULL,
-				p ? dcp_profile_get_meta(p)->backend : NULL,
-				hint, sizeof(hint)))
+		if (cmd_fp_hint(s, p ? dcp_profile_cookies(p) : NULL, hint,
+				sizeof(hint)))
 			fprintf(stderr, "dcprof: %s\n", hint);
 		dcp_profile_close(p);
 	}

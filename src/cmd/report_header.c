@@ -60,7 +60,34 @@ static void print_header_text(const struct profile_view *v,
 		       " at frames without CFI, %" PRIu64 " other\n",
 		       s->unwind_truncated_stack_end,
 		       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
-	if (cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint)))
+	if (s->unwind_walks) {
+		printf("# unwound in the kernel: %" PRIu64
+		       " user stacks, %" PRIu64
+		       " frames by unwind tables, %" PRIu64
+		       " by frame pointers (%" PRIu64
+		       " in files without a table, %" PRIu64
+		       " in no known file)\n",
+		       s->unwind_walks, s->unwind_table_frames,
+		       s->unwind_fp_frames, s->unwind_no_table_frames,
+		       s->unwind_no_mapping_frames);
+		printf("# stacks ended: %" PRIu64
+		       " at the outermost frame, %" PRIu64
+		       " where the frame-pointer chain ended, %" PRIu64
+		       " at a rule the tables cannot express, %" PRIu64
+		       " at a stack read that failed, %" PRIu64
+		       " at the depth limit\n",
+		       s->unwind_end_root, s->unwind_end_fp,
+		       s->unwind_end_unsupported, s->unwind_end_read,
+		       s->unwind_end_depth);
+		printf("# unwind tables: %" PRIu64 " files, %.1f KiB in the "
+		       "kernel; %" PRIu64 " files without one: %" PRIu64
+		       " for want of room (--unwind-memory), %" PRIu64
+		       " without CFI\n",
+		       s->unwind_tables, (double)s->unwind_table_bytes / 1024,
+		       s->unwind_tables_refused + s->unwind_tables_failed,
+		       s->unwind_tables_refused, s->unwind_tables_failed);
+	}
+	if (cmd_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a) && !report_in_ms(a))
 		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
@@ -147,7 +174,7 @@ static void print_header_json(const struct profile_view *v,
 	printf(",\"backend\":");
 	json_print_string(stdout, m->backend);
 	/* "": no hint */
-	cmd_fp_hint(s, v->cookies, m->backend, hint, sizeof(hint));
+	cmd_fp_hint(s, v->cookies, hint, sizeof(hint));
 	printf(",\"fp_hint\":");
 	json_print_string(stdout, hint);
 	printf("},\"stats\":{\"samples\":%" PRIu64 ",\"samples_kept\":%" PRIu64
@@ -185,6 +212,24 @@ static void print_header_json(const struct profile_view *v,
 		       a->off_cpu_state_ns[DCP_OFF_CPU_RUNNABLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_INTERRUPTIBLE],
 		       a->off_cpu_state_ns[DCP_OFF_CPU_UNINTERRUPTIBLE]);
+	if (s->unwind_walks)
+		printf(",\"unwind\":{\"walks\":%" PRIu64
+		       ",\"table_frames\":%" PRIu64 ",\"fp_frames\":%" PRIu64
+		       ",\"no_table_frames\":%" PRIu64
+		       ",\"no_mapping_frames\":%" PRIu64
+		       ",\"end_root\":%" PRIu64 ",\"end_fp\":%" PRIu64
+		       ",\"end_unsupported\":%" PRIu64 ",\"end_read\":%" PRIu64
+		       ",\"end_depth\":%" PRIu64 ",\"tables\":%" PRIu64
+		       ",\"table_bytes\":%" PRIu64
+		       ",\"tables_refused\":%" PRIu64
+		       ",\"tables_failed\":%" PRIu64 "}",
+		       s->unwind_walks, s->unwind_table_frames,
+		       s->unwind_fp_frames, s->unwind_no_table_frames,
+		       s->unwind_no_mapping_frames, s->unwind_end_root,
+		       s->unwind_end_fp, s->unwind_end_unsupported,
+		       s->unwind_end_read, s->unwind_end_depth,
+		       s->unwind_tables, s->unwind_table_bytes,
+		       s->unwind_tables_refused, s->unwind_tables_failed);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

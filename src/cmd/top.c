@@ -390,6 +390,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 			break;
 		case 'g':
 			a->opts.callchain = true;
+			a->opts.call_graph = DCP_CALL_GRAPH_DEFAULT;
 			break;
 		case 'p':
 			if (parse_list(optarg, &a->targets, &a->nr_targets,

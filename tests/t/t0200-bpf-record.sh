@@ -20,7 +20,8 @@
 #    with a process started every 50 ms too, the recording ends at its
 #    --duration (the drains stop at the poll's deadline);
 #  - a count map made tiny (DCPROF_BPF_MAP_ENTRIES=1): lost samples shown;
-#  - --backend bpf with --call-graph dwarf is refused in one line;
+#  - --off-cpu with --call-graph dwarf on the perf backend is refused in
+#    one line that names the BPF backend;
 #  - python3's broken frame-pointer chains end at [truncated], with the
 #    hint (dwarf with the perf ring);
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
@@ -271,10 +272,13 @@ grep -q "^# lost: .* [1-9][0-9]* samples;" "$TMP/out" ||
 	die "a full count map is not shown as lost: $(grep '^# lost' "$TMP/out")"
 
 # --- refusals -------------------------------------------------------------------
-expect_exit 2 "$DCPROF" record --backend bpf --call-graph dwarf -o "$TMP/dw.data" -- true
+# --off-cpu with --call-graph dwarf is the BPF backend's (the kernel
+# unwinds each switch-out): the perf backend refuses it in one line
+expect_exit 2 "$DCPROF" record --backend perf --off-cpu --call-graph dwarf \
+	-o "$TMP/dw.data" -- true
 [ -e "$TMP/dw.data" ] && die "a refused dwarf recording left a file"
-# a usage error: the reason, then where to read more
-head -1 "$TMP/err" | grep -q "^dcprof: .*dwarf" || die "the dwarf refusal does not say why: $(cat "$TMP/err")"
+head -1 "$TMP/err" | grep -q "^dcprof: .*dwarf.*--backend bpf" ||
+	die "the dwarf refusal does not name the BPF backend: $(cat "$TMP/err")"
 
 # no BTF: --backend bpf fails, auto falls back
 DCPROF_BPF_BTF=$TMP/no-btf "$DCPROF" record --backend bpf --duration 0.2 \
@@ -293,20 +297,21 @@ grep -q '^# backend: perf$' "$TMP/out" || die "the fallback profile does not say
 
 # Broken frame-pointer chains said as the perf ring says them (t0492):
 # Debian's python3, built without frame pointers, breaks right after the
-# leaf; the stacks end at a [truncated] marker, and the hint offers
-# --call-graph dwarf with the perf ring (the BPF backend has none). Builds
-# before this marked nothing and gave no hint.
+# leaf under --call-graph fp; the stacks end at a [truncated] marker, and
+# the hint offers --call-graph dwarf (on this backend, the unwind tables
+# -g takes). Builds before this marked nothing and gave no hint.
 PY=/usr/bin/python3
 check_fp_chains() {
-	expect_exit 0 "$DCPROF" record --backend bpf -g -o "$TMP/py.data" -- "$PY" -c '
+	expect_exit 0 "$DCPROF" record --backend bpf --call-graph fp \
+		-o "$TMP/py.data" -- "$PY" -c '
 import time
 t = time.time()
 while time.time() - t < 1:
     sum(i * i % 7 for i in range(10000))
 '
-	grep -E '^dcprof: .*(python3|libc).*--call-graph dwarf unwinds them \(with --backend perf\)$' \
+	grep -E '^dcprof: .*(python3|libc).*--call-graph dwarf unwinds them$' \
 		"$TMP/err" >/dev/null ||
-		die "no hint naming python3 or libc and the perf ring's dwarf: $(cat "$TMP/err")"
+		die "no hint naming python3 or libc and --call-graph dwarf: $(cat "$TMP/err")"
 	expect_exit 0 "$DCPROF" export -i "$TMP/py.data" --format folded \
 		-o "$TMP/py.folded"
 	grep '^python3' "$TMP/py.folded" | grep -v 'do_execveat_common' \

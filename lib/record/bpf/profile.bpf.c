@@ -23,6 +23,7 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 struct dcp_stats_map stats SEC(".maps");
+struct dcp_proc_ranges_map proc_ranges SEC(".maps");
 
 struct stack_buf {
 	struct bpf_stack_build_id frames[DCP_BPF_MAX_FRAMES];
@@ -47,6 +48,9 @@ const volatile int user_build_ids = 0;
  * frames and --only, whose helpers read the event's.
  */
 const volatile int own_user_walk = 0;
+/* 1: user stacks are walked by the files' unwind tables (unwind.bpf.h),
+ * frame pointers where a file has none; 0: by frame pointers alone */
+const volatile int unwind_tables = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
 
@@ -145,29 +149,30 @@ static __always_inline int leaf_marked(struct bpf_perf_event_data *ctx)
 	return bpf_map_lookup_elem(&marked, leaf->build_id) != NULL;
 }
 
+#define DCPROF_UNWIND_WALK
+#include "unwind.bpf.h"
+
 /* task flags (include/linux/sched.h): no user stack to walk */
 #define DCP_PF_USER_WORKER 0x00004000
 #define DCP_PF_KTHREAD 0x00200000
 #define DCP_USER_CS_64 0x33 /* __USER_CS: a 64-bit task's code segment */
 
 /*
- * The current task's user stack into buf by its frame pointers, from the
- * registers it entered the kernel with, as the kernel's own walk
- * (perf_callchain_user()) reads it, but ending at a frame pointer of 0:
+ * The current task's user stack into buf, from the registers it entered
+ * the kernel with (unwind.bpf.h): by the files' unwind tables with
+ * unwind_tables, else by frame pointers as the kernel's own walk
+ * (perf_callchain_user()) reads them, but ending at a frame pointer of 0:
  * the outermost frame's mark (glibc's clone and _start clear it), which
- * the kernel's walk reads as a frame. The fault that read takes cost 4.7
- * of the 7.3 µs of a switch-out's program here (docs/PERFORMANCE.md). A
- * chain into other unmapped memory still faults, as the kernel's does.
- * Returns the bytes filled, 0 for none, -1 for a task whose frames are
- * not 64-bit (the kernel's walk reads those, but for a sample of an event
- * without the chain's user part: its leaf alone then).
+ * the kernel's walk reads as a frame, at the cost of a fault. Returns the
+ * bytes filled, 0 for none, -1 for a task whose frames are not 64-bit
+ * (the kernel's walk reads those, but for a sample of an event without
+ * the chain's user part: its leaf alone then).
  */
 static __always_inline long walk_user_frames(struct ip_stack *buf)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u64 fp, frame[2];
-	int n;
+	__u32 n;
 
 	if (task->flags & (DCP_PF_KTHREAD | DCP_PF_USER_WORKER) || !task->mm)
 		return 0;
@@ -176,18 +181,7 @@ static __always_inline long walk_user_frames(struct ip_stack *buf)
 		return 0;
 	if (BPF_CORE_READ(regs, cs) != DCP_USER_CS_64)
 		return -1;
-	buf->ips[0] = BPF_CORE_READ(regs, ip);
-	fp = BPF_CORE_READ(regs, bp);
-	for (n = 1; n < DCP_BPF_MAX_FRAMES; n++) {
-		/* the lowest page is never mapped (mmap_min_addr) */
-		if (fp < 4096 || (fp & 7) || (__s64)fp < 0)
-			break;
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
-		    !frame[1])
-			break;
-		buf->ips[n] = frame[1];
-		fp = frame[0];
-	}
+	n = unwind_user(regs, buf->ips, unwind_tables);
 	if (n < DCP_BPF_MAX_FRAMES)
 		buf->ips[n] = 0; /* readers stop at the first empty frame */
 	return n * 8;
@@ -199,10 +193,33 @@ static __always_inline long walk_user_frames(struct ip_stack *buf)
  * already; leaf: its first frame goes to the caller, out of the hash.
  * Returns the hash, 0 when there is no stack or no room (counted).
  */
+struct stack_hash {
+	__u64 *w;
+	__u64 h;
+	__u32 first, words;
+};
+
+/* One more word of a stack into its hash; 1: done. A step of bpf_loop():
+ * as a loop of the program, each stack length would be verified apart. */
+static long hash_word(__u32 i, struct stack_hash *c)
+{
+	i += c->first;
+	if (i >= c->words || i >= sizeof(struct stack_buf) / 8)
+		return 1;
+	/* a bound the verifier keeps, which the compiler would drop */
+	asm volatile("" : "+r"(i));
+	i &= 511;
+	if (i >= sizeof(struct stack_buf) / 8)
+		return 1;
+	c->h = (c->h ^ c->w[i]) * 0x100000001b3ull;
+	return 0;
+}
+
 static __always_inline __u64 keep_stack(void *map, struct stack_buf *buf,
 					long n, __u64 *leaf)
 {
 	__u64 *w = (__u64 *)buf, h = 0xcbf29ce484222325ull; /* FNV-1a */
+	struct stack_hash c = { .w = w };
 	long err;
 
 	if (n <= 0)
@@ -214,11 +231,11 @@ static __always_inline __u64 keep_stack(void *map, struct stack_buf *buf,
 		*leaf = w[0];
 		h = (h ^ 0x6c656166ull) * 0x100000001b3ull;
 	}
-	for (int i = leaf ? 1 : 0; i < (int)(sizeof(*buf) / 8); i++) {
-		if (i >= n / 8)
-			break;
-		h = (h ^ w[i]) * 0x100000001b3ull;
-	}
+	c.h = h;
+	c.first = leaf ? 1 : 0;
+	c.words = (__u32)(n / 8);
+	bpf_loop(sizeof(*buf) / 8, hash_word, &c, 0);
+	h = c.h;
 	if (!h)
 		h = 1;
 	if (bpf_map_lookup_elem(map, &h))

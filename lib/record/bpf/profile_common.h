@@ -108,6 +108,25 @@ enum dcp_bpf_stat {
 	/* a thread found asleep at the start: its wait begins there, on
 	 * its kernel stack (dcp_off_cpu_seed) */
 	DCP_BPF_STAT_OFF_UNDER_WAY,
+	/* user stacks walked with the files' unwind tables (unwind.bpf.h),
+	 * and their frames: found by a table row, or by the frame pointer
+	 * where the file has no table (yet: user space builds it) or the
+	 * address is in no file the kernel knows of the process */
+	DCP_BPF_STAT_UNWIND_WALKS,
+	DCP_BPF_STAT_UNWIND_TABLE_FRAMES,
+	DCP_BPF_STAT_UNWIND_FP_FRAMES,
+	DCP_BPF_STAT_UNWIND_NO_TABLE,
+	DCP_BPF_STAT_UNWIND_NO_MAPPING,
+	/* how each walk ended: the outermost frame, the frame-pointer chain
+	 * ending, a row no kind expresses, a stack read failing, the depth */
+	DCP_BPF_STAT_UNWIND_END_ROOT,
+	DCP_BPF_STAT_UNWIND_END_FP,
+	DCP_BPF_STAT_UNWIND_END_UNSUPPORTED,
+	DCP_BPF_STAT_UNWIND_END_READ,
+	DCP_BPF_STAT_UNWIND_END_DEPTH,
+	/* an executable mapping the kernel could not add to its process's
+	 * ranges (DCP_BPF_MAX_RANGES, or no memory) */
+	DCP_BPF_STAT_UNWIND_RANGES_FULL,
 	DCP_BPF_STAT_NR,
 };
 
@@ -159,6 +178,62 @@ struct dcp_bpf_mmap_event {
 	unsigned int generation;
 	unsigned int flags; /* the vma's VM_* flags, low 32 bits */
 	unsigned long long end; /* the vma's end (the program's own walk) */
+};
+
+/*
+ * Unwinding in the kernel (unwind.bpf.h): every process's executable file
+ * mappings, kept by the task programs from exec, mmap(2) and fork, sorted
+ * by start, turn a user address into (file, offset in the file); the
+ * file's unwind table (lib/unwind/unwind_row.h rows, compiled by user
+ * space from its .eh_frame) says how to find the caller's frame there.
+ */
+#define DCP_BPF_MAX_RANGES 256 /* a power of two: indexes are masked */
+
+struct dcp_bpf_range {
+	unsigned long long start, end;
+	/* the file offset of an address in the range is address + bias */
+	unsigned long long bias;
+	unsigned long long ino;
+	unsigned int dev; /* s_dev: major << 20 | minor */
+	unsigned int pad;
+};
+
+struct dcp_bpf_ranges {
+	unsigned int nr;
+	unsigned int pad;
+	struct dcp_bpf_range r[DCP_BPF_MAX_RANGES];
+};
+
+/*
+ * A file's table in the rows array, by dcp_bpf_file_key: rows are indexed
+ * by 4 KiB page of file offset, nr_pages pages from page_base on, page i's
+ * entry at pages[first_page + i]. nr_pages 0: the file has no table (no
+ * CFI, or no room): its frames are walked by frame pointers.
+ */
+#define DCP_BPF_UNWIND_PAGE_SHIFT 12
+struct dcp_bpf_unwind_file {
+	unsigned int first_page;
+	unsigned int nr_pages;
+	unsigned long long page_base;
+};
+
+/* The rows a page needs: the one in force at its start, then every row
+ * that begins in it. */
+struct dcp_bpf_unwind_page {
+	unsigned int first_row;
+	unsigned int nr_rows;
+};
+#define DCP_BPF_UNWIND_PAGE_ROWS (1u << 16) /* at most, for the search */
+
+/*
+ * A file a walk found without a table, for user space to build one
+ * (unwind_wanted, by dcp_bpf_file_key): where a process maps it, to open
+ * it through /proc/PID/map_files.
+ */
+struct dcp_bpf_unwind_want {
+	unsigned int pid;
+	unsigned int pad;
+	unsigned long long start, end;
 };
 
 #endif

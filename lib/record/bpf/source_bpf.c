@@ -133,9 +133,6 @@ static void find_switch_iterator(struct bpf_source *bs)
 		fclose(f);
 }
 
-/* mmap(2)'s exit tracepoint: executable mappings as they are made */
-#define SYS_EXIT_MMAP "/sys/kernel/tracing/events/syscalls/sys_exit_mmap"
-
 static int load_error(int err, const char *what)
 {
 	if (err == EPERM || err == EACCES)
@@ -344,7 +341,15 @@ static int bpf_start(struct dcp_source *s,
 	bs->skel->rodata->own_user_walk = !bs->user_build_ids && !bs->filter;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
 	bs->off_cpu = set->off_cpu;
-	bs->mapping_events = !access(SYS_EXIT_MMAP, F_OK);
+	/* found in tracefs, mounted when it is not: without the mmap
+	 * events, a walk by tables knows no library of a new process */
+	{
+		char format[4096];
+		uint64_t id;
+
+		bs->mapping_events = !dcp_tracefs_event(
+			"syscalls/sys_exit_mmap", &id, format, sizeof(format));
+	}
 	bs->skel->rodata->send_exec_mappings = bs->mapping_events;
 	if (set->off_cpu)
 		find_switch_iterator(bs);
@@ -352,9 +357,13 @@ static int bpf_start(struct dcp_source *s,
 	ret = size_maps(bs, set);
 	if (ret)
 		return ret;
+	dcp_bpf_unwind_size(bs, set->unwind_tables, set->unwind_memory);
 	ret = recorder_bpf__load(bs->skel);
 	if (ret)
 		return load_error(-ret, "load");
+	ret = dcp_bpf_unwind_start(bs);
+	if (ret)
+		return ret;
 	for (size_t i = 0; bs->filter && i < bs->nr_marks; i++)
 		if (bpf_map_update_elem(bs->skel->maps.marked.map_fd,
 					bs->marks[i], &one, BPF_ANY))
@@ -363,6 +372,14 @@ static int bpf_start(struct dcp_source *s,
 	ret = attach_task_programs(bs);
 	if (ret)
 		return ret;
+	/* the processes that exist: their mappings, for the walk by tables
+	 * (the task programs, attached, keep those of the ones to come) */
+	if (bs->unwind.on) {
+		ret = run_task_iterator(bs->skel->progs.dcp_ranges_seed.prog_fd,
+					"read the processes' mappings");
+		if (ret)
+			return ret;
+	}
 	bs->rb = ring_buffer__new(bs->skel->maps.events.map_fd,
 				  dcp_bpf_on_event, bs, NULL);
 	bs->ustack = calloc(DCP_BPF_MAX_FRAMES, sizeof(*bs->ustack));
@@ -472,10 +489,17 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	deadline = dcp_poll_work_deadline(deadline, now);
 	if (bs->drain_unfinished)
 		return dcp_bpf_drain_all(bs, deadline);
+	/* the tables the mapping events asked for: a new program's stacks
+	 * are whole from its first drain on */
+	n = dcp_bpf_unwind_work(bs, deadline);
+	if (n)
+		return n;
 	if (now >= r->next_flush_ns || now >= bs->next_drain_ns) {
 		bs->next_drain_ns = now + DRAIN_MS * 1000000ull;
 		dcp_bpf_budget_check(bs);
-		return dcp_bpf_drain_all(bs, deadline);
+		n = dcp_bpf_drain_all(bs, deadline);
+		/* the tables the walks asked for since the last drain */
+		return n ? n : dcp_bpf_unwind_work(bs, deadline);
 	}
 	return 0;
 }
@@ -585,6 +609,18 @@ static int bpf_stop(struct dcp_source *s)
 		"bpf: %" PRIu64 " executable mappings named from the kernel's "
 		"events, %" PRIu64 " left to the maps in /proc",
 		bs->mmaps_named, bs->mmaps_unnamed);
+	if (bs->unwind.on)
+		dcp_log(DCP_LOG_INFO,
+			"bpf: %" PRIu64 " unwind tables (%" PRIu64
+			" bytes in the kernel, %" PRIu64 " rows of %u; %" PRIu64
+			" read from the cache), made in %.1f ms from %" PRIu64
+			" bytes of CFI; %" PRIu64
+			" files without room, %" PRIu64 " without CFI",
+			bs->unwind.tables, bs->unwind.table_bytes,
+			(uint64_t)bs->unwind.rows_used, bs->unwind.rows_cap,
+			bs->unwind.from_cache,
+			(double)bs->unwind.build_ns / 1e6, bs->unwind.cfi_bytes,
+			bs->unwind.refused, bs->unwind.failed);
 	if (bs->off_cpu) {
 		log_program_run(bs->skel->progs.dcp_switch.prog_fd, "switch");
 		if (bs->kernel_counts[DCP_BPF_STAT_OFF_UNSPLIT])
@@ -608,6 +644,7 @@ static void bpf_free(struct dcp_source *s)
 	for (uint32_t i = 0; i < bs->nr_task_links; i++)
 		if (bs->task_links[i] >= 0)
 			close(bs->task_links[i]);
+	dcp_bpf_unwind_free(bs);
 	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);

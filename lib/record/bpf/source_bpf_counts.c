@@ -470,6 +470,24 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.off_cpu_missed_switch_ins =
 		now[DCP_BPF_STAT_OFF_MISSED];
 	bs->base.counts.off_cpu_under_way = now[DCP_BPF_STAT_OFF_UNDER_WAY];
+	bs->base.counts.unwind_walks = now[DCP_BPF_STAT_UNWIND_WALKS];
+	bs->base.counts.unwind_table_frames =
+		now[DCP_BPF_STAT_UNWIND_TABLE_FRAMES];
+	bs->base.counts.unwind_fp_frames = now[DCP_BPF_STAT_UNWIND_FP_FRAMES];
+	bs->base.counts.unwind_no_table_frames =
+		now[DCP_BPF_STAT_UNWIND_NO_TABLE];
+	bs->base.counts.unwind_no_mapping_frames =
+		now[DCP_BPF_STAT_UNWIND_NO_MAPPING];
+	bs->base.counts.unwind_end_root = now[DCP_BPF_STAT_UNWIND_END_ROOT];
+	bs->base.counts.unwind_end_fp = now[DCP_BPF_STAT_UNWIND_END_FP];
+	bs->base.counts.unwind_end_unsupported =
+		now[DCP_BPF_STAT_UNWIND_END_UNSUPPORTED];
+	bs->base.counts.unwind_end_read = now[DCP_BPF_STAT_UNWIND_END_READ];
+	bs->base.counts.unwind_end_depth = now[DCP_BPF_STAT_UNWIND_END_DEPTH];
+	bs->base.counts.unwind_tables = bs->unwind.tables;
+	bs->base.counts.unwind_table_bytes = bs->unwind.table_bytes;
+	bs->base.counts.unwind_tables_refused = bs->unwind.refused;
+	bs->base.counts.unwind_tables_failed = bs->unwind.failed;
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)

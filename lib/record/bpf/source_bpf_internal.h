@@ -19,12 +19,40 @@
 
 #include "file_ident_internal.h"
 #include "recorder_internal.h"
+#include "cache_internal.h"
 #include "profile_common.h"
+#include "unwind_table_internal.h"
 
 #define MAPS_TRIED 4096
 #define PRE_EXEC_SLOTS 256
 /* counts read from a map at a time (the drain's buffers) */
 #define DCP_BPF_DRAIN_BATCH 4096
+
+/*
+ * Unwind tables in the kernel (source_bpf_unwind.c): the rows and pages
+ * arrays mapped here, filled from the start on, within the memory set at
+ * load; what was built, and what was not.
+ */
+#define DCP_BPF_UNWIND_MEMORY_DEFAULT (32ull << 20)
+
+struct bpf_unwind {
+	bool on;
+	int files_fd, wanted_fd;
+	void *rows; /* struct dcp_unwind_row, 8-byte aligned apart */
+	struct dcp_bpf_unwind_page *pages;
+	uint32_t rows_cap, rows_used, pages_cap, pages_used;
+	uint64_t tables, table_bytes; /* built and in the kernel */
+	uint64_t refused; /* no room left in the memory given */
+	uint64_t failed; /* no CFI, or not an ELF file */
+	uint64_t build_ns, cfi_bytes, from_cache; /* for -v */
+	struct dcp_cache cache; /* the symbol cache: tables by build id */
+	/* tables built, waiting to be stored in the cache */
+	struct pending_store {
+		char name[DCP_UNWIND_CACHE_NAME];
+		struct dcp_unwind_table t;
+	} * stores;
+	size_t nr_stores, cap_stores;
+};
 
 struct bpf_source {
 	struct dcp_source base;
@@ -151,7 +179,24 @@ struct bpf_source {
 	uint32_t freq, weight;
 	double max_percent;
 	uint64_t budget_at_ns, budget_run_ns;
+
+	struct bpf_unwind unwind;
 };
+
+/*
+ * source_bpf_unwind.c: the maps sized before load (on: user stacks walked
+ * by tables; memory: bytes for the tables, 0 for the default), mapped
+ * after it, the tables the kernel asked for built at drains until
+ * deadline_ns (0: all), and unmapped at the end.
+ */
+void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory);
+int dcp_bpf_unwind_start(struct bpf_source *bs);
+int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns);
+/* A file mapped executable by pid at [start, end): its table asked for
+ * before a walk meets it (the mapping events). */
+void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
+			 uint64_t end, uint64_t ino, uint32_t dev);
+void dcp_bpf_unwind_free(struct bpf_source *bs);
 
 /*
  * source_bpf_counts.c: the ring's task events, the count maps (samples,

@@ -359,6 +359,9 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 	int64_t cookie = 0;
 	int ret;
 
+	if (!vdso && e->ino)
+		dcp_bpf_unwind_want(bs, e->pid, e->start, e->start + e->len,
+				    e->ino, e->dev);
 	if (!p || (r->targeted && !p->target) || (!e->ino && !vdso))
 		return 0;
 	if (vdso) {

@@ -14,11 +14,98 @@
 
 #include "profile_common.h"
 #include "stats.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* 1: the exec program sends the new program's mappings (dcp_mmap loads) */
 const volatile int send_exec_mappings = 0;
+/* 1: every process's executable mappings are kept in proc_ranges, for
+ * the walk by unwind tables (unwind.bpf.h) */
+const volatile int keep_ranges = 0;
+
+/* where a process's new ranges are put together */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dcp_bpf_ranges);
+} ranges_scratch SEC(".maps");
+
+/* add_range()'s copy of a process's ranges, one range a step */
+struct range_copy {
+	struct dcp_bpf_ranges *old, *nw;
+	struct dcp_bpf_range add;
+	__u32 nr, j;
+	bool placed;
+};
+
+static __always_inline bool put_range(struct range_copy *c,
+				      const struct dcp_bpf_range *r)
+{
+	__u32 j = c->j;
+
+	if (j >= DCP_BPF_MAX_RANGES)
+		return false;
+	asm volatile("" : "+r"(j));
+	c->nw->r[j & (DCP_BPF_MAX_RANGES - 1)] = *r;
+	c->j = j + 1;
+	return true;
+}
+
+static long copy_range(__u32 i, struct range_copy *c)
+{
+	struct dcp_bpf_range *r;
+
+	if (i >= c->nr || i >= DCP_BPF_MAX_RANGES)
+		return 1;
+	/* the mask the verifier needs, which the compiler would drop */
+	asm volatile("" : "+r"(i));
+	r = &c->old->r[i & (DCP_BPF_MAX_RANGES - 1)];
+	if (r->end > c->add.start && r->start < c->add.end)
+		return 0; /* replaced */
+	if (!c->placed && r->start > c->add.start) {
+		if (!put_range(c, &c->add))
+			return 1;
+		c->placed = true;
+	}
+	return put_range(c, r) ? 0 : 1;
+}
+
+/*
+ * The executable mapping [start, end) of file (ino, dev) at file offset
+ * pgoff into tgid's sorted ranges, in place of those it overlaps (a
+ * mapping made over others replaces them). The ranges are put together
+ * apart and stored whole: a walk on another CPU reads either the old ones
+ * or the new.
+ */
+static __always_inline void add_range(__u32 tgid, __u64 start, __u64 end,
+				      __u64 pgoff, __u64 ino, __u32 dev)
+{
+	struct range_copy c = {};
+	__u32 zero = 0;
+
+	c.old = bpf_map_lookup_elem(&proc_ranges, &tgid);
+	c.nw = bpf_map_lookup_elem(&ranges_scratch, &zero);
+	if (!c.nw)
+		return;
+	c.add.start = start;
+	c.add.end = end;
+	c.add.bias = pgoff - start;
+	c.add.ino = ino;
+	c.add.dev = dev;
+	if (c.old) {
+		c.nr = c.old->nr;
+		bpf_loop(DCP_BPF_MAX_RANGES, copy_range, &c, 0);
+	}
+	if (!c.placed && !put_range(&c, &c.add)) {
+		count_stat(DCP_BPF_STAT_UNWIND_RANGES_FULL);
+		return;
+	}
+	c.nw->nr = c.j;
+	if (bpf_map_update_elem(&proc_ranges, &tgid, c.nw, BPF_ANY))
+		count_stat(DCP_BPF_STAT_UNWIND_RANGES_FULL);
+}
 
 /*
  * Programs user space has named and pinned (source_bpf_tasks.c): their
@@ -134,7 +221,8 @@ static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
  * (vdso: the vdso's, which has no file); returns the end of the vma there
  * (0: none, or busy), for walking on.
  */
-static __always_inline __u64 send_mapping(__u64 addr, bool vdso)
+static __always_inline __u64 send_mapping(__u64 addr, bool vdso,
+					  bool send_events)
 {
 	struct dcp_bpf_mmap_event m = {}, *e;
 	__u64 id;
@@ -143,12 +231,16 @@ static __always_inline __u64 send_mapping(__u64 addr, bool vdso)
 		return 0;
 	if (vdso ? m.start != addr : !m.ino)
 		return m.end; /* not executable, or no file */
+	id = bpf_get_current_pid_tgid();
+	if (keep_ranges && !vdso)
+		add_range(id >> 32, m.start, m.end, m.pgoff, m.ino, m.dev);
+	if (!send_events)
+		return m.end;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_stat(DCP_BPF_STAT_LOST_EVENTS);
 		return 0;
 	}
-	id = bpf_get_current_pid_tgid();
 	m.type = vdso ? DCP_BPF_EVENT_VDSO : DCP_BPF_EVENT_MMAP;
 	m.pid = id >> 32;
 	m.tid = (__u32)id;
@@ -164,7 +256,7 @@ int dcp_mmap(struct dcp_sys_exit_args *ctx)
 	long ret = ctx->ret;
 
 	if (ret >= 0 || ret <= -4096)
-		send_mapping((__u64)ret, false);
+		send_mapping((__u64)ret, false, send_exec_mappings);
 	return 0;
 }
 
@@ -177,12 +269,16 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 	struct mm_struct *mm = BPF_CORE_READ(p, mm);
 	__u64 base = 0, addr;
 
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
 	task_event(DCP_BPF_EVENT_EXEC, p, NULL, bprm);
-	if (!mm || !send_exec_mappings)
+	if (keep_ranges)
+		bpf_map_delete_elem(&proc_ranges, &tgid);
+	if (!mm || (!send_exec_mappings && !keep_ranges))
 		return 0;
 	/* after the event, whose record empties the process's maps: the
 	 * program's text, then the loader's segments, from its base on */
-	send_mapping(BPF_CORE_READ(mm, start_code), false);
+	send_mapping(BPF_CORE_READ(mm, start_code), false, send_exec_mappings);
 	for (int i = 0; i < 54; i += 2)
 		if (BPF_CORE_READ(mm, saved_auxv[i]) == DCP_AT_BASE) {
 			base = BPF_CORE_READ(mm, saved_auxv[i + 1]);
@@ -190,25 +286,63 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 		}
 	addr = base;
 	for (int k = 0; k < 4 && addr; k++)
-		addr = send_mapping(addr, false);
+		addr = send_mapping(addr, false, send_exec_mappings);
 	/* clock_gettime() and friends run there, with no file to name them */
 	addr = (__u64)BPF_CORE_READ(mm, context.vdso);
-	if (addr)
-		send_mapping(addr, true);
+	if (addr && send_exec_mappings)
+		send_mapping(addr, true, true);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dcp_exit, struct task_struct *p)
 {
+	__u32 tgid = p->tgid;
+
 	/* every thread: its end is its lifetime's (report --threads) */
 	task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
+	if (keep_ranges && p->pid == tgid)
+		bpf_map_delete_elem(&proc_ranges, &tgid);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 {
+	__u32 tgid = child->tgid, ptgid = parent->tgid;
+	struct dcp_bpf_ranges *rs;
+
 	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
+	/* a new process maps what its parent maps */
+	if (keep_ranges && child->pid == tgid && tgid != ptgid) {
+		rs = bpf_map_lookup_elem(&proc_ranges, &ptgid);
+		if (rs && bpf_map_update_elem(&proc_ranges, &tgid, rs, BPF_ANY))
+			count_stat(DCP_BPF_STAT_UNWIND_RANGES_FULL);
+	}
+	return 0;
+}
+
+/*
+ * The executable file mappings of the processes that exist when recording
+ * begins (an iterator over every process's vmas, run once after the task
+ * programs are attached): the ranges the exec and mmap programs keep for
+ * the processes that come after.
+ */
+SEC("iter/task_vma")
+int dcp_ranges_seed(struct bpf_iter__task_vma *ctx)
+{
+	struct vm_area_struct *vma = ctx->vma;
+	struct task_struct *t = ctx->task;
+	struct file *file;
+	struct inode *inode;
+
+	if (!t || !vma || !(vma->vm_flags & DCP_VM_EXEC))
+		return 0;
+	file = vma->vm_file;
+	if (!file)
+		return 0;
+	inode = file->f_inode;
+	add_range(t->tgid, vma->vm_start, vma->vm_end,
+		  (__u64)vma->vm_pgoff << 12, inode->i_ino, inode->i_sb->s_dev);
 	return 0;
 }

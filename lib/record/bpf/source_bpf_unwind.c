@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF record source's unwind tables: the kernel's walk (unwind.bpf.h)
+ * asks for the table of each file it meets without one (unwind_wanted);
+ * at drains, this builds the file's table from its .eh_frame
+ * (lib/unwind/unwind_table.c) and puts it into the rows and pages arrays,
+ * which are mapped here and written in place, within the memory set at
+ * the start (--unwind-memory). A file is asked for only once its frames
+ * are sampled, so only what runs has a table; until it has one, its
+ * frames are walked by frame pointers (counted).
+ */
+#ifndef DCPROF_NO_BPF
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "grow.h"
+#include "log_internal.h"
+#include "source_bpf_internal.h"
+#include "unwind_table_internal.h"
+#include "recorder.lskel.h"
+
+/* an array map's elements are 8-byte aligned: rows are that far apart in
+ * the mapped array */
+#define ROW_STRIDE ((sizeof(struct dcp_unwind_row) + 7) & ~(size_t)7)
+
+/* the share of the memory given to the pages index: an entry (8 bytes)
+ * per 4 KiB of code, against about 12 bytes a row and a row every 16 to
+ * 32 bytes of code */
+#define PAGES_SHARE 16
+
+void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	uint64_t pages_bytes;
+
+	u->on = on;
+	bs->skel->rodata->unwind_tables = on;
+	bs->skel->rodata->keep_ranges = on;
+	if (!on)
+		return;
+	if (!memory)
+		memory = DCP_BPF_UNWIND_MEMORY_DEFAULT;
+	pages_bytes = memory / PAGES_SHARE;
+	u->pages_cap =
+		(uint32_t)(pages_bytes / sizeof(struct dcp_bpf_unwind_page));
+	u->rows_cap = (uint32_t)((memory - pages_bytes) / ROW_STRIDE);
+	if (!u->pages_cap)
+		u->pages_cap = 1;
+	if (!u->rows_cap)
+		u->rows_cap = 1;
+	bs->skel->maps.unwind_pages.max_entries = u->pages_cap;
+	bs->skel->maps.unwind_rows.max_entries = u->rows_cap;
+}
+
+static void *map_array(int fd, size_t bytes, const char *what)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		dcp_error(errno, "cannot map the unwind %s: %s", what,
+			  strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+int dcp_bpf_unwind_start(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+
+	u->cache.dir_fd = -1;
+	if (!u->on)
+		return 0;
+	dcp_cache_open(&u->cache);
+	u->files_fd = bs->skel->maps.unwind_files.map_fd;
+	u->wanted_fd = bs->skel->maps.unwind_wanted.map_fd;
+	u->rows = map_array(bs->skel->maps.unwind_rows.map_fd,
+			    (size_t)u->rows_cap * ROW_STRIDE, "rows");
+	if (!u->rows)
+		return -errno;
+	u->pages = map_array(bs->skel->maps.unwind_pages.map_fd,
+			     (size_t)u->pages_cap * sizeof(*u->pages), "pages");
+	if (!u->pages)
+		return -errno;
+	return 0;
+}
+
+/* The kernel's device number (s_dev) of a stat(2) st_dev. */
+static uint32_t kernel_dev(dev_t d)
+{
+	return (uint32_t)(major(d) << 20 | minor(d));
+}
+
+/*
+ * The file the kernel asked for, through the process that maps it: fd, or
+ * -errno (the process or the mapping is gone: the next walk asks again).
+ */
+static int open_wanted(const struct dcp_bpf_file_key *k,
+		       const struct dcp_bpf_unwind_want *w)
+{
+	char path[96];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", w->pid,
+		 w->start, w->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != k->ino ||
+	    kernel_dev(st.st_dev) != k->dev) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
+ * Table t into the arrays, indexed by page: *f says where. -ENOSPC when
+ * the memory left cannot hold it.
+ */
+static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
+		       struct dcp_bpf_unwind_file *f)
+{
+	uint64_t base, last, nr_pages;
+	size_t r = 0;
+
+	if (!t->nr_rows)
+		return -ENODATA;
+	base = t->rows[0].off >> DCP_BPF_UNWIND_PAGE_SHIFT;
+	last = t->rows[t->nr_rows - 1].off >> DCP_BPF_UNWIND_PAGE_SHIFT;
+	nr_pages = last - base + 1;
+	if (t->nr_rows > u->rows_cap - u->rows_used ||
+	    nr_pages > u->pages_cap - u->pages_used)
+		return -ENOSPC;
+	for (size_t i = 0; i < t->nr_rows; i++)
+		memcpy((char *)u->rows + (u->rows_used + i) * ROW_STRIDE,
+		       &t->rows[i], sizeof(t->rows[i]));
+	for (uint64_t p = 0; p < nr_pages; p++) {
+		uint64_t start = (base + p) << DCP_BPF_UNWIND_PAGE_SHIFT;
+		uint64_t end = start + (1u << DCP_BPF_UNWIND_PAGE_SHIFT);
+		size_t first, next;
+
+		/* the row in force at the page's start, then those in it */
+		while (r + 1 < t->nr_rows && t->rows[r + 1].off <= start)
+			r++;
+		first = r;
+		next = r;
+		while (next < t->nr_rows && t->rows[next].off < end)
+			next++;
+		if (next - first > DCP_BPF_UNWIND_PAGE_ROWS)
+			return -E2BIG;
+		u->pages[u->pages_used + p].first_row =
+			(uint32_t)(u->rows_used + first);
+		u->pages[u->pages_used + p].nr_rows =
+			(uint32_t)(next > first ? next - first : 1);
+	}
+	f->first_page = u->pages_used;
+	f->nr_pages = (uint32_t)nr_pages;
+	f->page_base = base;
+	u->rows_used += (uint32_t)t->nr_rows;
+	u->pages_used += (uint32_t)nr_pages;
+	return 0;
+}
+
+/* Table t, just built, to be stored in the cache as name when no table
+ * waits (the store's fsync must not delay one); true: t is taken. */
+static bool keep_for_cache(struct bpf_unwind *u, const char *name,
+			   struct dcp_unwind_table *t)
+{
+	struct pending_store *p;
+
+	if (u->cache.dir_fd < 0)
+		return false;
+	p = dcp_grow(u->stores, &u->cap_stores, u->nr_stores + 1, sizeof(*p));
+	if (!p)
+		return false;
+	u->stores = p;
+	p = &u->stores[u->nr_stores++];
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->t = *t;
+	return true;
+}
+
+/* The oldest table waiting for the cache, stored. */
+static void store_one(struct bpf_unwind *u)
+{
+	struct pending_store *p = &u->stores[0];
+
+	dcp_unwind_table_store(&u->cache, p->name, &p->t);
+	dcp_unwind_table_free(&p->t);
+	memmove(u->stores, u->stores + 1, --u->nr_stores * sizeof(*u->stores));
+}
+
+/* One file's table built and published; 0 also when it has none (the
+ * kernel is told, and walks its frames by frame pointers). */
+static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
+		     int fd)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	struct dcp_bpf_unwind_file f = { 0 };
+	struct dcp_unwind_table t = { 0 };
+	uint64_t t0 = dcp_now_ns(CLOCK_MONOTONIC);
+	char name[DCP_UNWIND_CACHE_NAME];
+	bool cached;
+	int ret;
+
+	ret = dcp_unwind_table_for_fd(fd, &u->cache, &t, &cached, name);
+	u->build_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	u->from_cache += cached;
+	if (!ret) {
+		u->cfi_bytes += t.eh_frame_bytes;
+		ret = place_table(u, &t, &f);
+	}
+	if (!ret) {
+		u->tables++;
+		u->table_bytes +=
+			t.nr_rows * ROW_STRIDE + f.nr_pages * sizeof(*u->pages);
+	} else if (ret == -ENOSPC) {
+		u->refused++;
+	} else {
+		u->failed++;
+		dcp_log(DCP_LOG_DEBUG, "no unwind table for a file (%s)",
+			strerror(-ret));
+	}
+	if (!cached && name[0] && t.nr_rows && keep_for_cache(u, name, &t))
+		memset(&t, 0, sizeof(t));
+	dcp_unwind_table_free(&t);
+	if (bpf_map_update_elem(u->files_fd, k, &f, BPF_ANY))
+		return dcp_error(errno, "cannot add an unwind table: %s",
+				 strerror(errno));
+	return 0;
+}
+
+void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
+			 uint64_t end, uint64_t ino, uint32_t dev)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	struct dcp_bpf_file_key k = { .ino = ino, .dev = dev };
+	struct dcp_bpf_unwind_want w = { .pid = pid,
+					 .start = start,
+					 .end = end };
+
+	/* already asked for, or built: refused by the flag, or skipped by
+	 * dcp_bpf_unwind_work() */
+	if (u->on)
+		bpf_map_update_elem(u->wanted_fd, &k, &w, BPF_NOEXIST);
+}
+
+/* A file asked for, open, and its size. */
+struct wanted_file {
+	struct dcp_bpf_file_key key;
+	int fd;
+	off_t size;
+};
+
+static int by_size(const void *a, const void *b)
+{
+	const struct wanted_file *x = a, *y = b;
+
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+#define WORK_BATCH 64
+
+/*
+ * The files asked for, smallest first: a program's own files are usually
+ * small beside libc and the interpreters, and its stacks need all of them;
+ * the sooner most are built, the fewer samples are walked without them.
+ */
+int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	struct wanted_file files[WORK_BATCH];
+	struct dcp_bpf_file_key k, next;
+	struct dcp_bpf_unwind_want w;
+	struct dcp_bpf_unwind_file f;
+	size_t n = 0, i;
+	struct stat st;
+	int ret = 0;
+
+	if (!u->on)
+		return 0;
+	while (n < WORK_BATCH &&
+	       !bpf_map_get_next_key(u->wanted_fd, n ? &k : NULL, &next)) {
+		k = next;
+		if (bpf_map_lookup_elem(u->wanted_fd, &k, &w))
+			continue;
+		files[n].key = k;
+		/* built already, or gone: nothing to build */
+		files[n].fd = bpf_map_lookup_elem(u->files_fd, &k, &f) ?
+				      open_wanted(&k, &w) :
+				      -1;
+		files[n].size = files[n].fd >= 0 && !fstat(files[n].fd, &st) ?
+					st.st_size :
+					0;
+		n++;
+	}
+	qsort(files, n, sizeof(*files), by_size);
+	for (i = 0; i < n; i++) {
+		if (!ret && files[i].fd >= 0 &&
+		    (!deadline_ns ||
+		     dcp_now_ns(CLOCK_MONOTONIC) < deadline_ns)) {
+			ret = build_one(bs, &files[i].key, files[i].fd);
+			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
+		} else if (files[i].fd < 0) {
+			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
+		}
+		if (files[i].fd >= 0)
+			close(files[i].fd);
+	}
+	if (ret)
+		return ret;
+	/* no table waits: one built table into the cache */
+	if (!n && u->nr_stores)
+		store_one(u);
+	return 0;
+}
+
+void dcp_bpf_unwind_free(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (u->rows)
+		munmap(u->rows, ((size_t)u->rows_cap * ROW_STRIDE + page - 1) &
+					~((size_t)page - 1));
+	if (u->pages)
+		munmap(u->pages,
+		       ((size_t)u->pages_cap * sizeof(*u->pages) + page - 1) &
+			       ~((size_t)page - 1));
+	u->rows = NULL;
+	u->pages = NULL;
+	while (u->nr_stores)
+		store_one(u);
+	free(u->stores);
+	u->stores = NULL;
+	if (u->on)
+		dcp_cache_close(&u->cache);
+}
+
+#endif

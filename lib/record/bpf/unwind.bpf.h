@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * User stacks unwound in the kernel from the files' unwind tables: each
+ * frame's address is found in its process's executable mappings (kept by
+ * tasks.bpf.c), its file's table row (compiled from .eh_frame by user
+ * space, lib/unwind/unwind_table.c) says where the caller's frame is, and
+ * the walk goes on from there. Code no table covers (JIT code, a file
+ * whose table is not built yet, the vdso) is walked by its frame pointer.
+ * The maps are defined in profile.bpf.c and shared by name with
+ * tasks.bpf.c (bpftool gen object).
+ */
+#ifndef DCPROF_UNWIND_BPF_H
+#define DCPROF_UNWIND_BPF_H
+
+#include "unwind_row.h"
+
+struct dcp_proc_ranges_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, __u32); /* tgid */
+	__type(value, struct dcp_bpf_ranges);
+};
+extern struct dcp_proc_ranges_map proc_ranges SEC(".maps");
+
+#ifdef DCPROF_UNWIND_WALK
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_file_key);
+	__type(value, struct dcp_bpf_unwind_file);
+} unwind_files SEC(".maps");
+
+/* written by user space through mmap(2); sized before load */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dcp_bpf_unwind_page);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dcp_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct dcp_bpf_file_key);
+	__type(value, struct dcp_bpf_unwind_want);
+} unwind_wanted SEC(".maps");
+
+/* the ucontext a signal handler returns through (__restore_rt's CFI) */
+#define DCP_SIGFRAME_RBP 120
+#define DCP_SIGFRAME_RSP 160
+#define DCP_SIGFRAME_RIP 168
+
+/*
+ * A walk's registers and counts, kept in map memory (walk_state), whose
+ * values the verifier does not follow from one step to the next: on the
+ * stack, each frame count would be a state of its own to verify.
+ */
+struct unwind_regs {
+	__u64 pc, sp, bp;
+	__u32 pid;
+	__u32 n;
+	__u32 end; /* the DCP_BPF_STAT_UNWIND_END_* slot, 0 going on */
+	__u32 by_table, by_fp, no_table, no_mapping;
+	__u32 lo, hi; /* a search's bounds */
+	__u8 tables; /* 0: frame pointers alone, nothing counted */
+	__u8 bp_known;
+	/* pc is where the thread was interrupted (the leaf, or the frame a
+	 * signal interrupted), not a return address: looked up as it is */
+	__u8 activation;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_regs);
+} walk_state SEC(".maps");
+
+/* the steps' context, on the walk's stack */
+struct unwind_walk {
+	struct unwind_regs *r;
+	struct dcp_bpf_ranges *ranges; /* NULL: the process is not known */
+	__u64 *ips; /* DCP_BPF_MAX_FRAMES */
+};
+
+/*
+ * The range of rs holding pc; NULL: none. The search's bounds live in
+ * st (map memory): on the stack the verifier would follow every pair of
+ * bounds as a state of its own.
+ */
+static __always_inline struct dcp_bpf_range *
+find_range(struct unwind_regs *st, struct dcp_bpf_ranges *rs, __u64 pc)
+{
+	struct dcp_bpf_range *r;
+	__u32 mid;
+
+	st->lo = 0;
+	st->hi = rs->nr;
+	if (st->hi > DCP_BPF_MAX_RANGES)
+		st->hi = DCP_BPF_MAX_RANGES;
+	/* the last range starting at or before pc */
+	for (int k = 0; k < 9 && st->lo < st->hi; k++) {
+		mid = (st->lo + st->hi) / 2;
+		if (rs->r[mid & (DCP_BPF_MAX_RANGES - 1)].start <= pc)
+			st->lo = mid + 1;
+		else
+			st->hi = mid;
+	}
+	mid = st->lo;
+	if (!mid)
+		return NULL;
+	r = &rs->r[(mid - 1) & (DCP_BPF_MAX_RANGES - 1)];
+	return pc < r->end ? r : NULL;
+}
+
+/* The row in force at file offset off of the table f; NULL: none (gap).
+ * The bounds live in st, as find_range()'s. */
+static __always_inline struct dcp_unwind_row *
+find_row(struct unwind_regs *st, struct dcp_bpf_unwind_file *f, __u64 off)
+{
+	__u64 page = off >> DCP_BPF_UNWIND_PAGE_SHIFT;
+	struct dcp_bpf_unwind_page *pg;
+	struct dcp_unwind_row *row;
+	__u32 idx, first, mid;
+
+	if (page < f->page_base || page - f->page_base >= f->nr_pages)
+		return NULL;
+	idx = f->first_page + (__u32)(page - f->page_base);
+	pg = bpf_map_lookup_elem(&unwind_pages, &idx);
+	if (!pg)
+		return NULL;
+	first = pg->first_row;
+	st->lo = first;
+	st->hi = first + pg->nr_rows;
+	/* the last row beginning at or before off */
+	for (int k = 0; k < 17 && st->lo < st->hi; k++) {
+		mid = st->lo + (st->hi - st->lo) / 2;
+		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!row)
+			return NULL;
+		if (row->off <= off)
+			st->lo = mid + 1;
+		else
+			st->hi = mid;
+	}
+	mid = st->lo;
+	if (mid == first)
+		return NULL;
+	mid--;
+	return bpf_map_lookup_elem(&unwind_rows, &mid);
+}
+
+/* The caller of the frame at r by its frame pointer; 0: the chain ends. */
+static __always_inline int fp_step(struct unwind_regs *r)
+{
+	__u64 frame[2], bp = r->bp;
+
+	/* the lowest page is never mapped (mmap_min_addr) */
+	if (!r->bp_known || bp < 4096 || (bp & 7) || (__s64)bp < 0 ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)bp) ||
+	    !frame[1]) {
+		r->end = DCP_BPF_STAT_UNWIND_END_FP;
+		return 0;
+	}
+	r->by_fp++;
+	r->sp = bp + 16;
+	r->bp = frame[0];
+	r->pc = frame[1];
+	r->activation = 0;
+	return 1;
+}
+
+/* The table row in force at pc; NULL: none (counted when not a gap). */
+static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
+						     __u64 pc)
+{
+	struct unwind_regs *st = w->r;
+	struct dcp_bpf_file_key key = {};
+	struct dcp_bpf_unwind_file *f;
+	struct dcp_bpf_range *r;
+
+	if (!st->tables)
+		return NULL;
+	r = w->ranges ? find_range(st, w->ranges, pc) : NULL;
+	if (!r) {
+		st->no_mapping++;
+		return NULL;
+	}
+	key.ino = r->ino;
+	key.dev = r->dev;
+	f = bpf_map_lookup_elem(&unwind_files, &key);
+	if (!f) {
+		struct dcp_bpf_unwind_want want = {
+			.pid = st->pid,
+			.start = r->start,
+			.end = r->end,
+		};
+
+		bpf_map_update_elem(&unwind_wanted, &key, &want, BPF_NOEXIST);
+		st->no_table++;
+		return NULL;
+	}
+	if (!f->nr_pages) {
+		st->no_table++;
+		return NULL;
+	}
+	return find_row(st, f, pc + r->bias);
+}
+
+/* One frame: r->pc into the stack, then its caller into r. 1: stop. */
+static long unwind_step(__u32 i, struct unwind_walk *w)
+{
+	struct unwind_regs *r = w->r;
+	struct dcp_unwind_row *row;
+	__u64 pc = r->pc, cfa, ra, bp, regs[2];
+	__u32 n = r->n;
+
+	if (n >= DCP_BPF_MAX_FRAMES) {
+		r->end = DCP_BPF_STAT_UNWIND_END_DEPTH;
+		return 1;
+	}
+	w->ips[n] = pc;
+	r->n = n + 1;
+	if (pc < 4096 || (__s64)pc < 0) {
+		r->end = DCP_BPF_STAT_UNWIND_END_READ;
+		return 1;
+	}
+	row = row_of(w, r->activation ? pc : pc - 1);
+	if (!row || row->kind == DCP_UNWIND_ROW_GAP)
+		return fp_step(r) ? 0 : 1;
+	switch (row->kind) {
+	case DCP_UNWIND_ROW_SP:
+		cfa = r->sp + row->cfa_off;
+		break;
+	case DCP_UNWIND_ROW_FP:
+		if (!r->bp_known) {
+			r->end = DCP_BPF_STAT_UNWIND_END_READ;
+			return 1;
+		}
+		cfa = r->bp + row->cfa_off;
+		break;
+	case DCP_UNWIND_ROW_PLT:
+		cfa = r->sp + row->cfa_off + ((pc & 15) >= row->param ? 8 : 0);
+		break;
+	case DCP_UNWIND_ROW_SIGNAL:
+		if (bpf_probe_read_user(&bp, 8,
+					(void *)(r->sp + DCP_SIGFRAME_RBP)) ||
+		    bpf_probe_read_user(regs, sizeof(regs),
+					(void *)(r->sp + DCP_SIGFRAME_RSP))) {
+			r->end = DCP_BPF_STAT_UNWIND_END_READ;
+			return 1;
+		}
+		r->by_table++;
+		r->bp = bp;
+		r->bp_known = 1;
+		r->sp = regs[0];
+		r->pc = regs[1];
+		r->activation = 1;
+		return 0;
+	case DCP_UNWIND_ROW_END:
+		r->by_table++;
+		r->end = DCP_BPF_STAT_UNWIND_END_ROOT;
+		return 1;
+	default:
+		r->end = DCP_BPF_STAT_UNWIND_END_UNSUPPORTED;
+		return 1;
+	}
+	if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+		r->end = DCP_BPF_STAT_UNWIND_END_READ;
+		return 1;
+	}
+	if (row->fp_off == DCP_UNWIND_FP_LOST) {
+		r->bp_known = 0;
+	} else if (row->fp_off != DCP_UNWIND_FP_SAME) {
+		if (bpf_probe_read_user(&bp, 8, (void *)(cfa + row->fp_off)))
+			r->bp_known = 0;
+		else
+			r->bp = bp;
+	}
+	r->by_table++;
+	r->sp = cfa;
+	r->pc = ra;
+	r->activation = 0;
+	if (!ra) {
+		/* a return address of 0: the outermost frame's mark */
+		r->end = DCP_BPF_STAT_UNWIND_END_ROOT;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The current task's user stack (its registers at kernel entry, regs)
+ * into ips by the tables (by_tables: 0, by frame pointers alone); returns
+ * the frames filled.
+ */
+static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
+					 int by_tables)
+{
+	struct unwind_walk w = { .ips = ips };
+	struct unwind_regs *r;
+	__u32 zero = 0;
+
+	r = bpf_map_lookup_elem(&walk_state, &zero);
+	if (!r)
+		return 0;
+	w.r = r;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r->pc = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+	r->n = 0;
+	r->end = 0;
+	r->by_table = r->by_fp = r->no_table = r->no_mapping = 0;
+	r->tables = by_tables;
+	r->bp_known = 1;
+	r->activation = 1;
+	if (by_tables)
+		w.ranges = bpf_map_lookup_elem(&proc_ranges, &r->pid);
+	bpf_loop(DCP_BPF_MAX_FRAMES, unwind_step, &w, 0);
+	if (!by_tables)
+		return r->n;
+	if (!r->end)
+		r->end = DCP_BPF_STAT_UNWIND_END_DEPTH;
+	count_stat(DCP_BPF_STAT_UNWIND_WALKS);
+	count_stat(r->end);
+	if (r->by_table)
+		count_stat_n(DCP_BPF_STAT_UNWIND_TABLE_FRAMES, r->by_table);
+	if (r->by_fp)
+		count_stat_n(DCP_BPF_STAT_UNWIND_FP_FRAMES, r->by_fp);
+	if (r->no_table)
+		count_stat_n(DCP_BPF_STAT_UNWIND_NO_TABLE, r->no_table);
+	if (r->no_mapping)
+		count_stat_n(DCP_BPF_STAT_UNWIND_NO_MAPPING, r->no_mapping);
+	return r->n;
+}
+
+#endif /* DCPROF_UNWIND_WALK */
+#endif

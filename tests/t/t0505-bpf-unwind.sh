@@ -1,0 +1,124 @@
+#!/bin/bash
+# The BPF backend's -g: user stacks unwound in the kernel with the files'
+# unwind tables (compiled from .eh_frame), through code built without
+# frame pointers.
+#  - main -> a shared-library function -> callbacks in main, all built
+#    with -fomit-frame-pointer: >= 95% of the callbacks' samples carry the
+#    whole chain to main, and the 70/30 split is within 2 points;
+#  - a frameless leaf keeps its caller (--call-graph fp loses it);
+#  - a recursion 100 deep reaches main;
+#  - a tiny --unwind-memory: files left without a table are counted, their
+#    frames walked by frame pointers, and the profile is whole.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_bpf_backend
+
+W=$TOP/tests/workloads
+mkdir -p "$TMP/nofp" "$TMP/leaf"
+gcc -std=gnu11 -O1 -g -fomit-frame-pointer -shared -fPIC -Wl,--build-id \
+	-o "$TMP/nofp/libdcpwork.so" "$W/unwind_lib.c" ||
+	die "cannot build the workload library"
+gcc -std=gnu11 -O1 -g -fomit-frame-pointer -Wl,--build-id \
+	-o "$TMP/nofp/unwind_main" "$W/unwind_main.c" -L"$TMP/nofp" -ldcpwork \
+	-Wl,-rpath,"$TMP/nofp" || die "cannot build the workload"
+gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
+	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
+	die "cannot build the folded-stacks tool"
+
+# record NAME DCPROF-ARGS...: the user stacks in $TMP/NAME.folded
+record() {
+	local name=$1
+	shift
+	expect_exit 0 "$DCPROF" record --backend bpf -o "$TMP/$name.data" "$@"
+	"$TMP/folded" -u "$TMP/$name.data" >"$TMP/$name.folded" ||
+		die "cannot read '$name.data'"
+}
+
+# check.py FOLDED COMM EXPR...: python over the folded stacks of COMM
+cat >"$TMP/check.py" <<'PY'
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    stack, count = line.rsplit(" ", 1)
+    frames = stack.split(";")
+    if frames[0] == sys.argv[2]:
+        rows.append((frames[1:], int(count)))
+
+def has_seq(frames, seq):
+    n = len(seq)
+    return any(frames[i:i + n] == seq for i in range(len(frames) - n + 1))
+
+def count(pred):
+    return sum(c for f, c in rows if pred(f))
+
+for expr in sys.argv[3:]:
+    exec(expr)
+PY
+check() { python3 "$TMP/check.py" "$@" || die "check failed on '$1'"; }
+
+# 1. no frame pointers anywhere
+record cb -g -- "$TMP/nofp/unwind_main" cb 2
+check "$TMP/cb.folded" unwind_main '
+cb = count(lambda f: "cb_seventy" in f or "cb_thirty" in f)
+full = {n: count(lambda f, n=n: has_seq(f, ["main", "unwind_lib_run", n]))
+        for n in ("cb_seventy", "cb_thirty")}
+total = sum(full.values())
+print("callback samples %d, whole chains %d (%.1f%%)" % (cb, total, 100.0 * total / max(cb, 1)))
+assert cb >= 1000, "only %d callback samples" % cb
+assert total >= 0.95 * cb, "only %d of %d callback samples are whole" % (total, cb)
+share = 100.0 * full["cb_seventy"] / total
+print("cb_seventy %.1f%% (want 70)" % share)
+assert abs(share - 70) <= 2, "split %.1f%%, want 70 +- 2" % share
+'
+"$DCPROF" report -i "$TMP/cb.data" --format json >"$TMP/cb.json" ||
+	die "report failed"
+frames=$(json_get "$TMP/cb.json" 'd["unwind"]["table_frames"]')
+tables=$(json_get "$TMP/cb.json" 'd["unwind"]["tables"]')
+[ "$frames" -gt 0 ] && [ "$tables" -ge 2 ] ||
+	die "the report says $frames frames by $tables tables"
+"$DCPROF" report -i "$TMP/cb.data" | grep -q '^# unwound in the kernel: [1-9]' ||
+	die "the report header does not show the kernel's unwinding"
+
+# 2. a frameless leaf: the tables keep its caller, frame pointers lose it
+gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer \
+	-shared -fPIC -o "$TMP/leaf/libdcpwork.so" "$W/unwind_lib.c" &&
+	gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer \
+		-o "$TMP/leaf/unwind_main" "$W/unwind_main.c" -L"$TMP/leaf" \
+		-ldcpwork -Wl,-rpath,"$TMP/leaf" || die "cannot build the leaf workload"
+record leaf -g -- "$TMP/leaf/unwind_main" leaf 1.5
+record leaf-fp --call-graph fp -- "$TMP/leaf/unwind_main" leaf 1.5
+check "$TMP/leaf.folded" unwind_main '
+leaf = count(lambda f: f and f[-1] == "leaf_burn")
+kept = count(lambda f: has_seq(f, ["main", "middle", "leaf_burn"]))
+print("tables: leaf_burn %d, caller kept in %d" % (leaf, kept))
+assert leaf >= 300 and kept >= 0.95 * leaf, "the tables lost the caller of the leaf"
+'
+check "$TMP/leaf-fp.folded" unwind_main '
+leaf = count(lambda f: f and f[-1] == "leaf_burn")
+kept = count(lambda f: has_seq(f, ["main", "middle", "leaf_burn"]))
+print("fp: leaf_burn %d, caller kept in %d" % (leaf, kept))
+assert leaf >= 300 and kept <= 0.05 * leaf, "--call-graph fp did not walk frame pointers alone"
+'
+
+# 3. 100 frames deep
+record deep -g -- "$TMP/nofp/unwind_main" recurse 1.5 100
+check "$TMP/deep.folded" unwind_main '
+bottom = count(lambda f: "bottom_burn" in f)
+deep = count(lambda f: "bottom_burn" in f and f.count("recurse") >= 100 and has_seq(f, ["main", "recurse"]))
+print("bottom_burn %d, through 100 frames to main %d" % (bottom, deep))
+assert bottom >= 300 and deep >= 0.95 * bottom, "only %d of %d deep stacks reach main" % (deep, bottom)
+'
+
+# 4. no room for tables: counted, frame pointers instead, a whole profile
+record tiny -g --unwind-memory 4K -- "$TMP/nofp/unwind_main" cb 1
+"$DCPROF" report -i "$TMP/tiny.data" --format json >"$TMP/tiny.json" ||
+	die "report failed"
+refused=$(json_get "$TMP/tiny.json" 'd["unwind"]["tables_refused"]')
+fp=$(json_get "$TMP/tiny.json" 'd["unwind"]["fp_frames"]')
+complete=$(json_get "$TMP/tiny.json" 'd["meta"]["complete"]')
+[ "$refused" -ge 1 ] && [ "$fp" -ge 1 ] && [ "$complete" = true ] ||
+	die "4 KiB for tables: $refused refused, $fp frames by frame pointers, complete $complete"
+"$DCPROF" report -i "$TMP/tiny.data" | grep -q 'for want of room' ||
+	die "the report header does not say the tables refused"
+
+pass
