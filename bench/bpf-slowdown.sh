@@ -1,9 +1,11 @@
 #!/bin/bash
 # Workload slowdown of the BPF backend against the ring backend and perf
-# record, side by side in one run (issue 14): bench/workloads/units.c (one
-# thread per CPU doing fixed chunks of work) alone, under `dcprof record
-# --backend bpf -a -g`, `dcprof record --backend perf -a -g` and `perf
-# record -a -g`, at each rate of BENCH_SLOW_RATES (default "999 10000"),
+# record, side by side in one run: bench/workloads/units.c (one thread per
+# CPU doing fixed chunks of work) alone, under the floor (an empty BPF
+# program on cpu-clock, bpftrace), `dcprof record --backend bpf -a -g`
+# (stacks unwound by tables) and `--call-graph fp`, `dcprof record
+# --backend perf -a -g`, `perf record -a -g` and `--call-graph dwarf`, at
+# each rate of BENCH_SLOW_RATES (default "999 10000"),
 # BENCH_SLOW_RUNS runs (default 3) of BENCH_SLOW_SECONDS (default 4) per
 # mode, the order of the modes rotating run by run. Prints a markdown
 # table: chunks/s of each run, the median, the slowdown against alone. Needs
@@ -21,7 +23,12 @@ SECS=${BENCH_SLOW_SECONDS:-4}
 bench_init
 compile units -O2 "$TOP/bench/workloads/units.c" -lpthread
 
-MODES=(alone bpf ring perf)
+# floor: cpu-clock at the same rate on every CPU with an empty BPF program
+# (bpftrace), the timer interrupt no profiler avoids; bpf: dcprof's -g,
+# stacks unwound in the kernel by tables; bpf-fp: frame pointers alone;
+# perf-dwarf: perf's stack copies for the same full stacks
+MODES=(alone floor bpf bpf-fp ring perf perf-dwarf)
+command -v bpftrace >/dev/null || die "bpftrace is not installed (apt-get install bpftrace): the floor row needs it"
 for rate in $RATES; do
 	for run in $(seq 1 "$RUNS"); do
 		for k in "${!MODES[@]}"; do
@@ -30,13 +37,30 @@ for rate in $RATES; do
 			say "rate $rate, run $run: $mode"
 			case $mode in
 			alone) "$TMP/units" "$SECS" >"$f.out" 2>"$f.err" ;;
-			bpf | ring)
-				backend=$mode
-				[ "$mode" = ring ] && backend=perf
-				"$DCPROF" record --backend "$backend" -a -g -F "$rate" \
+			floor)
+				bpftrace -e "profile:hz:$rate { }" >"$f.bt" 2>&1 &
+				bt=$!
+				for _ in $(seq 100); do
+					grep -q Attaching "$f.bt" && break
+					sleep 0.1
+				done
+				grep -q Attaching "$f.bt" ||
+					die "bpftrace did not attach: $(tail -2 "$f.bt")"
+				"$TMP/units" "$SECS" >"$f.out" 2>"$f.err"
+				kill -INT "$bt"
+				wait "$bt" ;;
+			bpf | bpf-fp | ring)
+				backend=perf
+				cg=-g
+				[ "$mode" = ring ] || backend=bpf
+				[ "$mode" = bpf-fp ] && cg="--call-graph fp"
+				# shellcheck disable=SC2086
+				"$DCPROF" record --backend "$backend" -a $cg -F "$rate" \
 					-o "$f.data" -- "$TMP/units" "$SECS" >"$f.out" 2>"$f.err" ;;
 			perf) perf_record -a -g -F "$rate" -o "$f.data" -- \
 				"$TMP/units" "$SECS" >"$f.out" 2>"$f.err" ;;
+			perf-dwarf) perf_record -a --call-graph dwarf -F "$rate" \
+				-o "$f.data" -- "$TMP/units" "$SECS" >"$f.out" 2>"$f.err" ;;
 			esac || die "$mode at $rate Hz failed: $(tail -2 "$f.err")"
 			v=$(sed -n 's/^units: .* \([0-9.]*\) chunks\/s$/\1/p' "$f.out")
 			[ -n "$v" ] || die "units printed no rate ($mode, $rate Hz)"

@@ -7,6 +7,9 @@
 #    whole chain to main, and the 70/30 split is within 2 points;
 #  - a frameless leaf keeps its caller (--call-graph fp loses it);
 #  - a recursion 100 deep reaches main;
+#  - --off-cpu: a function asleep in nanosleep and one reading a pipe, both
+#    leaving the CPU inside libc, are under main in every switch-out's
+#    stack, with the time the program's own clock saw (0.9-1.02 of it);
 #  - a tiny --unwind-memory: files left without a table are counted, their
 #    frames walked by frame pointers, and the profile is whole.
 . "$(dirname "$0")/test-lib.sh"
@@ -109,7 +112,36 @@ print("bottom_burn %d, through 100 frames to main %d" % (bottom, deep))
 assert bottom >= 300 and deep >= 0.95 * bottom, "only %d of %d deep stacks reach main" % (deep, bottom)
 '
 
-# 4. no room for tables: counted, frame pointers instead, a whole profile
+# 4. --off-cpu: the switch-outs' stacks through libc to main
+gcc -std=gnu11 -O1 -g -fomit-frame-pointer -pthread -o "$TMP/nofp/off_cpu" \
+	"$W/off_cpu.c" || die "cannot build the off-CPU workload"
+expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -g -o "$TMP/off.data" \
+	-- "$TMP/nofp/off_cpu" rounds 1.5 "$TMP/life" "$TMP/times"
+expect_exit 0 "$DCPROF" export --format folded --value off-cpu \
+	-i "$TMP/off.data" -o "$TMP/off.folded"
+python3 - "$TMP/off.folded" "$TMP/times" <<'PY' || die "the off-CPU stacks are not whole"
+import sys
+stacks = {}
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    stacks[stack] = stacks.get(stack, 0) + int(n)
+in_f2, in_f3 = map(int, open(sys.argv[2]).read().split())
+for name, clock, callee in (("f2_sleep", in_f2, "sleep_ns"), ("f3_wait", in_f3, "read_byte")):
+    got = sum(n for s, n in stacks.items() if ";%s;" % name in s)
+    whole = sum(n for s, n in stacks.items()
+                if ";__libc_start_call_main;main;" in s and ";%s;" % name in s)
+    # the function that left the CPU inside libc, which a frame-pointer
+    # walk skips (f3_wait also writes the request: preempted there)
+    via = sum(n for s, n in stacks.items() if ";%s;%s;" % (name, callee) in s)
+    print("%s: %.1f ms off the CPU (clock %.1f), %.1f%% under main, %.1f%% through %s" % (
+        name, got / 1e6, clock / 1e6, 100.0 * whole / max(got, 1),
+        100.0 * via / max(got, 1), callee))
+    assert 0.9 <= got / clock <= 1.02, "%s: %.3f of its clock" % (name, got / clock)
+    assert whole >= 0.99 * got, "%s: stacks without main" % name
+    assert via >= 0.9 * got, "%s: %s missing from its stacks" % (name, callee)
+PY
+
+# 5. no room for tables: counted, frame pointers instead, a whole profile
 record tiny -g --unwind-memory 4K -- "$TMP/nofp/unwind_main" cb 1
 "$DCPROF" report -i "$TMP/tiny.data" --format json >"$TMP/tiny.json" ||
 	die "report failed"
