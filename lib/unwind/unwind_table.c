@@ -6,8 +6,9 @@
  * that row's rules are matched against the few shapes the BPF walker
  * evaluates (CFA from rsp or rbp plus an offset, the .plt expression, the
  * signal trampoline). The sweep steps from row to row over every
- * executable segment; the FDEs' start addresses, read with
- * dwarf_next_cfi(), let it jump over code without CFI in one step.
+ * executable segment; the FDEs' ranges, read with dwarf_next_cfi(), let
+ * it cut rows where an FDE starts and jump over code without CFI in one
+ * step, without asking libdw.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -21,7 +22,6 @@
 #include "elf_segments_internal.h"
 #include "grow.h"
 #include "log_internal.h"
-#include "sort.h"
 #include "unwind_table_internal.h"
 
 /* x86-64 DWARF register numbers; 16 is the return address column */
@@ -39,13 +39,36 @@ struct cie_encoding {
 	int fde_encoding; /* DW_EH_PE_* of its FDEs' addresses; -1 unreadable */
 };
 
+/*
+ * The FDEs by start address. reach is read as the FDE's end, then made
+ * the furthest end of this FDE and every one before it: no FDE covers an
+ * address at or past the reach of the last FDE starting at or below it.
+ */
+struct fde_range {
+	uint64_t start, reach;
+};
+
+/*
+ * libdw keeps every FDE it has looked up in a search tree, which it
+ * walks at each dwarf_cfi_addrframe() before it replays the row, and
+ * which a sweep fills with every FDE of the file. A fresh Dwarf_CFI
+ * every so many FDEs keeps the walk short, for a few allocations and the
+ * CIEs' initial rules read again.
+ */
+#define FDES_PER_CFI 32
+
 struct builder {
 	struct dcp_unwind_table *t;
 	size_t rows_cap;
-	uint64_t *starts; /* FDEs' initial locations, sorted */
-	size_t nr_starts, starts_cap;
+	struct fde_range *fdes;
+	size_t nr_fdes, fdes_cap;
 	struct cie_encoding *cies;
 	size_t nr_cies, cies_cap;
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	/* a fresh cfi at every FDES_PER_CFI FDEs; false: one for the file */
+	bool renew_cfi;
+	size_t cfi_from; /* the index in fdes where cfi was made */
 };
 
 /* ---- the FDE list ---------------------------------------------------------- */
@@ -204,8 +227,8 @@ static int add_fde(struct builder *b, const Dwarf_FDE *fde,
 		   const Elf_Data *data, uint64_t sh_addr)
 {
 	const struct cie_encoding *cie = find_cie(b, fde->CIE_pointer);
+	struct fde_range *f;
 	uint64_t start, end;
-	uint64_t *p;
 	int err;
 
 	/* libdw skips an FDE whose CIE it cannot read: so does the sweep */
@@ -227,17 +250,24 @@ static int add_fde(struct builder *b, const Dwarf_FDE *fde,
 	/* an empty FDE covers nothing, for libdw too */
 	if (start >= end)
 		return 0;
-	p = dcp_grow(b->starts, &b->starts_cap, b->nr_starts + 1, sizeof(*p));
-	if (!p)
+	f = dcp_grow(b->fdes, &b->fdes_cap, b->nr_fdes + 1, sizeof(*f));
+	if (!f)
 		return dcp_error(ENOMEM, "out of memory");
-	b->starts = p;
-	b->starts[b->nr_starts++] = start;
+	b->fdes = f;
+	b->fdes[b->nr_fdes++] = (struct fde_range){ start, end };
 	return 0;
 }
 
-/* Every FDE's start address into b->starts, sorted. */
-static int read_fde_starts(struct builder *b, Elf *elf, Elf_Data *data,
-			   uint64_t sh_addr)
+static int cmp_fde_start(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every FDE's range into b->fdes, sorted, with its reach. */
+static int read_fdes(struct builder *b, Elf *elf, Elf_Data *data,
+		     uint64_t sh_addr)
 {
 	const unsigned char *ident =
 		(const unsigned char *)elf_getident(elf, NULL);
@@ -278,25 +308,79 @@ static int read_fde_starts(struct builder *b, Elf *elf, Elf_Data *data,
 		if (err < 0)
 			return err;
 	}
-	if (b->nr_starts)
-		qsort(b->starts, b->nr_starts, sizeof(*b->starts), dcp_cmp_u64);
+	if (b->nr_fdes)
+		qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), cmp_fde_start);
+	for (size_t i = 1; i < b->nr_fdes; i++)
+		if (b->fdes[i].reach < b->fdes[i - 1].reach)
+			b->fdes[i].reach = b->fdes[i - 1].reach;
 	return 0;
 }
 
-/* The first FDE start above addr; UINT64_MAX when none. */
-static uint64_t next_fde_start(const struct builder *b, uint64_t addr)
+/* The index in b->fdes of the first FDE starting above addr. */
+static size_t fde_above(const struct builder *b, uint64_t addr)
 {
-	size_t lo = 0, hi = b->nr_starts;
+	size_t lo = 0, hi = b->nr_fdes;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->starts[mid] <= addr)
+		if (b->fdes[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < b->nr_starts ? b->starts[lo] : UINT64_MAX;
+	return lo;
+}
+
+/*
+ * Whether libdw finds FDEs by .eh_frame_hdr's sorted table: it reads the
+ * table when the section comes before .eh_frame, gives .eh_frame's
+ * address and counts entries that fit in it. Only the encodings every
+ * linker writes are recognized (version 1, the .eh_frame address
+ * pc-relative, the count and the entries 4-byte values), so that "yes"
+ * is certain. Without the table libdw reads .eh_frame from its start
+ * until it meets the FDE, and a fresh Dwarf_CFI would read it all again.
+ */
+static bool has_search_table(Elf *elf, uint64_t eh_frame_addr)
+{
+	const unsigned char *p;
+	Elf_Scn *scn = NULL, *hdr = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	size_t shstrndx;
+	uint64_t hdr_addr = 0, count;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	/* libdw's choice: the last .eh_frame_hdr before the first .eh_frame */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".eh_frame"))
+			break;
+		if (!strcmp(name, ".eh_frame_hdr")) {
+			hdr = scn;
+			hdr_addr = sh.sh_addr;
+		}
+	}
+	if (!scn || !hdr)
+		return false;
+	data = elf_rawdata(hdr, NULL);
+	if (!data || !data->d_buf || data->d_size < 12)
+		return false;
+	p = data->d_buf;
+	if (p[0] != 1 || p[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+	    p[2] != DW_EH_PE_udata4 ||
+	    p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return false;
+	count = read_le(p + 8, 4, false);
+	return hdr_addr + 4 + read_le(p + 4, 4, true) == eh_frame_addr &&
+	       count && count <= (data->d_size - 12) / 8;
 }
 
 /* ---- a row's rules --------------------------------------------------------- */
@@ -472,7 +556,9 @@ static int push_row(struct builder *b, uint64_t off, struct dcp_unwind_row row)
 	if (t->nr_rows ? same_rule(&t->rows[t->nr_rows - 1], &row) :
 			 row.kind == DCP_UNWIND_ROW_GAP)
 		return 0;
-	rows = dcp_grow(t->rows, &b->rows_cap, t->nr_rows + 1, sizeof(*rows));
+	/* room for 8 rows an FDE at first: most tables then need no regrowth */
+	rows = dcp_grow_from(t->rows, &b->rows_cap, t->nr_rows + 1,
+			     sizeof(*rows), 8 * b->nr_fdes + 64);
 	if (!rows)
 		return dcp_error(ENOMEM, "out of memory");
 	t->rows = rows;
@@ -481,17 +567,40 @@ static int push_row(struct builder *b, uint64_t off, struct dcp_unwind_row row)
 }
 
 /*
+ * The Dwarf_CFI to look up an address in at or after FDE i: a fresh one
+ * when the current one has looked up FDES_PER_CFI FDEs. When libdw
+ * cannot make one the current one does, only slower.
+ */
+static Dwarf_CFI *cfi_for(struct builder *b, size_t i)
+{
+	Dwarf_CFI *cfi;
+
+	if (!b->renew_cfi ||
+	    (i >= b->cfi_from && i - b->cfi_from < FDES_PER_CFI))
+		return b->cfi;
+	cfi = dwarf_getcfi_elf(b->elf);
+	if (cfi) {
+		dwarf_cfi_end(b->cfi);
+		b->cfi = cfi;
+	}
+	b->cfi_from = i;
+	return b->cfi;
+}
+
+/*
  * The rows of one executable segment: libdw's row at each address, from
  * the segment's start to its end, cut where a later FDE starts (libdw
  * takes the FDE starting last at an address covered twice); where no FDE
- * covers an address, a GAP up to the next FDE.
+ * covers an address, a GAP up to the next FDE. One dwarf_cfi_addrframe()
+ * a row, none for a GAP that no FDE covers.
  */
-static int sweep_segment(struct builder *b, Dwarf_CFI *cfi, const GElf_Phdr *ph)
+static int sweep_segment(struct builder *b, const GElf_Phdr *ph)
 {
 	const struct dcp_unwind_row gap = { .kind = DCP_UNWIND_ROW_GAP };
 	uint64_t end = ph->p_vaddr + ph->p_filesz;
 	uint64_t delta = ph->p_offset - ph->p_vaddr; /* vaddr to offset */
 	uint64_t at = ph->p_vaddr;
+	size_t i = fde_above(b, at);
 	int err;
 
 	if (end < at || ph->p_offset + ph->p_filesz < ph->p_offset)
@@ -500,14 +609,19 @@ static int sweep_segment(struct builder *b, Dwarf_CFI *cfi, const GElf_Phdr *ph)
 		struct dcp_unwind_row row;
 		Dwarf_Frame *frame;
 		Dwarf_Addr start, stop;
-		uint64_t next = next_fde_start(b, at);
+		uint64_t next;
 		bool signalp;
 
-		if (dwarf_cfi_addrframe(cfi, at, &frame) < 0) {
-			/*
-			 * No FDE, or one libdw cannot replay: either way
-			 * its unwinder has no CFI here.
-			 */
+		/* at only grows: FDE i, the first starting above it, too */
+		while (i < b->nr_fdes && b->fdes[i].start <= at)
+			i++;
+		next = i < b->nr_fdes ? b->fdes[i].start : UINT64_MAX;
+		/*
+		 * No FDE covers at, or libdw cannot replay the one that
+		 * does: either way its unwinder has no CFI here.
+		 */
+		if (!i || b->fdes[i - 1].reach <= at ||
+		    dwarf_cfi_addrframe(cfi_for(b, i), at, &frame) < 0) {
 			err = push_row(b, at + delta, gap);
 			if (err < 0)
 				return err;
@@ -569,33 +683,32 @@ static int exec_segments(Elf *elf, GElf_Phdr **segs, size_t *nr)
 	return 0;
 }
 
-static int build(struct builder *b, Elf *elf, Dwarf_CFI *cfi, Elf_Data *data,
-		 uint64_t sh_addr)
+static int build(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr)
 {
 	GElf_Phdr *segs = NULL;
 	size_t nr_segs = 0;
 	int err;
 
-	err = read_fde_starts(b, elf, data, sh_addr);
+	err = read_fdes(b, elf, data, sh_addr);
 	if (err < 0)
 		return err;
 	err = exec_segments(elf, &segs, &nr_segs);
 	if (err < 0)
 		return err;
+	b->renew_cfi = has_search_table(elf, sh_addr);
 	for (size_t i = 0; i < nr_segs && !err; i++)
-		err = sweep_segment(b, cfi, &segs[i]);
+		err = sweep_segment(b, &segs[i]);
 	free(segs);
 	return err;
 }
 
 int dcp_unwind_table_build(Elf *elf, struct dcp_unwind_table *t)
 {
-	struct builder b = { .t = t };
+	struct builder b = { .t = t, .elf = elf };
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	Elf_Data *data;
-	Dwarf_CFI *cfi;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -620,14 +733,14 @@ int dcp_unwind_table_build(Elf *elf, struct dcp_unwind_table *t)
 	if (!data || !data->d_buf)
 		return dcp_error(EINVAL, "cannot read .eh_frame: %s",
 				 elf_errmsg(-1));
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
+	b.cfi = dwarf_getcfi_elf(elf);
+	if (!b.cfi)
 		return dcp_error(EINVAL, "cannot read .eh_frame: %s",
 				 dwarf_errmsg(-1));
 	t->eh_frame_bytes = data->d_size;
-	err = build(&b, elf, cfi, data, sh.sh_addr);
-	dwarf_cfi_end(cfi);
-	free(b.starts);
+	err = build(&b, elf, data, sh.sh_addr);
+	dwarf_cfi_end(b.cfi);
+	free(b.fdes);
 	free(b.cies);
 	if (err < 0) {
 		dcp_unwind_table_free(t);
