@@ -52,9 +52,9 @@ t = time.time()
 def f(n): return sum(i * i for i in range(n))
 while time.time() - t < $MIX: f(10000)' &
 perl -e '\$t = time; while (time - \$t < $MIX) { \$s = join(",", map { \$_ * 2 } 1..2000); \$s =~ s/2/3/g }' &
-(while :; do xz -9 -c <"$TMP/random" >/dev/null; done) & x=\$!
-(while :; do gzip -9 -c <"$TMP/random" >/dev/null; done) & g=\$!
-(while :; do sqlite3 :memory: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*), sum(x * x % 7) FROM c;' >/dev/null; done) & q=\$!
+(trap 'kill \$c; exit' TERM; while :; do xz -9 -c <"$TMP/random" >/dev/null & c=\$!; wait \$c; done) & x=\$!
+(trap 'kill \$c; exit' TERM; while :; do gzip -9 -c <"$TMP/random" >/dev/null & c=\$!; wait \$c; done) & g=\$!
+(trap 'kill \$c; exit' TERM; while :; do sqlite3 :memory: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*), sum(x * x % 7) FROM c;' >/dev/null & c=\$!; wait \$c; done) & q=\$!
 sleep $MIX
 kill \$x \$g \$q
 wait

@@ -150,7 +150,7 @@ void dcp_unwind_table_store(const struct dcp_cache *c, const char *name,
 		dcp_cache_entry_commit(c, fd, tmp, name);
 }
 
-int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache,
+int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache, bool build,
 			    struct dcp_unwind_table *t, bool *cached,
 			    char name[DCP_UNWIND_CACHE_NAME])
 {
@@ -169,6 +169,8 @@ int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache,
 			return 0;
 		}
 	}
+	if (!build)
+		return -ENOENT;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)

@@ -54,11 +54,11 @@ struct dcp_cache;
 /*
  * The table of the file open at fd (unwind_table_cache.c): from cache
  * (NULL: none) by the file's build id when there (*cached), else built
- * from its CFI; name: its entry's name in the cache ("": the file has no
- * build id), for dcp_unwind_table_store() when it was built. 0 or a
- * negative errno as dcp_unwind_table_build().
+ * from its CFI, unless !build (-ENOENT then); name: its entry's name in
+ * the cache ("": the file has no build id), for dcp_unwind_table_store()
+ * when it was built. 0 or a negative errno as dcp_unwind_table_build().
  */
-int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache,
+int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache, bool build,
 			    struct dcp_unwind_table *t, bool *cached,
 			    char name[DCP_UNWIND_CACHE_NAME]);
 /* A built table into the cache as name (its fsync is left to a moment

@@ -9,7 +9,8 @@
 #  - a recursion 100 deep reaches main;
 #  - --off-cpu: a function asleep in nanosleep and one reading a pipe, both
 #    leaving the CPU inside libc, are under main in every switch-out's
-#    stack, with the time the program's own clock saw (0.9-1.02 of it);
+#    stack, with the time the program's own clock saw (0.9-1.02 of it),
+#    libc's table read from the cache a first recording filled;
 #  - Debian's own python3, perl, xz, gzip and sqlite3 side by side,
 #    recorded -a twice: the second time, with the tables in the cache,
 #    >= 95% of each program's samples reach its root;
@@ -127,10 +128,18 @@ assert bottom >= 300 and deep >= 0.95 * bottom, "only %d of %d deep stacks reach
 # 4. --off-cpu: the switch-outs' stacks through libc to main
 gcc -std=gnu11 -O1 -g -fomit-frame-pointer -pthread -o "$TMP/nofp/off_cpu" \
 	"$W/off_cpu.c" || die "cannot build the off-CPU workload"
-expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -g -o "$TMP/off.data" \
-	-- "$TMP/nofp/off_cpu" rounds 1.5 "$TMP/life" "$TMP/times"
-expect_exit 0 "$DCPROF" export --format folded --value off-cpu \
-	-i "$TMP/off.data" -o "$TMP/off.folded"
+# the waits are in libc: its table, built while the program starts, is read
+# from the cache by the recording checked (the first one fills it)
+mkdir -m 700 "$TMP/cache"
+export DCPROF_CACHE_DIR=$TMP/cache
+for run in off-cold off; do
+	expect_exit 0 "$DCPROF" record --backend bpf --off-cpu -g \
+		-o "$TMP/$run.data" -- "$TMP/nofp/off_cpu" rounds 1.5 "$TMP/life" \
+		"$TMP/times"
+	expect_exit 0 "$DCPROF" export --format folded --value off-cpu \
+		-i "$TMP/$run.data" -o "$TMP/$run.folded"
+done
+export DCPROF_CACHE_DIR=
 python3 - "$TMP/off.folded" "$TMP/times" <<'PY' || die "the off-CPU stacks are not whole"
 import sys
 stacks = {}
@@ -158,33 +167,42 @@ PY
 
 # 5. Debian's programs, built without frame pointers, side by side, twice
 # with one symbol cache: the first recording compiles every table while
-# the programs start (their first samples, before it, are walked by frame
-# pointers: printed, not checked), the second reads them from the cache,
+# it samples (the samples before, walked by frame pointers, are printed,
+# not checked), the second reads them from the cache before it samples,
 # as every recording after the first on a machine does
 head -c 40000000 /dev/urandom >"$TMP/random"
 cat >"$TMP/mix.sh" <<SH
 /usr/bin/python3 -c 'import time
 t = time.time()
 def f(n): return sum(i * i for i in range(n))
-while time.time() - t < 2.5: f(10000)' &
-perl -e '\$t = time; while (time - \$t < 3) { \$s = join(",", map { \$_ * 2 } 1..2000); \$s =~ s/2/3/g }' &
-(while :; do xz -9 -c <"$TMP/random" >/dev/null; done) & x=\$!
-(while :; do gzip -9 -c <"$TMP/random" >/dev/null; done) & g=\$!
-sqlite3 :memory: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*), sum(x * x % 7) FROM c;' >/dev/null &
-sleep 2.5
-kill \$x \$g
+while time.time() - t < 3.5: f(10000)' &
+perl -e '\$t = time; while (time - \$t < 3.5) { \$s = join(",", map { \$_ * 2 } 1..2000); \$s =~ s/2/3/g }' &
+(trap 'kill \$c; exit' TERM; while :; do xz -9 -c <"$TMP/random" >/dev/null & c=\$!; wait \$c; done) & x=\$!
+(trap 'kill \$c; exit' TERM; while :; do gzip -9 -c <"$TMP/random" >/dev/null & c=\$!; wait \$c; done) & g=\$!
+(trap 'kill \$c; exit' TERM; while :; do sqlite3 :memory: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*), sum(x * x % 7) FROM c;' >/dev/null & c=\$!; wait \$c; done) & q=\$!
+sleep 3.5
+kill \$x \$g \$q
 wait
 SH
+# the programs run already when each recording starts, as -a finds them
+record_mix() {
+	sh "$TMP/mix.sh" &
+	local mix=$!
+	sleep 0.7
+	record "$1" -a -g -v --duration 2
+	wait "$mix"
+}
+rm -rf "$TMP/cache"
 mkdir -m 700 "$TMP/cache"
 export DCPROF_CACHE_DIR=$TMP/cache
-record mix-cold -a -g -v -- sh "$TMP/mix.sh"
+record_mix mix-cold
 grep -q 'unwind tables (.*; 0 read from the cache)' "$TMP/err" ||
 	die "the first recording read tables from an empty cache: $(grep unwind "$TMP/err")"
 for prog in python3 perl xz gzip sqlite3; do
 	python3 "$TMP/check.py" "$TMP/mix-cold.folded" "$prog" \
 		'print("first recording, %s: %d samples, %.1f%% whole" % (sys.argv[2], count(lambda f: True), 100.0 * count(whole_stack) / max(count(lambda f: True), 1)))'
 done
-record mix -a -g -v -- sh "$TMP/mix.sh"
+record_mix mix
 grep -q 'unwind tables (.*; [1-9][0-9]* read from the cache)' "$TMP/err" ||
 	die "the second recording read no table from the cache: $(grep unwind "$TMP/err")"
 for prog in python3 perl xz gzip sqlite3; do

@@ -23,6 +23,7 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 struct dcp_stats_map stats SEC(".maps");
+struct dcp_events_map events SEC(".maps");
 struct dcp_proc_ranges_map proc_ranges SEC(".maps");
 
 struct stack_buf {

@@ -136,6 +136,9 @@ enum dcp_bpf_event_type {
 	DCP_BPF_EVENT_FORK = 3,
 	DCP_BPF_EVENT_MMAP = 4, /* struct dcp_bpf_mmap_event */
 	DCP_BPF_EVENT_VDSO = 5, /* the same, of the vdso (no file) */
+	/* a walk met a file without an unwind table: a wake-up for user
+	 * space to build it (unwind_wanted says which), nothing more */
+	DCP_BPF_EVENT_UNWIND_WANT = 6,
 };
 
 /* A task event in the ring buffer. */
@@ -232,7 +235,8 @@ struct dcp_bpf_unwind_page {
  */
 struct dcp_bpf_unwind_want {
 	unsigned int pid;
-	unsigned int pad;
+	/* a walk met the file and woke user space (one wake-up a file) */
+	unsigned int woken;
 	unsigned long long start, end;
 };
 

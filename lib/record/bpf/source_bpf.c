@@ -66,6 +66,8 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 #define DRAIN_MS 250
+/* the most the start waits for cached unwind tables */
+#define PRELOAD_MS 2000
 
 static struct bpf_source *bpf_source(struct dcp_source *s)
 {
@@ -431,7 +433,13 @@ static int bpf_start(struct dcp_source *s,
 static int bpf_begin(struct dcp_source *s)
 {
 	struct bpf_source *bs = bpf_source(s);
+	int ret;
 
+	/* the processes' tables the cache holds, in before their samples */
+	ret = dcp_bpf_unwind_preload(bs, dcp_now_ns(CLOCK_MONOTONIC) +
+						 PRELOAD_MS * 1000000ull);
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < bs->nr_events; i++)
 		if (ioctl(bs->event_fds[i], PERF_EVENT_IOC_ENABLE, 0))
 			return dcp_error(
@@ -487,19 +495,21 @@ static int bpf_poll(struct dcp_source *s, int timeout_ms)
 	 */
 	now = dcp_now_ns(CLOCK_MONOTONIC);
 	deadline = dcp_poll_work_deadline(deadline, now);
-	if (bs->drain_unfinished)
-		return dcp_bpf_drain_all(bs, deadline);
-	/* the tables the mapping events asked for: a new program's stacks
-	 * are whole from its first drain on */
-	n = dcp_bpf_unwind_work(bs, deadline);
+	/*
+	 * The tables the walks and the mapping events asked for, first: until
+	 * a file has one, its samples are walked by frame pointers. A drain
+	 * under way leaves room for one a poll, else a busy machine's drains
+	 * could leave none for them.
+	 */
+	n = dcp_bpf_unwind_work(bs, deadline, bs->drain_unfinished ? 1 : 0);
 	if (n)
 		return n;
+	if (bs->drain_unfinished)
+		return dcp_bpf_drain_all(bs, deadline);
 	if (now >= r->next_flush_ns || now >= bs->next_drain_ns) {
 		bs->next_drain_ns = now + DRAIN_MS * 1000000ull;
 		dcp_bpf_budget_check(bs);
-		n = dcp_bpf_drain_all(bs, deadline);
-		/* the tables the walks asked for since the last drain */
-		return n ? n : dcp_bpf_unwind_work(bs, deadline);
+		return dcp_bpf_drain_all(bs, deadline);
 	}
 	return 0;
 }
@@ -565,6 +575,8 @@ static int bpf_stop(struct dcp_source *s)
 	if (!ret && (resumed || bs->nr_exits))
 		ret = dcp_bpf_drain_all(bs, 0);
 	dcp_bpf_budget_stop(bs);
+	if (!ret)
+		ret = dcp_bpf_unwind_finish(bs);
 	/* the threads still switched out (charged up to the end unless
 	 * under the minimum): every switch-out kept, and every wait found
 	 * under way at the start, ends as a block or a short one at its

@@ -30,16 +30,15 @@
 
 /*
  * Unwind tables in the kernel (source_bpf_unwind.c): the rows and pages
- * arrays mapped here, filled from the start on, within the memory set at
- * load; what was built, and what was not.
+ * arrays, filled from the start on within the memory set at load, each
+ * table written through a mapping of its part; what was built, and what
+ * was not.
  */
 #define DCP_BPF_UNWIND_MEMORY_DEFAULT (32ull << 20)
 
 struct bpf_unwind {
 	bool on;
-	int files_fd, wanted_fd;
-	void *rows; /* struct dcp_unwind_row, 8-byte aligned apart */
-	struct dcp_bpf_unwind_page *pages;
+	int files_fd, wanted_fd, rows_fd, pages_fd;
 	uint32_t rows_cap, rows_used, pages_cap, pages_used;
 	uint64_t tables, table_bytes; /* built and in the kernel */
 	uint64_t refused; /* no room left in the memory given */
@@ -185,13 +184,19 @@ struct bpf_source {
 
 /*
  * source_bpf_unwind.c: the maps sized before load (on: user stacks walked
- * by tables; memory: bytes for the tables, 0 for the default), mapped
- * after it, the tables the kernel asked for built at drains until
- * deadline_ns (0: all), and unmapped at the end.
+ * by tables; memory: bytes for the tables, 0 for the default), the tables
+ * asked for built at polls until deadline_ns (0: all; at least one is
+ * built) and no more than max_tables (0: no limit), the tables not yet
+ * stored put in the cache at the end.
  */
 void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory);
 int dcp_bpf_unwind_start(struct bpf_source *bs);
-int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns);
+int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
+			size_t max_tables);
+/* Before sampling: the cached tables of the files mapped now; after
+ * it, the tables still asked for, built for the cache. */
+int dcp_bpf_unwind_finish(struct bpf_source *bs);
+int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns);
 /* A file mapped executable by pid at [start, end): its table asked for
  * before a walk meets it (the mapping events). */
 void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,

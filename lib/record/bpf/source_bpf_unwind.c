@@ -64,18 +64,37 @@ void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory)
 	bs->skel->maps.unwind_rows.max_entries = u->rows_cap;
 }
 
-static void *map_array(int fd, size_t bytes, const char *what)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+/*
+ * The bytes [off, off + len) of the BPF array behind fd, mapped for
+ * writing (w->at points at off) until window_unmap(): only while a table
+ * is written, so that the recorder's address space holds no page of the
+ * arrays (a mapping of the whole array would count all of it in its
+ * resident set, written or not).
+ */
+struct window {
+	void *map;
+	size_t map_len;
+	char *at;
+};
 
-	if (p == MAP_FAILED) {
-		dcp_error(errno, "cannot map the unwind %s: %s", what,
-			  strerror(errno));
-		return NULL;
-	}
-	return p;
+static int window_map(int fd, size_t off, size_t len, struct window *w)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t first = off & ~(page - 1);
+
+	w->map_len = (off + len - first + page - 1) & ~(page - 1);
+	w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		      (off_t)first);
+	if (w->map == MAP_FAILED)
+		return dcp_error(errno, "cannot map the unwind tables: %s",
+				 strerror(errno));
+	w->at = (char *)w->map + (off - first);
+	return 0;
+}
+
+static void window_unmap(struct window *w)
+{
+	munmap(w->map, w->map_len);
 }
 
 int dcp_bpf_unwind_start(struct bpf_source *bs)
@@ -88,14 +107,8 @@ int dcp_bpf_unwind_start(struct bpf_source *bs)
 	dcp_cache_open(&u->cache);
 	u->files_fd = bs->skel->maps.unwind_files.map_fd;
 	u->wanted_fd = bs->skel->maps.unwind_wanted.map_fd;
-	u->rows = map_array(bs->skel->maps.unwind_rows.map_fd,
-			    (size_t)u->rows_cap * ROW_STRIDE, "rows");
-	if (!u->rows)
-		return -errno;
-	u->pages = map_array(bs->skel->maps.unwind_pages.map_fd,
-			     (size_t)u->pages_cap * sizeof(*u->pages), "pages");
-	if (!u->pages)
-		return -errno;
+	u->rows_fd = bs->skel->maps.unwind_rows.map_fd;
+	u->pages_fd = bs->skel->maps.unwind_pages.map_fd;
 	return 0;
 }
 
@@ -136,8 +149,11 @@ static int open_wanted(const struct dcp_bpf_file_key *k,
 static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
 		       struct dcp_bpf_unwind_file *f)
 {
+	struct dcp_bpf_unwind_page *pages;
+	struct window rows_w, pages_w;
 	uint64_t base, last, nr_pages;
 	size_t r = 0;
+	int ret;
 
 	if (!t->nr_rows)
 		return -ENODATA;
@@ -147,9 +163,20 @@ static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
 	if (t->nr_rows > u->rows_cap - u->rows_used ||
 	    nr_pages > u->pages_cap - u->pages_used)
 		return -ENOSPC;
+	ret = window_map(u->rows_fd, (size_t)u->rows_used * ROW_STRIDE,
+			 t->nr_rows * ROW_STRIDE, &rows_w);
+	if (ret)
+		return ret;
+	ret = window_map(u->pages_fd, (size_t)u->pages_used * sizeof(*pages),
+			 nr_pages * sizeof(*pages), &pages_w);
+	if (ret) {
+		window_unmap(&rows_w);
+		return ret;
+	}
 	for (size_t i = 0; i < t->nr_rows; i++)
-		memcpy((char *)u->rows + (u->rows_used + i) * ROW_STRIDE,
-		       &t->rows[i], sizeof(t->rows[i]));
+		memcpy(rows_w.at + i * ROW_STRIDE, &t->rows[i],
+		       sizeof(t->rows[i]));
+	pages = (struct dcp_bpf_unwind_page *)pages_w.at;
 	for (uint64_t p = 0; p < nr_pages; p++) {
 		uint64_t start = (base + p) << DCP_BPF_UNWIND_PAGE_SHIFT;
 		uint64_t end = start + (1u << DCP_BPF_UNWIND_PAGE_SHIFT);
@@ -162,13 +189,17 @@ static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
 		next = r;
 		while (next < t->nr_rows && t->rows[next].off < end)
 			next++;
-		if (next - first > DCP_BPF_UNWIND_PAGE_ROWS)
-			return -E2BIG;
-		u->pages[u->pages_used + p].first_row =
-			(uint32_t)(u->rows_used + first);
-		u->pages[u->pages_used + p].nr_rows =
-			(uint32_t)(next > first ? next - first : 1);
+		if (next - first > DCP_BPF_UNWIND_PAGE_ROWS) {
+			ret = -E2BIG;
+			break;
+		}
+		pages[p].first_row = (uint32_t)(u->rows_used + first);
+		pages[p].nr_rows = (uint32_t)(next > first ? next - first : 1);
 	}
+	window_unmap(&rows_w);
+	window_unmap(&pages_w);
+	if (ret)
+		return ret;
 	f->first_page = u->pages_used;
 	f->nr_pages = (uint32_t)nr_pages;
 	f->page_base = base;
@@ -209,7 +240,7 @@ static void store_one(struct bpf_unwind *u)
 /* One file's table built and published; 0 also when it has none (the
  * kernel is told, and walks its frames by frame pointers). */
 static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
-		     int fd)
+		     int fd, bool build)
 {
 	struct bpf_unwind *u = &bs->unwind;
 	struct dcp_bpf_unwind_file f = { 0 };
@@ -219,8 +250,14 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	bool cached;
 	int ret;
 
-	ret = dcp_unwind_table_for_fd(fd, &u->cache, &t, &cached, name);
+	ret = dcp_unwind_table_for_fd(fd, &u->cache, build, &t, &cached, name);
+	if (ret == -ENOENT && !build)
+		return ret;
 	u->build_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	dcp_log(DCP_LOG_DEBUG,
+		"unwind table of %u:%llu: %zu rows, %s in %.1f ms", k->dev,
+		k->ino, t.nr_rows, cached ? "read" : "built",
+		(double)(dcp_now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	u->from_cache += cached;
 	if (!ret) {
 		u->cfi_bytes += t.eh_frame_bytes;
@@ -229,7 +266,8 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	if (!ret) {
 		u->tables++;
 		u->table_bytes +=
-			t.nr_rows * ROW_STRIDE + f.nr_pages * sizeof(*u->pages);
+			t.nr_rows * ROW_STRIDE +
+			f.nr_pages * sizeof(struct dcp_bpf_unwind_page);
 	} else if (ret == -ENOSPC) {
 		u->refused++;
 	} else {
@@ -246,6 +284,17 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	return 0;
 }
 
+/* pid is one of the processes recorded (every one without targets). */
+static bool is_target(struct bpf_source *bs, uint32_t pid)
+{
+	struct dcp_process *p;
+
+	if (!bs->r->targeted)
+		return true;
+	p = dcp_process_table_find(bs->r->procs, (pid_t)pid);
+	return p && p->target;
+}
+
 void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 			 uint64_t end, uint64_t ino, uint32_t dev)
 {
@@ -256,22 +305,28 @@ void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 					 .end = end };
 
 	/* already asked for, or built: refused by the flag, or skipped by
-	 * dcp_bpf_unwind_work() */
+	 * dcp_bpf_unwind_work(); asked for by another process, taken over
+	 * by a recorded one, which goes first */
 	if (u->on)
-		bpf_map_update_elem(u->wanted_fd, &k, &w, BPF_NOEXIST);
+		bpf_map_update_elem(u->wanted_fd, &k, &w,
+				    is_target(bs, pid) ? BPF_ANY : BPF_NOEXIST);
 }
 
-/* A file asked for, open, and its size. */
+/* A file asked for, open, its size, and whether a recorded process (-p,
+ * a command) asked. */
 struct wanted_file {
 	struct dcp_bpf_file_key key;
 	int fd;
 	off_t size;
+	bool target;
 };
 
-static int by_size(const void *a, const void *b)
+static int by_need(const void *a, const void *b)
 {
 	const struct wanted_file *x = a, *y = b;
 
+	if (x->target != y->target)
+		return x->target ? -1 : 1;
 	return (x->size > y->size) - (x->size < y->size);
 }
 
@@ -281,9 +336,13 @@ static int by_size(const void *a, const void *b)
  * The files asked for, smallest first: a program's own files are usually
  * small beside libc and the interpreters, and its stacks need all of them;
  * the sooner most are built, the fewer samples are walked without them.
+ * The recorded processes' files go first: the others' samples are
+ * dropped.
  */
-int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns)
+int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
+			size_t max_tables)
 {
+	size_t built = 0;
 	struct bpf_unwind *u = &bs->unwind;
 	struct wanted_file files[WORK_BATCH];
 	struct dcp_bpf_file_key k, next;
@@ -308,14 +367,17 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns)
 		files[n].size = files[n].fd >= 0 && !fstat(files[n].fd, &st) ?
 					st.st_size :
 					0;
+		files[n].target = is_target(bs, w.pid);
 		n++;
 	}
-	qsort(files, n, sizeof(*files), by_size);
+	qsort(files, n, sizeof(*files), by_need);
 	for (i = 0; i < n; i++) {
 		if (!ret && files[i].fd >= 0 &&
-		    (!deadline_ns ||
+		    (!max_tables || built < max_tables) &&
+		    (!deadline_ns || !built ||
 		     dcp_now_ns(CLOCK_MONOTONIC) < deadline_ns)) {
-			ret = build_one(bs, &files[i].key, files[i].fd);
+			built++;
+			ret = build_one(bs, &files[i].key, files[i].fd, true);
 			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
 		} else if (files[i].fd < 0) {
 			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
@@ -331,20 +393,85 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns)
 	return 0;
 }
 
+/*
+ * Before sampling begins: the tables of the files the processes map now,
+ * read from the cache, so that their first samples are walked whole; a
+ * file the cache does not hold is asked for, built at the polls. Reading
+ * stops at deadline_ns (the recording's start waits for it); what is left
+ * is asked for as well.
+ */
+int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	int fd = bs->skel->maps.proc_ranges.map_fd, ret = 0;
+	struct dcp_bpf_ranges *rs;
+	struct dcp_bpf_unwind_file f;
+	uint32_t pid, next;
+	bool first = true;
+
+	if (!u->on || u->cache.dir_fd < 0)
+		return 0;
+	rs = malloc(sizeof(*rs));
+	if (!rs)
+		return dcp_error(ENOMEM, "out of memory");
+	while (!ret && !bpf_map_get_next_key(fd, first ? NULL : &pid, &next)) {
+		first = false;
+		pid = next;
+		if (bpf_map_lookup_elem(fd, &pid, rs))
+			continue;
+		for (uint32_t i = 0; i < rs->nr && i < DCP_BPF_MAX_RANGES;
+		     i++) {
+			const struct dcp_bpf_range *r = &rs->r[i];
+			struct dcp_bpf_file_key k = { .ino = r->ino,
+						      .dev = r->dev };
+			struct dcp_bpf_unwind_want w = { .pid = pid,
+							 .start = r->start,
+							 .end = r->end };
+			int file;
+
+			if (!bpf_map_lookup_elem(u->files_fd, &k, &f) ||
+			    !bpf_map_lookup_elem(u->wanted_fd, &k, &w))
+				continue;
+			file = dcp_now_ns(CLOCK_MONOTONIC) < deadline_ns ?
+				       open_wanted(&k, &w) :
+				       -ETIME;
+			if (file >= 0) {
+				ret = build_one(bs, &k, file, false);
+				close(file);
+				if (ret == -ENOENT)
+					ret = 0;
+				else if (!ret)
+					continue;
+			}
+			bpf_map_update_elem(u->wanted_fd, &k, &w, BPF_NOEXIST);
+		}
+	}
+	free(rs);
+	return ret;
+}
+
+/*
+ * When recording stops: the tables still asked for, built for the cache
+ * (stored by dcp_bpf_unwind_free()), so that the next recording has them
+ * before its first sample; a busy machine may not have let the recorder
+ * build a large one while sampling. Bounded by FINISH_MS.
+ */
+#define FINISH_MS 10000
+
+int dcp_bpf_unwind_finish(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+
+	if (!u->on || u->cache.dir_fd < 0)
+		return 0;
+	return dcp_bpf_unwind_work(
+		bs, dcp_now_ns(CLOCK_MONOTONIC) + FINISH_MS * 1000000ull, 0);
+}
+
 void dcp_bpf_unwind_free(struct bpf_source *bs)
 {
 	struct bpf_unwind *u = &bs->unwind;
-	long page = sysconf(_SC_PAGESIZE);
 
-	if (u->rows)
-		munmap(u->rows, ((size_t)u->rows_cap * ROW_STRIDE + page - 1) &
-					~((size_t)page - 1));
-	if (u->pages)
-		munmap(u->pages,
-		       ((size_t)u->pages_cap * sizeof(*u->pages) + page - 1) &
-			       ~((size_t)page - 1));
-	u->rows = NULL;
-	u->pages = NULL;
 	while (u->nr_stores)
 		store_one(u);
 	free(u->stores);

@@ -3,7 +3,8 @@
  * The statistics every program of the BPF record source adds to
  * (DCP_BPF_STAT_*, profile_common.h): one per-CPU array, defined in
  * profile.bpf.c and shared by name with the other objects linked into
- * the recorder's (bpftool gen object).
+ * the recorder's (bpftool gen object); and the ring of task events user
+ * space reads (tasks.bpf.c's), defined there too.
  */
 #ifndef DCPROF_STATS_BPF_H
 #define DCPROF_STATS_BPF_H
@@ -16,6 +17,15 @@ struct dcp_stats_map {
 };
 
 extern struct dcp_stats_map stats SEC(".maps");
+
+#define DCP_BPF_EVENTS_SIZE (4 * 1024 * 1024)
+
+struct dcp_events_map {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DCP_BPF_EVENTS_SIZE);
+};
+
+extern struct dcp_events_map events SEC(".maps");
 
 static __always_inline void count_stat_n(__u32 slot, __u64 n)
 {

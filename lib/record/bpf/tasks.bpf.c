@@ -118,13 +118,6 @@ struct {
 	__type(value, __u8);
 } known_execs SEC(".maps");
 
-#define EVENTS_SIZE (4 * 1024 * 1024)
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, EVENTS_SIZE);
-} events SEC(".maps");
-
 static __always_inline void task_event(__u32 type, struct task_struct *t,
 				       struct task_struct *parent,
 				       struct linux_binprm *bprm)
@@ -171,7 +164,8 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	 * an exec is usually still unread.
 	 */
 	if ((type == DCP_BPF_EVENT_EXEC && !known) ||
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > EVENTS_SIZE / 4)
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+		    DCP_BPF_EVENTS_SIZE / 4)
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	else
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);

@@ -73,6 +73,10 @@ struct unwind_regs {
 	__u32 end; /* the DCP_BPF_STAT_UNWIND_END_* slot, 0 going on */
 	__u32 by_table, by_fp, no_table, no_mapping;
 	__u32 lo, hi; /* a search's bounds */
+	/* the range and table of the last frame found by a table, for the
+	 * next frame, often in the same file (cached_end 0: none) */
+	__u64 cached_start, cached_end, cached_bias;
+	struct dcp_bpf_unwind_file cached_file;
 	__u8 tables; /* 0: frame pointers alone, nothing counted */
 	__u8 bp_known;
 	/* pc is where the thread was interrupted (the leaf, or the frame a
@@ -95,44 +99,85 @@ struct unwind_walk {
 };
 
 /*
- * The range of rs holding pc; NULL: none. The search's bounds live in
- * st (map memory): on the stack the verifier would follow every pair of
- * bounds as a state of its own.
+ * The binary searches, a bpf_loop() step each: verified once, not once per
+ * pair of bounds. Their bounds live in map memory (st->lo, st->hi).
  */
+struct range_search {
+	struct unwind_regs *st;
+	struct dcp_bpf_ranges *rs;
+	__u64 pc;
+};
+
+static long range_step(__u32 i, struct range_search *c)
+{
+	struct unwind_regs *st = c->st;
+	__u32 mid;
+
+	if (st->lo >= st->hi)
+		return 1;
+	mid = (st->lo + st->hi) / 2;
+	if (c->rs->r[mid & (DCP_BPF_MAX_RANGES - 1)].start <= c->pc)
+		st->lo = mid + 1;
+	else
+		st->hi = mid;
+	return 0;
+}
+
+/* The range of rs holding pc; NULL: none. */
 static __always_inline struct dcp_bpf_range *
 find_range(struct unwind_regs *st, struct dcp_bpf_ranges *rs, __u64 pc)
 {
+	struct range_search c = { .st = st, .rs = rs, .pc = pc };
 	struct dcp_bpf_range *r;
-	__u32 mid;
+	__u32 idx;
 
 	st->lo = 0;
 	st->hi = rs->nr;
 	if (st->hi > DCP_BPF_MAX_RANGES)
 		st->hi = DCP_BPF_MAX_RANGES;
 	/* the last range starting at or before pc */
-	for (int k = 0; k < 9 && st->lo < st->hi; k++) {
-		mid = (st->lo + st->hi) / 2;
-		if (rs->r[mid & (DCP_BPF_MAX_RANGES - 1)].start <= pc)
-			st->lo = mid + 1;
-		else
-			st->hi = mid;
-	}
-	mid = st->lo;
-	if (!mid)
+	bpf_loop(9, range_step, &c, 0);
+	idx = st->lo;
+	if (!idx)
 		return NULL;
-	r = &rs->r[(mid - 1) & (DCP_BPF_MAX_RANGES - 1)];
+	r = &rs->r[(idx - 1) & (DCP_BPF_MAX_RANGES - 1)];
 	return pc < r->end ? r : NULL;
 }
 
-/* The row in force at file offset off of the table f; NULL: none (gap).
- * The bounds live in st, as find_range()'s. */
+struct row_search {
+	struct unwind_regs *st;
+	__u64 off;
+};
+
+static long row_step(__u32 i, struct row_search *c)
+{
+	struct unwind_regs *st = c->st;
+	struct dcp_unwind_row *row;
+	__u32 mid;
+
+	if (st->lo >= st->hi)
+		return 1;
+	mid = st->lo + (st->hi - st->lo) / 2;
+	row = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!row) {
+		st->lo = st->hi = 0;
+		return 1;
+	}
+	if (row->off <= c->off)
+		st->lo = mid + 1;
+	else
+		st->hi = mid;
+	return 0;
+}
+
+/* The row in force at file offset off of the table f; NULL: none (gap). */
 static __always_inline struct dcp_unwind_row *
 find_row(struct unwind_regs *st, struct dcp_bpf_unwind_file *f, __u64 off)
 {
 	__u64 page = off >> DCP_BPF_UNWIND_PAGE_SHIFT;
+	struct row_search c = { .st = st, .off = off };
 	struct dcp_bpf_unwind_page *pg;
-	struct dcp_unwind_row *row;
-	__u32 idx, first, mid;
+	__u32 idx, first;
 
 	if (page < f->page_base || page - f->page_base >= f->nr_pages)
 		return NULL;
@@ -144,21 +189,12 @@ find_row(struct unwind_regs *st, struct dcp_bpf_unwind_file *f, __u64 off)
 	st->lo = first;
 	st->hi = first + pg->nr_rows;
 	/* the last row beginning at or before off */
-	for (int k = 0; k < 17 && st->lo < st->hi; k++) {
-		mid = st->lo + (st->hi - st->lo) / 2;
-		row = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!row)
-			return NULL;
-		if (row->off <= off)
-			st->lo = mid + 1;
-		else
-			st->hi = mid;
-	}
-	mid = st->lo;
-	if (mid == first)
+	bpf_loop(17, row_step, &c, 0);
+	idx = st->lo;
+	if (idx <= first)
 		return NULL;
-	mid--;
-	return bpf_map_lookup_elem(&unwind_rows, &mid);
+	idx--;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
 /* The caller of the frame at r by its frame pointer; 0: the chain ends. */
@@ -181,6 +217,40 @@ static __always_inline int fp_step(struct unwind_regs *r)
 	return 1;
 }
 
+/* Wake user space so that it builds the table of r's file, the first time
+ * a walk meets the file without one: its samples are walked by frame
+ * pointers until then. */
+static __always_inline void ask_for_table(struct unwind_regs *st,
+					  struct dcp_bpf_range *r,
+					  struct dcp_bpf_file_key *key)
+{
+	struct dcp_bpf_unwind_want want = {
+		.pid = st->pid,
+		.woken = 1,
+		.start = r->start,
+		.end = r->end,
+	};
+	struct dcp_bpf_unwind_want *asked;
+	__u32 *e;
+
+	/* asked for already (a mapping event): woken once */
+	asked = bpf_map_lookup_elem(&unwind_wanted, key);
+	if (asked) {
+		if (asked->woken)
+			return;
+		asked->woken = 1;
+	} else if (bpf_map_update_elem(&unwind_wanted, key, &want,
+				       BPF_NOEXIST)) {
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, 8, 0);
+	if (e) {
+		e[0] = DCP_BPF_EVENT_UNWIND_WANT;
+		e[1] = 0;
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	}
+}
+
 /* The table row in force at pc; NULL: none (counted when not a gap). */
 static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 						     __u64 pc)
@@ -192,6 +262,8 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 
 	if (!st->tables)
 		return NULL;
+	if (pc >= st->cached_start && pc < st->cached_end)
+		return find_row(st, &st->cached_file, pc + st->cached_bias);
 	r = w->ranges ? find_range(st, w->ranges, pc) : NULL;
 	if (!r) {
 		st->no_mapping++;
@@ -201,13 +273,7 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 	key.dev = r->dev;
 	f = bpf_map_lookup_elem(&unwind_files, &key);
 	if (!f) {
-		struct dcp_bpf_unwind_want want = {
-			.pid = st->pid,
-			.start = r->start,
-			.end = r->end,
-		};
-
-		bpf_map_update_elem(&unwind_wanted, &key, &want, BPF_NOEXIST);
+		ask_for_table(st, r, &key);
 		st->no_table++;
 		return NULL;
 	}
@@ -215,6 +281,10 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 		st->no_table++;
 		return NULL;
 	}
+	st->cached_start = r->start;
+	st->cached_end = r->end;
+	st->cached_bias = r->bias;
+	st->cached_file = *f;
 	return find_row(st, f, pc + r->bias);
 }
 
@@ -323,6 +393,7 @@ static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
 	r->n = 0;
 	r->end = 0;
 	r->by_table = r->by_fp = r->no_table = r->no_mapping = 0;
+	r->cached_end = 0;
 	r->tables = by_tables;
 	r->bp_known = 1;
 	r->activation = 1;
