@@ -44,6 +44,9 @@ struct bpf_unwind {
 	uint64_t refused; /* no room left in the memory given */
 	uint64_t failed; /* no CFI, or not an ELF file */
 	uint64_t build_ns, cfi_bytes, from_cache; /* for -v */
+	/* the files built (not read from the cache): their time and size,
+	 * what a build is expected to take (fits_before()) */
+	uint64_t built_ns, built_bytes;
 	struct dcp_cache cache; /* the symbol cache: tables by build id */
 	/* tables built, waiting to be stored in the cache */
 	struct pending_store {
@@ -185,9 +188,9 @@ struct bpf_source {
 /*
  * source_bpf_unwind.c: the maps sized before load (on: user stacks walked
  * by tables; memory: bytes for the tables, 0 for the default), the tables
- * asked for built at polls until deadline_ns (0: all; at least one is
- * built) and no more than max_tables (0: no limit), the tables not yet
- * stored put in the cache at the end.
+ * asked for built at polls, those expected to end before deadline_ns (0:
+ * all), no more than max_tables (0: no limit), the tables not yet stored
+ * put in the cache at the end.
  */
 void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory);
 int dcp_bpf_unwind_start(struct bpf_source *bs);

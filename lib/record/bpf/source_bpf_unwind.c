@@ -46,6 +46,8 @@ void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory)
 	uint64_t pages_bytes;
 
 	u->on = on;
+	/* no cache until dcp_bpf_unwind_start(): a failed load frees none */
+	u->cache.dir_fd = -1;
 	bs->skel->rodata->unwind_tables = on;
 	bs->skel->rodata->keep_ranges = on;
 	if (!on)
@@ -101,7 +103,6 @@ int dcp_bpf_unwind_start(struct bpf_source *bs)
 {
 	struct bpf_unwind *u = &bs->unwind;
 
-	u->cache.dir_fd = -1;
 	if (!u->on)
 		return 0;
 	dcp_cache_open(&u->cache);
@@ -240,7 +241,7 @@ static void store_one(struct bpf_unwind *u)
 /* One file's table built and published; 0 also when it has none (the
  * kernel is told, and walks its frames by frame pointers). */
 static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
-		     int fd, bool build)
+		     int fd, off_t size, bool build)
 {
 	struct bpf_unwind *u = &bs->unwind;
 	struct dcp_bpf_unwind_file f = { 0 };
@@ -254,6 +255,10 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	if (ret == -ENOENT && !build)
 		return ret;
 	u->build_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	if (!cached && size > 0) {
+		u->built_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+		u->built_bytes += (uint64_t)size;
+	}
 	dcp_log(DCP_LOG_DEBUG,
 		"unwind table of %u:%llu: %zu rows, %s in %.1f ms", k->dev,
 		k->ino, t.nr_rows, cached ? "read" : "built",
@@ -310,6 +315,27 @@ void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 	if (u->on)
 		bpf_map_update_elem(u->wanted_fd, &k, &w,
 				    is_target(bs, pid) ? BPF_ANY : BPF_NOEXIST);
+}
+
+/* a build's cost before one was measured: a quiet machine's */
+#define BUILD_NS_PER_BYTE 3
+
+/*
+ * Whether building a file of size bytes should end before deadline_ns (0:
+ * none), by what this recording's builds took a byte: a build cannot be
+ * stopped half way, and a poll must return by its deadline (the end of a
+ * --duration among them).
+ */
+static bool fits_before(const struct bpf_unwind *u, off_t size,
+			uint64_t deadline_ns)
+{
+	uint64_t per_byte = u->built_bytes ? u->built_ns / u->built_bytes :
+					     BUILD_NS_PER_BYTE;
+
+	if (!deadline_ns)
+		return true;
+	return dcp_now_ns(CLOCK_MONOTONIC) + (uint64_t)size * per_byte <=
+	       deadline_ns;
 }
 
 /* A file asked for, open, its size, and whether a recorded process (-p,
@@ -374,10 +400,10 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
 	for (i = 0; i < n; i++) {
 		if (!ret && files[i].fd >= 0 &&
 		    (!max_tables || built < max_tables) &&
-		    (!deadline_ns || !built ||
-		     dcp_now_ns(CLOCK_MONOTONIC) < deadline_ns)) {
+		    fits_before(u, files[i].size, deadline_ns)) {
 			built++;
-			ret = build_one(bs, &files[i].key, files[i].fd, true);
+			ret = build_one(bs, &files[i].key, files[i].fd,
+					files[i].size, true);
 			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
 		} else if (files[i].fd < 0) {
 			bpf_map_delete_elem(u->wanted_fd, &files[i].key);
@@ -436,7 +462,7 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 				       open_wanted(&k, &w) :
 				       -ETIME;
 			if (file >= 0) {
-				ret = build_one(bs, &k, file, false);
+				ret = build_one(bs, &k, file, 0, false);
 				close(file);
 				if (ret == -ENOENT)
 					ret = 0;

@@ -6,8 +6,9 @@
  * space, lib/unwind/unwind_table.c) says where the caller's frame is, and
  * the walk goes on from there. Code no table covers (JIT code, a file
  * whose table is not built yet, the vdso) is walked by its frame pointer.
- * The maps are defined in profile.bpf.c and shared by name with
- * tasks.bpf.c (bpftool gen object).
+ * The walk and its maps are profile.bpf.c's (it defines DCPROF_UNWIND_WALK
+ * before including this); proc_ranges is defined there too and kept by
+ * tasks.bpf.c, which shares it by name (bpftool gen object).
  */
 #ifndef DCPROF_UNWIND_BPF_H
 #define DCPROF_UNWIND_BPF_H
@@ -32,7 +33,8 @@ struct {
 	__type(value, struct dcp_bpf_unwind_file);
 } unwind_files SEC(".maps");
 
-/* written by user space through mmap(2); sized before load */
+/* sized before load, written by user space through a mapping of the part
+ * a table fills (source_bpf_unwind.c) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
