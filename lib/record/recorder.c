@@ -314,6 +314,7 @@ static int start_source(struct dcp_recorder *r,
 		.buffer_pages = opts->mmap_pages,
 		.off_cpu = r->off_cpu,
 		.off_cpu_min_ns = r->off_cpu_min_ns,
+		.unwind_memory = r->unwind_memory,
 	};
 	const char *backend = opts_backend(opts);
 	int ret;
@@ -323,7 +324,6 @@ static int start_source(struct dcp_recorder *r,
 		return dcp_error(EINVAL,
 				 "unknown backend '%s' (bpf, perf or auto)",
 				 backend);
-	set.unwind_memory = r->unwind_memory;
 	if (strcmp(backend, "perf")) {
 		ret = start_bpf(r, opts, &set);
 		if (!ret)

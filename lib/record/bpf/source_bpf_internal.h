@@ -242,6 +242,9 @@ bool dcp_bpf_pre_exec_view(struct bpf_source *bs, const struct dcp_process *p,
 			   uint32_t exec_id, struct dcp_process *view);
 /* Maps kept for samples before an exec: dropped two drains later, or all. */
 void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all);
+/* The file mapped at [start, end) in pid, through /proc/PID/map_files:
+ * an fd, or -errno. */
+int dcp_bpf_open_mapping(uint32_t pid, uint64_t start, uint64_t end);
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f);

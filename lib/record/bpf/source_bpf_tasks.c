@@ -297,16 +297,22 @@ struct mapped {
 	uint64_t start, end;
 };
 
-static int open_mapped_file(void *ctx)
+int dcp_bpf_open_mapping(uint32_t pid, uint64_t start, uint64_t end)
 {
-	const struct mapped *m = ctx;
 	char path[96];
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 m->pid, m->start, m->end);
+		 pid, start, end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+static int open_mapped_file(void *ctx)
+{
+	const struct mapped *m = ctx;
+
+	return dcp_bpf_open_mapping(m->pid, m->start, m->end);
 }
 
 /* The path the cookie is known by, else the one the mapping shows. */

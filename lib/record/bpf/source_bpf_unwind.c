@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * The BPF record source's unwind tables: the kernel's walk (unwind.bpf.h)
- * asks for the table of each file it meets without one (unwind_wanted);
- * at drains, this builds the file's table from its .eh_frame
- * (lib/unwind/unwind_table.c) and puts it into the rows and pages arrays,
- * which are mapped here and written in place, within the memory set at
- * the start (--unwind-memory). A file is asked for only once its frames
- * are sampled, so only what runs has a table; until it has one, its
- * frames are walked by frame pointers (counted).
+ * asks for the table of each file it meets without one (unwind_wanted),
+ * as do the mapping events; at polls, this builds the file's table from
+ * its .eh_frame (lib/unwind/unwind_table.c), or reads it from the symbol
+ * cache, and writes it into the rows and pages arrays through a mapping
+ * of the part it fills, within the memory set at the start
+ * (--unwind-memory). Until a file has its table, its frames are walked by
+ * frame pointers (counted).
  */
 #ifndef DCPROF_NO_BPF
 
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,12 +112,6 @@ int dcp_bpf_unwind_start(struct bpf_source *bs)
 	return 0;
 }
 
-/* The kernel's device number (s_dev) of a stat(2) st_dev. */
-static uint32_t kernel_dev(dev_t d)
-{
-	return (uint32_t)(major(d) << 20 | minor(d));
-}
-
 /*
  * The file the kernel asked for, through the process that maps it: fd, or
  * -errno (the process or the mapping is gone: the next walk asks again).
@@ -126,17 +119,11 @@ static uint32_t kernel_dev(dev_t d)
 static int open_wanted(const struct dcp_bpf_file_key *k,
 		       const struct dcp_bpf_unwind_want *w)
 {
-	char path[96];
-	struct stat st;
-	int fd;
+	int fd = dcp_bpf_open_mapping(w->pid, w->start, w->end);
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", w->pid,
-		 w->start, w->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_ino != k->ino ||
-	    kernel_dev(st.st_dev) != k->dev) {
+	/* s_dev is major << 20 | minor */
+	if (fd >= 0 &&
+	    !dcp_ident_fd_is(fd, k->dev >> 20, k->dev & 0xfffff, k->ino)) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -246,7 +233,7 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	struct bpf_unwind *u = &bs->unwind;
 	struct dcp_bpf_unwind_file f = { 0 };
 	struct dcp_unwind_table t = { 0 };
-	uint64_t t0 = dcp_now_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = dcp_now_ns(CLOCK_MONOTONIC); /* then its time */
 	char name[DCP_UNWIND_CACHE_NAME];
 	bool cached;
 	int ret;
@@ -254,15 +241,15 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	ret = dcp_unwind_table_for_fd(fd, &u->cache, build, &t, &cached, name);
 	if (ret == -ENOENT && !build)
 		return ret;
-	u->build_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	t0 = dcp_now_ns(CLOCK_MONOTONIC) - t0;
+	u->build_ns += t0;
 	if (!cached && size > 0) {
-		u->built_ns += dcp_now_ns(CLOCK_MONOTONIC) - t0;
+		u->built_ns += t0;
 		u->built_bytes += (uint64_t)size;
 	}
 	dcp_log(DCP_LOG_DEBUG,
 		"unwind table of %u:%llu: %zu rows, %s in %.1f ms", k->dev,
-		k->ino, t.nr_rows, cached ? "read" : "built",
-		(double)(dcp_now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+		k->ino, t.nr_rows, cached ? "read" : "built", (double)t0 / 1e6);
 	u->from_cache += cached;
 	if (!ret) {
 		u->cfi_bytes += t.eh_frame_bytes;
