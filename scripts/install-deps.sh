@@ -10,6 +10,8 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 # man (the t08 tests drive a terminal and render the man page), openssl (a
 # certificate for t0187's TLS receiver).
 PACKAGES="$PACKAGES gcc g++ make clang-format python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
+# Debian's own programs, built without frame pointers, for t0505
+PACKAGES="$PACKAGES perl xz-utils sqlite3"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and
