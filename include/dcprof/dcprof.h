@@ -281,9 +281,8 @@ struct dcp_profile_stats {
 	 * -a): their waits are charged from then, on the stack they are
 	 * on (kernel frames, and the user ip where the kernel shows it) */
 	uint64_t off_cpu_under_way;
-	/* The BPF backend's -g, user stacks unwound in the kernel by the
-	 * files' unwind tables: walks, frames, how walks ended, tables
-	 * (docs/FORMAT.md, STATS fields 39 to 52) */
+	/* The BPF backend's -g, unwound in the kernel by the files' unwind
+	 * tables: walks, frames, ends, tables (docs/FORMAT.md, fields 39-53) */
 	uint64_t unwind_walks;
 	uint64_t unwind_table_frames;
 	uint64_t unwind_fp_frames;
@@ -298,6 +297,7 @@ struct dcp_profile_stats {
 	uint64_t unwind_table_bytes;
 	uint64_t unwind_tables_refused;
 	uint64_t unwind_tables_failed;
+	uint64_t unwind_tables_evicted;
 };
 
 /*

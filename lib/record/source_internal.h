@@ -57,6 +57,7 @@ struct dcp_source_counts {
 	uint64_t unwind_end_read, unwind_end_depth;
 	uint64_t unwind_tables, unwind_table_bytes;
 	uint64_t unwind_tables_refused, unwind_tables_failed;
+	uint64_t unwind_tables_evicted;
 };
 
 struct dcp_source_ops {

@@ -136,13 +136,20 @@ void dcp_unwind_table_store(const struct dcp_cache *c, const char *name,
 	h.nr_rows = htole64(t->nr_rows);
 	h.cfi_bytes = htole64(t->eh_frame_bytes);
 	ret = write_all(fd, &h, sizeof(h));
-	for (size_t i = 0; !ret && i < t->nr_rows; i++) {
-		struct dcp_unwind_row r = t->rows[i];
+	/* a batch of rows a write: one system call a row would cost more
+	 * than the table's build */
+	for (size_t i = 0; !ret && i < t->nr_rows;) {
+		struct dcp_unwind_row buf[1024];
+		size_t n = 0;
 
-		r.off = htole32(r.off);
-		r.fp_off = (short)htole16((uint16_t)r.fp_off);
-		r.cfa_off = (int)htole32((uint32_t)r.cfa_off);
-		ret = write_all(fd, &r, sizeof(r));
+		for (; n < sizeof(buf) / sizeof(buf[0]) && i < t->nr_rows;
+		     n++, i++) {
+			buf[n] = t->rows[i];
+			buf[n].off = htole32(buf[n].off);
+			buf[n].fp_off = (short)htole16((uint16_t)buf[n].fp_off);
+			buf[n].cfa_off = (int)htole32((uint32_t)buf[n].cfa_off);
+		}
+		ret = write_all(fd, buf, n * sizeof(*buf));
 	}
 	if (ret)
 		dcp_cache_entry_abort(c, fd, tmp);

@@ -82,10 +82,12 @@ static void print_header_text(const struct profile_view *v,
 		printf("# unwind tables: %" PRIu64 " files, %.1f KiB in the "
 		       "kernel; %" PRIu64 " files without one: %" PRIu64
 		       " for want of room (--unwind-memory), %" PRIu64
-		       " without CFI\n",
+		       " without CFI; %" PRIu64
+		       " evicted, the least recently used, for room\n",
 		       s->unwind_tables, (double)s->unwind_table_bytes / 1024,
 		       s->unwind_tables_refused + s->unwind_tables_failed,
-		       s->unwind_tables_refused, s->unwind_tables_failed);
+		       s->unwind_tables_refused, s->unwind_tables_failed,
+		       s->unwind_tables_evicted);
 	}
 	if (cmd_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
@@ -222,14 +224,16 @@ static void print_header_json(const struct profile_view *v,
 		       ",\"end_depth\":%" PRIu64 ",\"tables\":%" PRIu64
 		       ",\"table_bytes\":%" PRIu64
 		       ",\"tables_refused\":%" PRIu64
-		       ",\"tables_failed\":%" PRIu64 "}",
+		       ",\"tables_failed\":%" PRIu64
+		       ",\"tables_evicted\":%" PRIu64 "}",
 		       s->unwind_walks, s->unwind_table_frames,
 		       s->unwind_fp_frames, s->unwind_no_table_frames,
 		       s->unwind_no_mapping_frames, s->unwind_end_root,
 		       s->unwind_end_fp, s->unwind_end_unsupported,
 		       s->unwind_end_read, s->unwind_end_depth,
 		       s->unwind_tables, s->unwind_table_bytes,
-		       s->unwind_tables_refused, s->unwind_tables_failed);
+		       s->unwind_tables_refused, s->unwind_tables_failed,
+		       s->unwind_tables_evicted);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

@@ -42,36 +42,11 @@ record() {
 		die "cannot read '$name.data'"
 }
 
-# check.py FOLDED COMM EXPR...: python over the folded stacks of COMM
-cat >"$TMP/check.py" <<'PY'
-import sys
-rows = []
-for line in open(sys.argv[1]):
-    stack, count = line.rsplit(" ", 1)
-    frames = stack.split(";")
-    if frames[0] == sys.argv[2]:
-        rows.append((frames[1:], int(count)))
-
-def has_seq(frames, seq):
-    n = len(seq)
-    return any(frames[i:i + n] == seq for i in range(len(frames) - n + 1))
-
-def count(pred):
-    return sum(c for f, c in rows if pred(f))
-
-# a user stack from its root: main, the start in libc, a thread's start;
-# _start of a stripped program is named after its file ("xz+0x3aa0"), so
-# a stack is whole too when it begins there and goes through the start in
-# libc
-roots = ("main", "__libc_start_call_main", "_start", "start_thread", "clone3")
-
-def whole_stack(f):
-    return bool(f) and (f[0] in roots or (len(f) > 2 and f[2] == "__libc_start_call_main"))
-
-for expr in sys.argv[3:]:
-    exec(expr)
-PY
-check() { python3 "$TMP/check.py" "$@" || die "check failed on '$1'"; }
+# check FOLDED COMM EXPR...: Python over the folded stacks of COMM
+check() {
+	python3 "$TOP/tests/tools/folded_check.py" "$@" ||
+		die "check failed on '$1'"
+}
 
 # 1. no frame pointers anywhere
 record cb -g -- "$TMP/nofp/unwind_main" cb 2
@@ -200,7 +175,7 @@ record_mix mix-cold
 grep -q 'unwind tables (.*; 0 read from the cache)' "$TMP/err" ||
 	die "the first recording read tables from an empty cache: $(grep unwind "$TMP/err")"
 for prog in python3 perl xz gzip sqlite3; do
-	python3 "$TMP/check.py" "$TMP/mix-cold.folded" "$prog" \
+	python3 "$TOP/tests/tools/folded_check.py" "$TMP/mix-cold.folded" "$prog" \
 		'print("first recording, %s: %d samples, %.1f%% whole" % (sys.argv[2], count(lambda f: True), 100.0 * count(whole_stack) / max(count(lambda f: True), 1)))'
 done
 record_mix mix

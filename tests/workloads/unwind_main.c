@@ -9,11 +9,32 @@
  *   unwind_main leaf SECONDS     main -> middle -> leaf_burn (a leaf)
  *   unwind_main recurse SECONDS DEPTH
  *                                main -> recurse x DEPTH -> bottom_burn
+ *   unwind_main memcpy SECONDS   main -> copy_burn -> memcpy (libc), most
+ *                                of the time in memcpy
+ *   unwind_main signal SECONDS   main -> interrupted, and a SIGPROF every
+ *                                5 ms of CPU time whose handler (on_prof ->
+ *                                handler_burn) burns 2 ms
+ *   unwind_main exec SECONDS MODE ARGS...
+ *                                main -> middle for SECONDS, then execs
+ *                                itself as "unwind_main MODE ARGS..."
+ *   unwind_main then SECONDS PAUSE PROGRAM ARGS...
+ *                                main -> middle for SECONDS, then sleeps
+ *                                PAUSE seconds and execs PROGRAM ARGS...
+ *   unwind_main dlopen SECONDS LIB
+ *                                main -> middle for 0.3 s, then dlopens LIB
+ *                                (unwind_lib.c built with unwind_lib_run
+ *                                named plugin_run) and runs main ->
+ *                                plugin_run -> cb_seventy / cb_thirty
  */
+#include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 void unwind_lib_run(void (*a)(uint64_t), void (*b)(uint64_t), uint64_t a_ns,
 		    uint64_t b_ns);
@@ -107,13 +128,110 @@ __attribute__((noinline)) void recurse(int depth)
 	sink += buf[depth % sizeof(buf)];
 }
 
+/* Through a pointer, so that the copy is libc's memcpy and not inlined. */
+static void *(*volatile copy)(void *, const void *, size_t) = memcpy;
+
+__attribute__((noinline)) void copy_burn(void)
+{
+	static char a[1 << 20], b[1 << 20];
+
+	for (int i = 0; i < 16; i++) {
+		copy(a, b, sizeof(a));
+		sink += (uint64_t)a[i];
+	}
+}
+
+__attribute__((noinline)) void handler_burn(void)
+{
+	BURN_BODY(2000000);
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	handler_burn();
+}
+
+__attribute__((noinline)) void interrupted(uint64_t end)
+{
+	while (thread_cpu_ns() < end)
+		for (uint64_t i = 0; i < 200000; i++)
+			sink += i * i;
+}
+
+static void run_signal(uint64_t end)
+{
+	struct itimerval every = { .it_interval = { .tv_usec = 5000 },
+				   .it_value = { .tv_usec = 5000 } };
+	struct sigaction sa = { .sa_handler = on_prof };
+
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &every, NULL);
+	interrupted(end);
+	every = (struct itimerval){ 0 };
+	setitimer(ITIMER_PROF, &every, NULL);
+}
+
+static int run_dlopen(const char *lib, uint64_t end)
+{
+	uint64_t warm = thread_cpu_ns() + 300000000ull;
+	void (*plugin_run)(void (*)(uint64_t), void (*)(uint64_t), uint64_t,
+			   uint64_t);
+	void *h;
+
+	while (thread_cpu_ns() < warm)
+		middle();
+	h = dlopen(lib, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "unwind_main: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&plugin_run = dlsym(h, "plugin_run");
+	if (!plugin_run) {
+		fprintf(stderr, "unwind_main: %s\n", dlerror());
+		return 1;
+	}
+	while (thread_cpu_ns() < end)
+		plugin_run(cb_seventy, cb_thirty, 7000000, 3000000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "cb";
 	double seconds = argc > 2 ? atof(argv[2]) : 3;
 	uint64_t end = thread_cpu_ns() + (uint64_t)(seconds * 1e9);
 
-	if (!strcmp(mode, "qsort")) {
+	if (!strcmp(mode, "exec") && argc > 3) {
+		while (thread_cpu_ns() < end)
+			middle();
+		argv[2] = argv[0];
+		execv("/proc/self/exe", argv + 2);
+		perror("unwind_main: exec");
+		return 1;
+	}
+	if (!strcmp(mode, "then") && argc > 4) {
+		double pause = atof(argv[3]);
+		struct timespec nap = {
+			.tv_sec = (time_t)pause,
+			.tv_nsec = (long)((pause - (time_t)pause) * 1e9)
+		};
+
+		while (thread_cpu_ns() < end)
+			middle();
+		nanosleep(&nap, NULL);
+		execv(argv[4], argv + 4);
+		perror("unwind_main: exec");
+		return 1;
+	}
+	if (!strcmp(mode, "dlopen") && argc > 3)
+		return run_dlopen(argv[3], end);
+	if (!strcmp(mode, "memcpy")) {
+		while (thread_cpu_ns() < end)
+			copy_burn();
+	} else if (!strcmp(mode, "signal")) {
+		run_signal(end);
+	} else if (!strcmp(mode, "qsort")) {
 		run_qsort(end);
 	} else if (!strcmp(mode, "leaf")) {
 		while (thread_cpu_ns() < end)

@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 struct dcp_stats_map stats SEC(".maps");
 struct dcp_events_map events SEC(".maps");
 struct dcp_proc_ranges_map proc_ranges SEC(".maps");
+struct dcp_unwind_targets_map unwind_targets SEC(".maps");
 
 struct stack_buf {
 	struct bpf_stack_build_id frames[DCP_BPF_MAX_FRAMES];
@@ -52,6 +53,9 @@ const volatile int own_user_walk = 0;
 /* 1: user stacks are walked by the files' unwind tables (unwind.bpf.h),
  * frame pointers where a file has none; 0: by frame pointers alone */
 const volatile int unwind_tables = 0;
+/* 1: some processes only are recorded: walks ask for the tables of the
+ * processes in unwind_targets only */
+const volatile int unwind_targeted = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
 

@@ -211,13 +211,18 @@ struct dcp_bpf_ranges {
  * A file's table in the rows array, by dcp_bpf_file_key: rows are indexed
  * by 4 KiB page of file offset, nr_pages pages from page_base on, page i's
  * entry at pages[first_page + i]. nr_pages 0: the file has no table (no
- * CFI, or no room): its frames are walked by frame pointers.
+ * CFI, or no room): its frames are walked by frame pointers. last_used:
+ * when a walk last found the table (CLOCK_MONOTONIC, stored at
+ * most every DCP_BPF_UNWIND_USE_NS), for user space to evict the tables
+ * used least recently when it needs room.
  */
 #define DCP_BPF_UNWIND_PAGE_SHIFT 12
+#define DCP_BPF_UNWIND_USE_NS 1000000000ull
 struct dcp_bpf_unwind_file {
 	unsigned int first_page;
 	unsigned int nr_pages;
 	unsigned long long page_base;
+	unsigned long long last_used;
 };
 
 /* The rows a page needs: the one in force at its start, then every row

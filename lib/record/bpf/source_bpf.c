@@ -627,13 +627,15 @@ static int bpf_stop(struct dcp_source *s)
 			" bytes in the kernel, %" PRIu64 " rows of %u; %" PRIu64
 			" read from the cache), made in %.1f ms from %" PRIu64
 			" bytes of CFI; %" PRIu64
-			" files without room, %" PRIu64 " without CFI; %" PRIu64
+			" files without room, %" PRIu64 " without CFI, %" PRIu64
+			" evicted; %" PRIu64
 			" mappings left out of full process ranges",
 			bs->unwind.tables, bs->unwind.table_bytes,
 			(uint64_t)bs->unwind.rows_used, bs->unwind.rows_cap,
 			bs->unwind.from_cache,
 			(double)bs->unwind.build_ns / 1e6, bs->unwind.cfi_bytes,
 			bs->unwind.refused, bs->unwind.failed,
+			bs->unwind.evicted,
 			bs->kernel_counts[DCP_BPF_STAT_UNWIND_RANGES_FULL]);
 	if (bs->off_cpu) {
 		log_program_run(bs->skel->progs.dcp_switch.prog_fd, "switch");

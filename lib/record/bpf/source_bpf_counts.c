@@ -488,6 +488,7 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.unwind_table_bytes = bs->unwind.table_bytes;
 	bs->base.counts.unwind_tables_refused = bs->unwind.refused;
 	bs->base.counts.unwind_tables_failed = bs->unwind.failed;
+	bs->base.counts.unwind_tables_evicted = bs->unwind.evicted;
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)

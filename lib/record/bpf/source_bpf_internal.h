@@ -36,11 +36,29 @@
  */
 #define DCP_BPF_UNWIND_MEMORY_DEFAULT (32ull << 20)
 
+/* The free parts of one of the unwind arrays: extents sorted by start,
+ * none adjacent. */
+struct unwind_space {
+	struct unwind_extent {
+		uint32_t start, len;
+	} * free;
+	size_t nr, cap;
+};
+
 struct bpf_unwind {
 	bool on;
-	int files_fd, wanted_fd, rows_fd, pages_fd;
-	uint32_t rows_cap, rows_used, pages_cap, pages_used;
-	uint64_t tables, table_bytes; /* built and in the kernel */
+	int files_fd, wanted_fd, rows_fd, pages_fd, targets_fd;
+	size_t targets_sent; /* of the recorder's roots */
+	uint32_t rows_cap, pages_cap, rows_used;
+	struct unwind_space rows, pages;
+	/* the tables in the kernel, where their rows and pages are */
+	struct unwind_placed {
+		struct dcp_bpf_file_key key;
+		struct unwind_extent rows, pages;
+	} * placed;
+	size_t nr_placed, cap_placed;
+	uint64_t tables, table_bytes; /* in the kernel now */
+	uint64_t evicted; /* taken out, the least recently used, for room */
 	uint64_t refused; /* no room left in the memory given */
 	uint64_t failed; /* no CFI, or not an ELF file */
 	uint64_t build_ns, cfi_bytes, from_cache; /* for -v */

@@ -25,7 +25,9 @@
 #include <bpf/bpf.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
+#include "sort.h"
 #include "source_bpf_internal.h"
 #include "unwind_table_internal.h"
 #include "recorder.lskel.h"
@@ -49,6 +51,7 @@ void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory)
 	u->cache.dir_fd = -1;
 	bs->skel->rodata->unwind_tables = on;
 	bs->skel->rodata->keep_ranges = on;
+	bs->skel->rodata->unwind_targeted = on && bs->r->targeted;
 	if (!on)
 		return;
 	if (!memory)
@@ -98,14 +101,30 @@ static void window_unmap(struct window *w)
 	munmap(w->map, w->map_len);
 }
 
+/* The free extents of an array of len elements: all of it. */
+static int space_init(struct unwind_space *sp, uint32_t len)
+{
+	sp->free = calloc(1, sizeof(*sp->free));
+	if (!sp->free)
+		return dcp_error(ENOMEM, "out of memory");
+	sp->free[0] = (struct unwind_extent){ .start = 0, .len = len };
+	sp->nr = 1;
+	sp->cap = 1;
+	return 0;
+}
+
 int dcp_bpf_unwind_start(struct bpf_source *bs)
 {
 	struct bpf_unwind *u = &bs->unwind;
 
 	if (!u->on)
 		return 0;
+	if (space_init(&u->rows, u->rows_cap) ||
+	    space_init(&u->pages, u->pages_cap))
+		return -ENOMEM;
 	dcp_cache_open(&u->cache);
 	u->files_fd = bs->skel->maps.unwind_files.map_fd;
+	u->targets_fd = bs->skel->maps.unwind_targets.map_fd;
 	u->wanted_fd = bs->skel->maps.unwind_wanted.map_fd;
 	u->rows_fd = bs->skel->maps.unwind_rows.map_fd;
 	u->pages_fd = bs->skel->maps.unwind_pages.map_fd;
@@ -130,15 +149,268 @@ static int open_wanted(const struct dcp_bpf_file_key *k,
 	return fd;
 }
 
+/* ---- room in the arrays ------------------------------------------------ */
+
+static uint64_t space_free(const struct unwind_space *sp)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sp->nr; i++)
+		n += sp->free[i].len;
+	return n;
+}
+
+/* len elements, the first free extent that holds them: 0 and *start, or
+ * -ENOSPC. */
+static int space_take(struct unwind_space *sp, uint32_t len, uint32_t *start)
+{
+	for (size_t i = 0; i < sp->nr; i++) {
+		struct unwind_extent *e = &sp->free[i];
+
+		if (e->len < len)
+			continue;
+		*start = e->start;
+		e->start += len;
+		e->len -= len;
+		if (!e->len)
+			memmove(e, e + 1, (--sp->nr - i) * sizeof(*e));
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* e back into the free extents, joined to its neighbours. */
+static int space_give(struct unwind_space *sp, struct unwind_extent e)
+{
+	struct unwind_extent *p;
+	size_t i = 0;
+
+	if (!e.len)
+		return 0;
+	while (i < sp->nr && sp->free[i].start < e.start)
+		i++;
+	if (i > 0 && sp->free[i - 1].start + sp->free[i - 1].len == e.start) {
+		sp->free[i - 1].len += e.len;
+		if (i < sp->nr && e.start + e.len == sp->free[i].start) {
+			sp->free[i - 1].len += sp->free[i].len;
+			memmove(&sp->free[i], &sp->free[i + 1],
+				(--sp->nr - i) * sizeof(*sp->free));
+		}
+		return 0;
+	}
+	if (i < sp->nr && e.start + e.len == sp->free[i].start) {
+		sp->free[i].start = e.start;
+		sp->free[i].len += e.len;
+		return 0;
+	}
+	p = dcp_grow(sp->free, &sp->cap, sp->nr + 1, sizeof(*p));
+	if (!p)
+		return dcp_error(ENOMEM, "out of memory");
+	sp->free = p;
+	memmove(&p[i + 1], &p[i], (sp->nr++ - i) * sizeof(*p));
+	p[i] = e;
+	return 0;
+}
+
+static uint64_t placed_bytes(const struct unwind_placed *p)
+{
+	return (uint64_t)p->rows.len * ROW_STRIDE +
+	       (uint64_t)p->pages.len * sizeof(struct dcp_bpf_unwind_page);
+}
+
+/* a table a walk found this recently is not evicted: it is in use, and
+ * evicting it would only have it asked for again */
+#define EVICT_IDLE_NS (2 * DCP_BPF_UNWIND_USE_NS)
+/* longer than any walk under way can keep reading an evicted table's rows
+ * (the programs run with preemption off, a walk in microseconds) */
+#define EVICT_GRACE_US 2000
+
+struct evict_candidate {
+	bool mapped; /* by a process now */
+	uint64_t last_used;
+	size_t idx;
+};
+
+/* the files no process maps first, then the least recently used */
+static int by_eviction_order(const void *a, const void *b)
+{
+	const struct evict_candidate *x = a, *y = b;
+
+	if (x->mapped != y->mapped)
+		return x->mapped ? 1 : -1;
+	return (x->last_used > y->last_used) - (x->last_used < y->last_used);
+}
+
+static uint64_t file_key_hash(const struct dcp_bpf_file_key *k)
+{
+	return dcp_hash_fnv1a(DCP_FNV_OFFSET, k, sizeof(*k));
+}
+
+/* The files the processes map now, as sorted file_key_hash() values:
+ * *n of them (0 and NULL when they cannot be read). */
+static uint64_t *mapped_files(struct bpf_source *bs, size_t *n)
+{
+	int fd = bs->skel->maps.proc_ranges.map_fd;
+	struct dcp_bpf_ranges *rs = malloc(sizeof(*rs));
+	uint64_t *h = NULL, *grown;
+	size_t cap = 0;
+	uint32_t pid, next;
+	bool first = true;
+
+	*n = 0;
+	while (rs && !bpf_map_get_next_key(fd, first ? NULL : &pid, &next)) {
+		first = false;
+		pid = next;
+		if (bpf_map_lookup_elem(fd, &pid, rs))
+			continue;
+		for (uint32_t i = 0; i < rs->nr && i < DCP_BPF_MAX_RANGES;
+		     i++) {
+			struct dcp_bpf_file_key k = { .ino = rs->r[i].ino,
+						      .dev = rs->r[i].dev };
+
+			grown = dcp_grow(h, &cap, *n + 1, sizeof(*h));
+			if (!grown)
+				goto out;
+			h = grown;
+			h[(*n)++] = file_key_hash(&k);
+		}
+	}
+out:
+	free(rs);
+	if (h)
+		qsort(h, *n, sizeof(*h), dcp_cmp_u64);
+	return h;
+}
+
+/* The tables that may be evicted, in eviction order: *c (NULL when there
+ * are none), their number. */
+static size_t evict_candidates(struct bpf_source *bs,
+			       struct evict_candidate **c)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	uint64_t now = dcp_now_ns(CLOCK_MONOTONIC), *mapped;
+	size_t n = 0, nr_mapped;
+
+	*c = u->nr_placed ? calloc(u->nr_placed, sizeof(**c)) : NULL;
+	if (!*c)
+		return 0;
+	mapped = mapped_files(bs, &nr_mapped);
+	for (size_t i = 0; i < u->nr_placed; i++) {
+		struct dcp_bpf_unwind_file f;
+		uint64_t h = file_key_hash(&u->placed[i].key);
+
+		if (bpf_map_lookup_elem(u->files_fd, &u->placed[i].key, &f) ||
+		    f.last_used + EVICT_IDLE_NS > now)
+			continue;
+		(*c)[n++] = (struct evict_candidate){
+			.mapped = !mapped || bsearch(&h, mapped, nr_mapped,
+						     sizeof(h), dcp_cmp_u64),
+			.last_used = f.last_used,
+			.idx = i
+		};
+	}
+	free(mapped);
+	qsort(*c, n, sizeof(**c), by_eviction_order);
+	return n;
+}
+
 /*
- * Table t into the arrays, indexed by page: *f says where. -ENOSPC when
- * the memory left cannot hold it.
+ * Candidates from *next on evicted: at least one, and as many as the free
+ * space needs to hold nr_rows rows and nr_pages pages in all. Their files
+ * leave unwind_files, so that a walk meeting one again walks it by frame
+ * pointers and asks for its table; their space is free once no walk can
+ * still read it. 0, or -ENOSPC when no candidate is left.
  */
-static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
+static int evict(struct bpf_unwind *u, const struct evict_candidate *c,
+		 size_t n, size_t *next, uint32_t nr_rows, uint32_t nr_pages)
+{
+	uint64_t rows = space_free(&u->rows), pages = space_free(&u->pages);
+	size_t first = *next;
+	int ret = 0;
+
+	if (first >= n)
+		return -ENOSPC;
+	do {
+		struct unwind_placed *p = &u->placed[c[(*next)++].idx];
+
+		bpf_map_delete_elem(u->files_fd, &p->key);
+		rows += p->rows.len;
+		pages += p->pages.len;
+	} while (*next < n && (rows < nr_rows || pages < nr_pages));
+	usleep(EVICT_GRACE_US);
+	for (size_t i = first; i < *next; i++) {
+		struct unwind_placed *p = &u->placed[c[i].idx];
+
+		if (!ret)
+			ret = space_give(&u->rows, p->rows);
+		if (!ret)
+			ret = space_give(&u->pages, p->pages);
+		u->rows_used -= p->rows.len;
+		u->table_bytes -= placed_bytes(p);
+		u->tables--;
+		u->evicted++;
+		p->rows.len = 0; /* gone: dropped from placed by take_room() */
+	}
+	return ret;
+}
+
+/*
+ * Extents of nr_rows rows and nr_pages pages, evicting the tables used
+ * least recently, none used in the last EVICT_IDLE_NS, while the arrays
+ * cannot hold them; -ENOSPC when they still cannot.
+ */
+static int take_room(struct bpf_source *bs, uint32_t nr_rows, uint32_t nr_pages,
+		     struct unwind_placed *p)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	struct evict_candidate *c = NULL;
+	size_t n = 0, next = 0, i, kept;
+	bool listed = false;
+	int ret = 0;
+
+	if (nr_rows > u->rows_cap || nr_pages > u->pages_cap)
+		return -ENOSPC;
+	while (!ret) {
+		if (!space_take(&u->rows, nr_rows, &p->rows.start)) {
+			if (!space_take(&u->pages, nr_pages, &p->pages.start)) {
+				p->rows.len = nr_rows;
+				p->pages.len = nr_pages;
+				break;
+			}
+			ret = space_give(
+				&u->rows,
+				(struct unwind_extent){ .start = p->rows.start,
+							.len = nr_rows });
+			if (ret)
+				break;
+		}
+		if (!listed) {
+			n = evict_candidates(bs, &c);
+			listed = true;
+		}
+		ret = evict(u, c, n, &next, nr_rows, nr_pages);
+	}
+	free(c);
+	for (i = 0, kept = 0; i < u->nr_placed; i++)
+		if (u->placed[i].rows.len)
+			u->placed[kept++] = u->placed[i];
+	u->nr_placed = kept;
+	return ret;
+}
+
+/*
+ * Table t into the arrays, indexed by page: *f says where, and the file's
+ * key k is kept among the tables placed. -ENOSPC when the memory left,
+ * with the tables not in use evicted, cannot hold it.
+ */
+static int place_table(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
+		       const struct dcp_unwind_table *t,
 		       struct dcp_bpf_unwind_file *f)
 {
+	struct bpf_unwind *u = &bs->unwind;
 	struct dcp_bpf_unwind_page *pages;
 	struct window rows_w, pages_w;
+	struct unwind_placed placed = { .key = *k }, *pl;
 	uint64_t base, last, nr_pages;
 	size_t r = 0;
 	int ret;
@@ -148,18 +420,25 @@ static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
 	base = t->rows[0].off >> DCP_BPF_UNWIND_PAGE_SHIFT;
 	last = t->rows[t->nr_rows - 1].off >> DCP_BPF_UNWIND_PAGE_SHIFT;
 	nr_pages = last - base + 1;
-	if (t->nr_rows > u->rows_cap - u->rows_used ||
-	    nr_pages > u->pages_cap - u->pages_used)
+	if (t->nr_rows > UINT32_MAX || nr_pages > UINT32_MAX)
 		return -ENOSPC;
-	ret = window_map(u->rows_fd, (size_t)u->rows_used * ROW_STRIDE,
-			 t->nr_rows * ROW_STRIDE, &rows_w);
+	pl = dcp_grow(u->placed, &u->cap_placed, u->nr_placed + 1, sizeof(*pl));
+	if (!pl)
+		return dcp_error(ENOMEM, "out of memory");
+	u->placed = pl;
+	ret = take_room(bs, (uint32_t)t->nr_rows, (uint32_t)nr_pages, &placed);
 	if (ret)
 		return ret;
-	ret = window_map(u->pages_fd, (size_t)u->pages_used * sizeof(*pages),
+	ret = window_map(u->rows_fd, (size_t)placed.rows.start * ROW_STRIDE,
+			 t->nr_rows * ROW_STRIDE, &rows_w);
+	if (ret)
+		goto give_back;
+	ret = window_map(u->pages_fd,
+			 (size_t)placed.pages.start * sizeof(*pages),
 			 nr_pages * sizeof(*pages), &pages_w);
 	if (ret) {
 		window_unmap(&rows_w);
-		return ret;
+		goto give_back;
 	}
 	for (size_t i = 0; i < t->nr_rows; i++)
 		memcpy(rows_w.at + i * ROW_STRIDE, &t->rows[i],
@@ -181,19 +460,28 @@ static int place_table(struct bpf_unwind *u, const struct dcp_unwind_table *t,
 			ret = -E2BIG;
 			break;
 		}
-		pages[p].first_row = (uint32_t)(u->rows_used + first);
+		pages[p].first_row = (uint32_t)(placed.rows.start + first);
 		pages[p].nr_rows = (uint32_t)(next > first ? next - first : 1);
 	}
 	window_unmap(&rows_w);
 	window_unmap(&pages_w);
 	if (ret)
-		return ret;
-	f->first_page = u->pages_used;
+		goto give_back;
+	f->first_page = placed.pages.start;
 	f->nr_pages = (uint32_t)nr_pages;
 	f->page_base = base;
-	u->rows_used += (uint32_t)t->nr_rows;
-	u->pages_used += (uint32_t)nr_pages;
+	/* new: not evicted before a walk has had the time to use it */
+	f->last_used = dcp_now_ns(CLOCK_MONOTONIC);
+	u->placed[u->nr_placed++] = placed;
+	u->rows_used += placed.rows.len;
+	u->tables++;
+	u->table_bytes += placed_bytes(&placed);
 	return 0;
+give_back:
+	if (space_give(&u->rows, placed.rows) ||
+	    space_give(&u->pages, placed.pages))
+		return -ENOMEM;
+	return ret;
 }
 
 /* Table t, just built, to be stored in the cache as name when no table
@@ -253,16 +541,11 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	u->from_cache += cached;
 	if (!ret) {
 		u->cfi_bytes += t.eh_frame_bytes;
-		ret = place_table(u, &t, &f);
+		ret = place_table(bs, k, &t, &f);
 	}
-	if (!ret) {
-		u->tables++;
-		u->table_bytes +=
-			t.nr_rows * ROW_STRIDE +
-			f.nr_pages * sizeof(struct dcp_bpf_unwind_page);
-	} else if (ret == -ENOSPC) {
+	if (ret == -ENOSPC) {
 		u->refused++;
-	} else {
+	} else if (ret) {
 		u->failed++;
 		dcp_log(DCP_LOG_DEBUG, "no unwind table for a file (%s)",
 			strerror(-ret));
@@ -274,6 +557,34 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 		return dcp_error(errno, "cannot add an unwind table: %s",
 				 strerror(errno));
 	return 0;
+}
+
+/*
+ * The processes recorded (-p, a command) not yet in the kernel's
+ * unwind_targets, put in: their walks ask for tables, and the fork
+ * program adds their children.
+ */
+static void send_targets(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	const struct dcp_recorder *r = bs->r;
+	uint32_t one = 1;
+
+	for (; u->targets_sent < r->nr_roots; u->targets_sent++) {
+		uint32_t tgid = (uint32_t)r->roots[u->targets_sent];
+
+		bpf_map_update_elem(u->targets_fd, &tgid, &one, BPF_ANY);
+	}
+}
+
+/* pid is a child of the recorder's: a command not started yet, which
+ * maps what the recorder maps until its exec. */
+static bool is_own_child(struct bpf_source *bs, uint32_t pid)
+{
+	struct dcp_process *p =
+		dcp_process_table_find(bs->r->procs, (pid_t)pid);
+
+	return p && p->ppid == getpid();
 }
 
 /* pid is one of the processes recorded (every one without targets). */
@@ -298,8 +609,9 @@ void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 
 	/* already asked for, or built: refused by the flag, or skipped by
 	 * dcp_bpf_unwind_work(); asked for by another process, taken over
-	 * by a recorded one, which goes first */
-	if (u->on)
+	 * by a recorded one, which goes first; a process not recorded
+	 * needs no table */
+	if (u->on && (!bs->r->targeted || is_target(bs, pid)))
 		bpf_map_update_elem(u->wanted_fd, &k, &w,
 				    is_target(bs, pid) ? BPF_ANY : BPF_NOEXIST);
 }
@@ -367,6 +679,7 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
 
 	if (!u->on)
 		return 0;
+	send_targets(bs);
 	while (n < WORK_BATCH &&
 	       !bpf_map_get_next_key(u->wanted_fd, n ? &k : NULL, &next)) {
 		k = next;
@@ -409,9 +722,11 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
 /*
  * Before sampling begins: the tables of the files the processes map now,
  * read from the cache, so that their first samples are walked whole; a
- * file the cache does not hold is asked for, built at the polls. Reading
- * stops at deadline_ns (the recording's start waits for it); what is left
- * is asked for as well.
+ * file the cache does not hold is asked for, built at the polls, unless a
+ * recorded process (-p) maps it: it is built now, the few files of the
+ * processes asked for being worth the wait. Reading and building stop at
+ * deadline_ns (the recording's start waits for it); what is left is
+ * asked for as well.
  */
 int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 {
@@ -420,17 +735,24 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 	struct dcp_bpf_ranges *rs;
 	struct dcp_bpf_unwind_file f;
 	uint32_t pid, next;
-	bool first = true;
+	bool first = true, build;
 
-	if (!u->on || u->cache.dir_fd < 0)
+	if (!u->on)
 		return 0;
+	send_targets(bs);
 	rs = malloc(sizeof(*rs));
 	if (!rs)
 		return dcp_error(ENOMEM, "out of memory");
 	while (!ret && !bpf_map_get_next_key(fd, first ? NULL : &pid, &next)) {
 		first = false;
 		pid = next;
-		if (bpf_map_lookup_elem(fd, &pid, rs))
+		/* the other processes' samples are dropped: no table */
+		if (bs->r->targeted &&
+		    (!is_target(bs, pid) || is_own_child(bs, pid)))
+			continue;
+		build = bs->r->targeted;
+		if ((!build && u->cache.dir_fd < 0) ||
+		    bpf_map_lookup_elem(fd, &pid, rs))
 			continue;
 		for (uint32_t i = 0; i < rs->nr && i < DCP_BPF_MAX_RANGES;
 		     i++) {
@@ -449,7 +771,12 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 				       open_wanted(&k, &w) :
 				       -ETIME;
 			if (file >= 0) {
-				ret = build_one(bs, &k, file, 0, false);
+				struct stat st;
+
+				ret = build_one(bs, &k, file,
+						fstat(file, &st) ? 0 :
+								   st.st_size,
+						build);
 				close(file);
 				if (ret == -ENOENT)
 					ret = 0;
@@ -489,6 +816,11 @@ void dcp_bpf_unwind_free(struct bpf_source *bs)
 		store_one(u);
 	free(u->stores);
 	u->stores = NULL;
+	free(u->rows.free);
+	free(u->pages.free);
+	free(u->placed);
+	u->rows.free = u->pages.free = NULL;
+	u->placed = NULL;
 	if (u->on)
 		dcp_cache_close(&u->cache);
 }

@@ -295,15 +295,17 @@ int BPF_PROG(dcp_exit, struct task_struct *p)
 
 	/* every thread: its end is its lifetime's (report --threads) */
 	task_event(DCP_BPF_EVENT_EXIT, p, NULL, NULL);
-	if (keep_ranges && p->pid == tgid)
+	if (keep_ranges && p->pid == tgid) {
 		bpf_map_delete_elem(&proc_ranges, &tgid);
+		bpf_map_delete_elem(&unwind_targets, &tgid);
+	}
 	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = child->tgid, ptgid = parent->tgid;
+	__u32 tgid = child->tgid, ptgid = parent->tgid, one = 1;
 	struct dcp_bpf_ranges *rs;
 
 	task_event(DCP_BPF_EVENT_FORK, child, parent, NULL);
@@ -312,6 +314,10 @@ int BPF_PROG(dcp_fork, struct task_struct *parent, struct task_struct *child)
 		rs = bpf_map_lookup_elem(&proc_ranges, &ptgid);
 		if (rs && bpf_map_update_elem(&proc_ranges, &tgid, rs, BPF_ANY))
 			count_stat(DCP_BPF_STAT_UNWIND_RANGES_FULL);
+		/* a recorded process's children are recorded */
+		if (bpf_map_lookup_elem(&unwind_targets, &ptgid))
+			bpf_map_update_elem(&unwind_targets, &tgid, &one,
+					    BPF_ANY);
 	}
 	return 0;
 }

@@ -24,6 +24,19 @@ struct dcp_proc_ranges_map {
 };
 extern struct dcp_proc_ranges_map proc_ranges SEC(".maps");
 
+/*
+ * When some processes only are recorded (-p, a command): those processes,
+ * by tgid, put in by user space and kept by the fork and exit programs.
+ * Only their walks ask for tables: the others' samples are dropped.
+ */
+struct dcp_unwind_targets_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u32);
+};
+extern struct dcp_unwind_targets_map unwind_targets SEC(".maps");
+
 #ifdef DCPROF_UNWIND_WALK
 
 struct {
@@ -235,6 +248,8 @@ static __always_inline void ask_for_table(struct unwind_regs *st,
 	struct dcp_bpf_unwind_want *asked;
 	__u32 *e;
 
+	if (unwind_targeted && !bpf_map_lookup_elem(&unwind_targets, &st->pid))
+		return;
 	/* asked for already (a mapping event): woken once */
 	asked = bpf_map_lookup_elem(&unwind_wanted, key);
 	if (asked) {
@@ -261,6 +276,7 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 	struct dcp_bpf_file_key key = {};
 	struct dcp_bpf_unwind_file *f;
 	struct dcp_bpf_range *r;
+	__u64 now;
 
 	if (!st->tables)
 		return NULL;
@@ -283,6 +299,10 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 		st->no_table++;
 		return NULL;
 	}
+	/* a store only when the mark is stale: every CPU's walks share it */
+	now = bpf_ktime_get_ns();
+	if (now - f->last_used > DCP_BPF_UNWIND_USE_NS)
+		f->last_used = now;
 	st->cached_start = r->start;
 	st->cached_end = r->end;
 	st->cached_bias = r->bias;
