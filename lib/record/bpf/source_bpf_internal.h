@@ -30,11 +30,15 @@
 
 /*
  * Unwind tables in the kernel (source_bpf_unwind.c): the rows and pages
- * arrays, filled from the start on within the memory set at load, each
- * table written through a mapping of its part; what was built, and what
- * was not.
+ * arrays, within the memory set at load, each table written through a
+ * mapping of its part; their free extents and the tables in them
+ * (source_bpf_unwind_room.c); what was built, and what was not.
  */
 #define DCP_BPF_UNWIND_MEMORY_DEFAULT (32ull << 20)
+/* an array map's elements are 8-byte aligned: rows are that far apart in
+ * the mapped array */
+#define DCP_BPF_UNWIND_ROW_STRIDE \
+	((sizeof(struct dcp_unwind_row) + 7) & ~(size_t)7)
 
 /* The free parts of one of the unwind arrays: extents sorted by start,
  * none adjacent. */
@@ -223,6 +227,20 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns);
 void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 			 uint64_t end, uint64_t ino, uint32_t dev);
 void dcp_bpf_unwind_free(struct bpf_source *bs);
+
+/*
+ * source_bpf_unwind_room.c: the arrays' free extents, all free at first;
+ * extents of nr_rows rows and nr_pages pages into *p, the tables no walk
+ * uses evicted when they do not fit (-ENOSPC when they still do not); an
+ * extent given back; a table's kernel memory.
+ */
+int dcp_bpf_unwind_space_init(struct bpf_unwind *u);
+int dcp_bpf_unwind_take_room(struct bpf_source *bs, uint32_t nr_rows,
+			     uint32_t nr_pages, struct unwind_placed *p);
+int dcp_bpf_unwind_give_back(struct bpf_unwind *u,
+			     const struct unwind_placed *p);
+uint64_t dcp_bpf_unwind_placed_bytes(const struct unwind_placed *p);
+void dcp_bpf_unwind_space_free(struct bpf_unwind *u);
 
 /*
  * source_bpf_counts.c: the ring's task events, the count maps (samples,
