@@ -64,6 +64,13 @@ struct bpf_unwind {
 	uint64_t tables, table_bytes; /* in the kernel now */
 	uint64_t evicted; /* taken out, the least recently used, for room */
 	uint64_t refused; /* no room left in the memory given */
+	/* files refused, asked for again from after_ns on: room may have
+	 * been made by then */
+	struct unwind_retry {
+		struct dcp_bpf_file_key key;
+		uint64_t after_ns;
+	} * retries;
+	size_t nr_retries, cap_retries;
 	uint64_t failed; /* no CFI, or not an ELF file */
 	uint64_t build_ns, cfi_bytes, from_cache; /* for -v */
 	/* the files built (not read from the cache): their time and size,

@@ -247,6 +247,41 @@ static void store_one(struct bpf_unwind *u)
 	memmove(u->stores, u->stores + 1, --u->nr_stores * sizeof(*u->stores));
 }
 
+/* a refused file is asked for again this long after */
+#define RETRY_NS (10 * 1000000000ull)
+
+static void retry_later(struct bpf_unwind *u, const struct dcp_bpf_file_key *k)
+{
+	struct unwind_retry *r = dcp_grow(u->retries, &u->cap_retries,
+					  u->nr_retries + 1, sizeof(*r));
+
+	if (!r)
+		return; /* walked by frame pointers for the rest */
+	u->retries = r;
+	u->retries[u->nr_retries++] = (struct unwind_retry){
+		.key = *k, .after_ns = dcp_now_ns(CLOCK_MONOTONIC) + RETRY_NS
+	};
+}
+
+/* The refused files whose time has come leave unwind_files: the next
+ * walk that meets one asks for its table again. */
+static void retry_refused(struct bpf_unwind *u)
+{
+	uint64_t now;
+	size_t i, kept = 0;
+
+	if (!u->nr_retries)
+		return;
+	now = dcp_now_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < u->nr_retries; i++) {
+		if (u->retries[i].after_ns > now)
+			u->retries[kept++] = u->retries[i];
+		else
+			bpf_map_delete_elem(u->files_fd, &u->retries[i].key);
+	}
+	u->nr_retries = kept;
+}
+
 /* One file's table built and published; 0 also when it has none (the
  * kernel is told, and walks its frames by frame pointers). */
 static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
@@ -279,6 +314,7 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	}
 	if (ret == -ENOSPC) {
 		u->refused++;
+		retry_later(u, k);
 	} else if (ret) {
 		u->failed++;
 		dcp_log(DCP_LOG_DEBUG, "no unwind table for a file (%s)",
@@ -414,6 +450,7 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
 	if (!u->on)
 		return 0;
 	send_targets(bs);
+	retry_refused(u);
 	while (n < WORK_BATCH &&
 	       !bpf_map_get_next_key(u->wanted_fd, n ? &k : NULL, &next)) {
 		k = next;
@@ -551,6 +588,8 @@ void dcp_bpf_unwind_free(struct bpf_source *bs)
 	free(u->stores);
 	u->stores = NULL;
 	dcp_bpf_unwind_space_free(u);
+	free(u->retries);
+	u->retries = NULL;
 	if (u->on)
 		dcp_cache_close(&u->cache);
 }
