@@ -143,8 +143,10 @@ whole "$TMP/evict.folded" unwind_main "the second program, tables evicted" \
 evicted=$(json_get "$TMP/evict.json" 'd["unwind"]["tables_evicted"]')
 refused=$(json_get "$TMP/evict.json" 'd["unwind"]["tables_refused"]')
 echo "$first and $second rows, $memory bytes: $evicted tables evicted, $refused refused"
-[ "$evicted" -ge 1 ] && [ "$refused" -eq 0 ] ||
-	die "$evicted tables evicted and $refused refused for the second program"
+# (a refusal can happen to the recorder's own libraries, which the
+# command maps until its exec when it is sampled before it)
+[ "$evicted" -ge 1 ] ||
+	die "$evicted tables evicted ($refused refused) for the second program"
 "$DCPROF" report -i "$TMP/evict.data" | grep -q ' evicted, the least recently used' ||
 	die "the report header does not say the tables evicted"
 

@@ -101,8 +101,9 @@ uint64_t dcp_bpf_unwind_placed_bytes(const struct unwind_placed *p)
 	       (uint64_t)p->pages.len * sizeof(struct dcp_bpf_unwind_page);
 }
 
-/* a table a walk found this recently is not evicted: it is in use, and
- * evicting it would only have it asked for again */
+/* a table a walk found this recently is not evicted while a process maps
+ * its file: it is in use, and evicting it would only have it asked for
+ * again */
 #define EVICT_IDLE_NS (2 * DCP_BPF_UNWIND_USE_NS)
 /* longer than any walk under way can keep reading an evicted table's rows
  * (the programs run with preemption off, a walk in microseconds) */
@@ -181,16 +182,20 @@ static size_t evict_candidates(struct bpf_source *bs,
 	for (size_t i = 0; i < u->nr_placed; i++) {
 		struct dcp_bpf_unwind_file f;
 		uint64_t h = file_key_hash(&u->placed[i].key);
+		bool in_use;
 
-		if (bpf_map_lookup_elem(u->files_fd, &u->placed[i].key, &f) ||
-		    f.last_used + EVICT_IDLE_NS > now)
+		if (bpf_map_lookup_elem(u->files_fd, &u->placed[i].key, &f))
 			continue;
-		(*c)[n++] = (struct evict_candidate){
-			.mapped = !mapped || bsearch(&h, mapped, nr_mapped,
-						     sizeof(h), dcp_cmp_u64),
-			.last_used = f.last_used,
-			.idx = i
-		};
+		in_use = !mapped ||
+			 bsearch(&h, mapped, nr_mapped, sizeof(h), dcp_cmp_u64);
+		/* a file no process maps is in no walk's ranges: no walk
+		 * can use its table, however recently one did (the program
+		 * a process just left by exec) */
+		if (in_use && f.last_used + EVICT_IDLE_NS > now)
+			continue;
+		(*c)[n++] = (struct evict_candidate){ .mapped = in_use,
+						      .last_used = f.last_used,
+						      .idx = i };
 	}
 	free(mapped);
 	qsort(*c, n, sizeof(**c), by_eviction_order);
@@ -239,9 +244,9 @@ static int evict(struct bpf_unwind *u, const struct evict_candidate *c,
 }
 
 /*
- * Extents of nr_rows rows and nr_pages pages, evicting the tables used
- * least recently, none used in the last EVICT_IDLE_NS, while the arrays
- * cannot hold them; -ENOSPC when they still cannot.
+ * Extents of nr_rows rows and nr_pages pages, evicting tables while the
+ * arrays cannot hold them (evict_candidates() says which, in which
+ * order); -ENOSPC when they still cannot.
  */
 int dcp_bpf_unwind_take_room(struct bpf_source *bs, uint32_t nr_rows,
 			     uint32_t nr_pages, struct unwind_placed *p)
