@@ -20,7 +20,8 @@
 #     aside, counted and said, and the periods behind it not blocked
 #  5. a Parca-like server: http:// gets 200 text/html, which is not
 #     counted as sent (said once, kept); parca+http:// goes to WriteRaw
-#  6. -c: cpu/nanoseconds of count x period and no sampleRate
+#  6. -c: cpu/nanoseconds of count x period and no sampleRate; another
+#     event: EVENT/count of -c events, samples alone with -F
 #  7. bad push options refused before recording
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
@@ -230,6 +231,37 @@ assert n, "no samples"
 print("-c 2000000: %d samples of 2 ms each" % n)
 PY
 kill "$SERVER"
+
+# 6b. another event: page-faults counts events, never time; with -F a
+# sample is a sample (the kernel varies the period)
+TOUCH=$(build_workload touch_pages)
+expect_exit 0 "$DCPROF" record -e page-faults -c 10 -o "$TMP/pf-c.data" -- "$TOUCH" 20000
+expect_exit 0 "$DCPROF" export --format pprof -i "$TMP/pf-c.data" -o "$TMP/pf-c.pb.gz"
+expect_exit 0 "$DCPROF" record -e page-faults:u -F 999 -o "$TMP/pf-f.data" -- "$TOUCH" 20000
+expect_exit 0 "$DCPROF" export --format pprof -i "$TMP/pf-f.data" -o "$TMP/pf-f.pb.gz"
+python3 - "$RECEIVER" "$TMP/pf-c.pb.gz" "$TMP/pf-f.pb.gz" <<'PY' || die "page-faults is not exported in its units"
+import gzip, importlib.util, sys
+spec = importlib.util.spec_from_file_location("r", sys.argv[1])
+r = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(r)
+def load(path):
+    p = r.decode_profile(gzip.decompress(open(path, "rb").read()))
+    st = p["string_table"]
+    return p, [(st[t["type"]], st[t["unit"]]) for t in p["sample_type"]], \
+        (st[p["period_type"]["type"]], st[p["period_type"]["unit"]])
+p, types, pt = load(sys.argv[2])
+assert types == [("samples", "count"), ("page_faults", "count")], types
+assert pt == ("page_faults", "count") and p["period"] == 10, (pt, p["period"])
+n = sum(s["value"][0] for s in p["sample"])
+assert n and all(s["value"][1] == 10 * s["value"][0] for s in p["sample"])
+faults = sum(s["value"][1] for s in p["sample"])
+print("-e page-faults -c 10: %d samples, %d faults" % (n, faults))
+assert 15000 <= faults <= 60000, faults
+p, types, pt = load(sys.argv[3])
+assert types == [("samples", "count")], types
+assert pt == ("page_faults", "count") and p["period"] == 0, (pt, p["period"])
+print("-e page-faults:u -F 999: samples/count alone")
+PY
 
 # 7. refused before recording
 bad() {
