@@ -17,7 +17,9 @@
 #  3. a server that answers 422 (an ingester down) to the first requests:
 #     retried, then everything delivered once, in order
 #  4. a piece the server can never take (over its samples limit): set
-#     aside, counted and said, and the periods behind it not blocked
+#     aside, counted and said, and the periods behind it not blocked; a
+#     period outside the ingestion window kept while only the server's
+#     clock says so, set aside once it is too old by dcprof's too
 #  5. a Parca-like server: http:// gets 200 text/html, which is not
 #     counted as sent (said once, kept); parca+http:// goes to WriteRaw
 #  6. -c: cpu/nanoseconds of count x period and no sampleRate; another
@@ -174,13 +176,46 @@ start_server "$TMP/strict" '{"mode": "pyroscope", "max_samples": 2}'
 expect_exit 0 "$DCPROF" record -g -F 499 -p "$pid" --continuous "$TMP/d4" --period 1 \
 	--duration 2 --push "http://127.0.0.1:$PORT"
 cat "$TMP/err"
-n=$(grep -c "^dcprof: period '" "$TMP/err")
 grep -q "^dcprof: push: the server refused period .* with HTTP 422 (the profile with labels .* exceeds the samples count limit .*): it can never take it, set aside in set-aside/" "$TMP/err" ||
 	die "a never acceptable period is not said"
-grep -q "^dcprof: push: 0 requests taken, 0 failed tries, 0 periods dropped (spool full), $n requests set aside (never acceptable)" "$TMP/err" ||
-	die "the set-aside periods are not counted, or blocked the spool"
-[ "$(ls "$TMP/d4/.spool/set-aside" | grep -c pb.gz)" -eq "$n" ] || die "not all set aside"
+# every request either taken (a period of at most 2 rows) or set aside,
+# none retried, none left: the set-aside ones blocked nothing
+line=$(grep "^dcprof: push: [0-9]* requests taken" "$TMP/err")
+taken=$(echo "$line" | sed 's/^dcprof: push: \([0-9]*\) requests taken.*/\1/')
+aside=$(echo "$line" | sed 's/.* \([0-9]*\) requests set aside.*/\1/')
+echo "$line" | grep -q " 0 failed tries, 0 periods dropped" || die "retried or dropped: $line"
+refused=$(grep -l '"verdict": "refused"' "$TMP/strict"/*[0-9].json | wc -l)
+[ "$aside" -ge 1 ] && [ "$aside" -eq "$refused" ] &&
+	[ $((taken + aside)) -eq "$(requests "$TMP/strict")" ] ||
+	die "$refused refused, $aside set aside, $taken taken of $(requests "$TMP/strict") requests"
+[ "$(ls "$TMP/d4/.spool/set-aside" | grep -c pb.gz)" -eq "$aside" ] || die "not all set aside"
 [ -z "$(ls "$TMP/d4/.spool" | grep pb.gz)" ] || die "the spool is blocked"
+kill "$SERVER"
+
+# 4b. the ingestion window (now-1h..now+10m): a period that looks too old
+# to a server whose clock is ahead may be the clocks' fault: kept and
+# retried; one that is too old by dcprof's clock too never passes: set aside
+start_server "$TMP/ahead" '{"mode": "pyroscope", "clock_offset_s": 7200}'
+expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d4b" --period 1 \
+	--duration 1 --push "http://127.0.0.1:$PORT"
+cat "$TMP/err"
+grep -q "^dcprof: push: cannot send period .*: HTTP 422 (profile with labels .* is outside of ingestion window .*); retrying in" "$TMP/err" ||
+	die "a period outside the window by the server's clock alone is not retried"
+n=$(ls "$TMP/d4b/.spool" | grep -c pb.gz)
+[ "$n" -ge 1 ] || die "a period outside the window by the server's clock alone was not kept"
+# the same pieces, as if they had waited two hours in the spool
+old=$(( $(date +%s) - 7200 ))
+for f in "$TMP/d4b/.spool"/*.pb.gz; do
+	b=$(basename "$f")
+	mv "$f" "$TMP/d4b/.spool/$(printf '%020d-%020d' $old $((old + 1)))-${b#*-*-}"
+	old=$((old + 1))
+done
+expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d4b" --period 1 \
+	--duration 1 --push "http://127.0.0.1:$PORT"
+cat "$TMP/err"
+grep -q "^dcprof: push: the server refused period .* with HTTP 422 (profile with labels .* is outside of ingestion window .*): it can never take it" "$TMP/err" ||
+	die "a period too old by both clocks is not set aside"
+[ "$(ls "$TMP/d4b/.spool/set-aside" | grep -c pb.gz)" -ge "$n" ] || die "the old periods were not set aside"
 kill "$SERVER"
 
 # 5. Parca: its UI answers /ingest with 200 HTML; WriteRaw takes

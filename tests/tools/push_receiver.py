@@ -31,6 +31,7 @@ usage: push_receiver.py OUT PORTFILE CONFIG_JSON
 CONFIG: {"mode": "pyroscope"|"parca", "multitenant": bool,
          "max_samples": 16000, "max_bytes": 4194304, "burst": 2097152,
          "fail_first": N (422 of the ingester's kind to the first N),
+         "clock_offset_s": S (the server's clock S seconds ahead),
          "port": 0}
 """
 import base64, gzip, json, os, re, sys, time, urllib.parse
@@ -298,7 +299,8 @@ def pyroscope(req, cfg):
     size = sum(len(k) + len(v) for k, v in series) + len(body)
     if cfg["burst"] and size > cfg["burst"]:
         raise Refused(429, "push rate limit (4.0 MiB) exceeded while adding %d B" % size)
-    validate_profile(p, len(body), cfg, time.time_ns())
+    validate_profile(p, len(body), cfg,
+                     time.time_ns() + int(cfg.get("clock_offset_s", 0) * 1e9))
     # pprofsplit: a series per set of string sample labels
     st = p["string_table"]
     numeric = 0
