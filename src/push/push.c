@@ -584,11 +584,11 @@ int push_enqueue(struct push *p, const char *path, uint64_t from,
 	} else {
 		if (g.n > 1)
 			p->counts.split++;
-		for (size_t i = 0; !ret && i < g.n; i++) {
-			item.part = (uint32_t)i;
+		/* each piece after the last: push_spool_write moves a
+		 * piece past a name taken */
+		for (size_t i = 0; !ret && i < g.n; i++, item.part++)
 			ret = push_spool_write(p->spool_dir, &item, g.v[i].gz,
 					       g.v[i].len, err);
-		}
 		if (!ret)
 			pthread_cond_signal(&p->wake);
 	}

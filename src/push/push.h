@@ -145,7 +145,8 @@ bool push_never_acceptable(int status, const char *message, uint64_t from,
  * 0, or -EINVAL. */
 int push_parse_sample_labels(const char *list, unsigned *out);
 
-/* Write body as the spool file of item (temporary name, then rename). */
+/* Write body as the spool file of item (temporary name, then a link
+ * that never replaces a file: item->part is raised past names taken). */
 int push_spool_write(const char *dir, struct push_item *item, const void *body,
 		     size_t len, struct push_error *err);
 

@@ -112,11 +112,7 @@ int push_spool_write(const char *dir, struct push_item *item, const void *body,
 	char tmp[PATH_MAX], path[PATH_MAX];
 	int fd, ret;
 
-	snprintf(item->name, sizeof(item->name),
-		 "%020" PRIu64 "-%020" PRIu64 "-%u-%04u.pb.gz", item->from,
-		 item->until, item->hz, item->part % 10000);
 	item->size = len;
-	snprintf(path, sizeof(path), "%s/%s", dir, item->name);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", dir);
 	/* mkostemp: O_EXCL, 0600, never a planted link */
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -131,13 +127,29 @@ int push_spool_write(const char *dir, struct push_item *item, const void *body,
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
+	/*
+	 * Never over another piece: two periods can have the same whole
+	 * seconds (a run that starts in the second the last one ended, cuts
+	 * less than a second apart). link() fails on a name that exists, so
+	 * the piece takes the next free part, after the other's.
+	 */
+	for (;;) {
+		snprintf(item->name, sizeof(item->name),
+			 "%020" PRIu64 "-%020" PRIu64 "-%u-%04u.pb.gz",
+			 item->from, item->until, item->hz, item->part);
+		snprintf(path, sizeof(path), "%s/%s", dir, item->name);
+		if (ret || link(tmp, path) == 0)
+			break;
+		if (errno != EEXIST || item->part >= 9999) {
+			ret = -errno;
+			break;
+		}
+		item->part++;
+	}
+	unlink(tmp);
+	if (ret)
 		snprintf(err->msg, sizeof(err->msg), "cannot write '%s': %s",
 			 path, strerror(-ret));
-	}
 	return ret;
 }
 

@@ -14,6 +14,7 @@
 #  2. the same server without --push-tenant: 401, said once with the
 #     option to give, the periods kept; the next run with the tenant
 #     delivers them first
+#     periods of the same whole seconds each keep their pieces
 #  3. a server that answers 422 (an ingester down) to the first requests:
 #     retried, then everything delivered once, in order
 #  4. a piece the server can never take (over its samples limit): set
@@ -22,7 +23,8 @@
 #     clock says so, set aside once it is too old by dcprof's too
 #  5. a Parca-like server: http:// gets 200 text/html, which is not
 #     counted as sent (said once, kept); parca+http:// goes to WriteRaw
-#  6. -c: cpu/nanoseconds of count x period and no sampleRate; another
+#  6. --off-cpu: the three sample types taken, every off-CPU ns there;
+#     -c: cpu/nanoseconds of count x period and no sampleRate; another
 #     event: EVENT/count of -c events, samples alone with -F
 #  7. bad push options refused before recording
 . "$(dirname "$0")/test-lib.sh"
@@ -149,6 +151,24 @@ cat "$TMP/err-401" "$TMP/err" >"$TMP/err-both"
 account "$TMP/mt" "$TMP/d2" "$TMP/err-both" || die "the kept periods did not arrive whole"
 kill "$SERVER"
 
+# 2b. periods of the same whole seconds (cuts a few ms apart): each its
+# own spool pieces, none written over another
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d2b" --period 60 \
+	--push "http://127.0.0.1:$port" --push-sample-labels none 2>"$TMP/err" &
+rec=$!
+for i in $(seq 50); do grep -q "recording continuously" "$TMP/err" && break; sleep 0.1; done
+sleep 0.3
+for i in 1 2 3; do kill -HUP "$rec"; sleep 0.15; done
+kill -TERM "$rec"
+wait "$rec" || die "exit $? after SIGTERM: $(cat "$TMP/err")"
+periods=$(grep -c "^dcprof: period '" "$TMP/err")
+pieces=$(ls "$TMP/d2b/.spool" | grep -c pb.gz)
+echo "$periods periods cut within a second or so, $pieces pieces in the spool: $(ls "$TMP/d2b/.spool" | tr '\n' ' ')"
+[ "$periods" -ge 3 ] && [ "$pieces" -eq "$periods" ] || die "$periods periods, $pieces pieces spooled"
+ls "$TMP/d2b/.spool" | grep -q -- "-0001.pb.gz" ||
+	echo "(no two periods had the same seconds this time)"
+
 # 3. 422 from an ingester that is down, then taken: in order, once
 start_server "$TMP/flaky" '{"mode": "pyroscope", "fail_first": 2}'
 expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d3" --period 1 \
@@ -264,6 +284,34 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.profile.json")):
             n += 1
 assert n, "no samples"
 print("-c 2000000: %d samples of 2 ms each" % n)
+PY
+kill "$SERVER"
+
+# 6a. --off-cpu: cpu and off-CPU types in each request, every
+# nanosecond off the CPU of the period taken
+start_server "$TMP/off" '{"mode": "pyroscope"}'
+expect_exit 0 "$DCPROF" record --off-cpu -F 499 -p "$pid" --continuous "$TMP/d6a" \
+	--period 1 --duration 2 --push "http://127.0.0.1:$PORT"
+python3 - "$TMP/off" "$TMP/err" "$DCPROF" <<'PY' || die "the off-CPU values did not arrive whole"
+import glob, json, re, subprocess, sys
+d, err, dcprof = sys.argv[1:4]
+want = 0
+for path in re.findall(r"^dcprof: period '([^']*)'", open(err).read(), re.M):
+    out = subprocess.run([dcprof, "export", "--format", "folded", "--value", "off-cpu",
+                          "-i", path], capture_output=True, check=True, text=True).stdout
+    want += sum(int(l.rsplit(" ", 1)[1]) for l in out.splitlines())
+got = 0
+for f in sorted(glob.glob(d + "/*[0-9].json")):
+    assert json.load(open(f))["verdict"] == "taken", f
+for f in sorted(glob.glob(d + "/*.profile.json")):
+    for p, info in json.load(open(f)):
+        st = p["string_table"]
+        types = [(st[t["type"]], st[t["unit"]]) for t in p["sample_type"]]
+        assert types == [("samples", "count"), ("cpu", "nanoseconds"),
+                         ("off_cpu", "nanoseconds")], types
+        got += sum(s["value"][2] for s in p["sample"])
+print("off-CPU: %d ns exported, %d ns taken" % (want, got))
+assert want > 0 and got == want
 PY
 kill "$SERVER"
 
