@@ -175,9 +175,18 @@ int push_spool_set_aside(const char *dir, const struct push_item *item)
 	if (lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	snprintf(from, sizeof(from), "%s/%s", dir, item->name);
-	snprintf(to, sizeof(to), "%s/%s", sub, item->name);
-	if (rename(from, to) < 0)
-		return -errno;
+	/* never over a piece set aside before under the same name (a
+	 * later run's period of the same seconds): the next free part */
+	for (struct push_item it = *item;; it.part++) {
+		snprintf(to, sizeof(to),
+			 "%s/%020" PRIu64 "-%020" PRIu64 "-%u-%04u.pb.gz", sub,
+			 it.from, it.until, it.hz, it.part);
+		if (link(from, to) == 0)
+			break;
+		if (errno != EEXIST || it.part >= 9999)
+			return -errno;
+	}
+	unlink(from);
 	d = opendir(sub);
 	if (!d)
 		return 0;
