@@ -19,7 +19,8 @@ _dcprof_options()
 			--continuous --period \
 			--keep --keep-size --push --push-app --push-label \
 			--push-token-file --push-basic-auth-file --push-ca-file \
-			--push-spool-size
+			--push-spool-size --push-tenant --push-sample-labels \
+			--push-max-samples --push-max-bytes
 		;;
 	report)
 		echo -i --input --since --until -s --sort --format --limit -n \

@@ -149,6 +149,29 @@ int continuous_parse_push(struct continuous_args *c, int opt, const char *arg)
 	case 'S':
 		return continuous_parse_size("--push-spool-size", arg,
 					     &c->push.spool_max);
+	case CONTINUOUS_OPT_TENANT:
+		c->push.tenant = arg;
+		return 0;
+	case CONTINUOUS_OPT_SAMPLE_LABELS:
+		if (push_parse_sample_labels(arg, &c->push.sample_labels))
+			return cmd_usage_error(
+				"record",
+				"invalid --push-sample-labels '%s': expected none, or a list of comm, thread, pid and tid",
+				arg);
+		return 0;
+	case CONTINUOUS_OPT_MAX_SAMPLES: {
+		uint64_t n;
+		int ret = continuous_parse_size("--push-max-samples", arg, &n);
+
+		if (ret)
+			return ret;
+		c->push.max_samples =
+			n > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
+		return 0;
+	}
+	case CONTINUOUS_OPT_MAX_BYTES:
+		return continuous_parse_size("--push-max-bytes", arg,
+					     &c->push.max_bytes);
 	default:
 		grown = realloc(c->labels,
 				(c->push.nr_labels + 1) * sizeof(*grown));
@@ -346,8 +369,14 @@ static void push_period(struct push *p, const char *path, uint64_t from_ns,
 
 	if (until <= from)
 		until = from + 1;
-	if (p && push_enqueue(p, path, from, until, hz, &err))
+	if (!p)
+		return;
+	if (push_enqueue(p, path, from, until, hz, &err))
 		fprintf(stderr, "dcprof: push: %s\n", err.msg);
+	else if (push_last_pieces(p) > 1)
+		fprintf(stderr,
+			"dcprof: push: period '%s' cut into %zu requests for the server's limits (samples, bytes)\n",
+			path, push_last_pieces(p));
 }
 
 static void stop_push(struct push *p, const char *spool)
@@ -361,11 +390,11 @@ static void stop_push(struct push *p, const char *spool)
 	 * spool for the next run */
 	push_stop(p, 5, &n);
 	fprintf(stderr,
-		"dcprof: push: %llu periods sent, %llu failed tries, %llu dropped (spool full), %llu refused by the server%s\n",
+		"dcprof: push: %llu requests taken, %llu failed tries, %llu periods dropped (spool full), %llu requests set aside (never acceptable), %llu periods split%s\n",
 		(unsigned long long)n.sent,
 		(unsigned long long)n.attempts_failed,
 		(unsigned long long)n.dropped_full,
-		(unsigned long long)n.rejected,
+		(unsigned long long)n.rejected, (unsigned long long)n.split,
 		push_spool_oldest(spool, &item) > 0 ?
 			"; the rest stays in the spool" :
 			"");
@@ -404,7 +433,10 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	struct push *push = NULL;
 	char host[80], why[512];
 	char *path = NULL, *next = NULL, *spool = NULL;
-	uint32_t hz = opts->sample_freq ? opts->sample_freq : 99;
+	/* sampleRate of the push; 0 with -c (a period in events) */
+	uint32_t hz = opts->sample_period ? 0 :
+		      opts->sample_freq	  ? opts->sample_freq :
+					    99;
 	uint64_t start = realtime_ns(), last_start, boundary;
 	uint64_t last_period_start = start, start_mono = monotonic_ns();
 	int ret = 0;

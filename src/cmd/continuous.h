@@ -43,8 +43,15 @@ int continuous_check_dir(const char *dir);
 int continuous_parse_age(const char *arg, double *out);
 /* "1000000", "64K", "100M", "2G" into bytes */
 int continuous_parse_size(const char *opt, const char *arg, uint64_t *out);
+/* the long options of no short letter */
+#define CONTINUOUS_OPT_TENANT 0x101
+#define CONTINUOUS_OPT_SAMPLE_LABELS 0x102
+#define CONTINUOUS_OPT_MAX_SAMPLES 0x103
+#define CONTINUOUS_OPT_MAX_BYTES 0x104
 /* --push (W), --push-app (A), --push-label (L), --push-token-file (T),
- * --push-basic-auth-file (Q), --push-ca-file (Y), --push-spool-size (S) */
+ * --push-basic-auth-file (Q), --push-ca-file (Y), --push-spool-size (S),
+ * --push-tenant, --push-sample-labels, --push-max-samples,
+ * --push-max-bytes (CONTINUOUS_OPT_*) */
 int continuous_parse_push(struct continuous_args *c, int opt, const char *arg);
 
 /*

@@ -218,6 +218,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "push-basic-auth-file", required_argument, NULL, 'Q' },
 		{ "push-spool-size", required_argument, NULL, 'S' },
 		{ "push-ca-file", required_argument, NULL, 'Y' },
+		{ "push-tenant", required_argument, NULL,
+		  CONTINUOUS_OPT_TENANT },
+		{ "push-sample-labels", required_argument, NULL,
+		  CONTINUOUS_OPT_SAMPLE_LABELS },
+		{ "push-max-samples", required_argument, NULL,
+		  CONTINUOUS_OPT_MAX_SAMPLES },
+		{ "push-max-bytes", required_argument, NULL,
+		  CONTINUOUS_OPT_MAX_BYTES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -375,6 +383,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'Q':
 		case 'Y':
 		case 'S':
+		case CONTINUOUS_OPT_TENANT:
+		case CONTINUOUS_OPT_SAMPLE_LABELS:
+		case CONTINUOUS_OPT_MAX_SAMPLES:
+		case CONTINUOUS_OPT_MAX_BYTES:
 			ret = continuous_parse_push(&a->cont, c, optarg);
 			if (ret)
 				return ret;
@@ -421,7 +433,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->cont.push.url &&
 	    (a->cont.push.app || a->cont.push.nr_labels ||
 	     a->cont.push.token_file || a->cont.push.basic_auth_file ||
-	     a->cont.push.ca_file || a->cont.push.spool_max))
+	     a->cont.push.ca_file || a->cont.push.spool_max ||
+	     a->cont.push.tenant || a->cont.push.sample_labels ||
+	     a->cont.push.max_samples || a->cont.push.max_bytes))
 		return cmd_usage_error("record",
 				       "the --push-* options need --push");
 	if (a->cont.dir && (a->command || a->opts.output))

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the exporters share: UTF-8 checks of the names they write, and the
- * message they leave for the command when they fail.
+ * What the exporters share: UTF-8 checks of the names they write, what a
+ * sample stands for, and the message they leave for the command when they
+ * fail.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "export.h"
 
@@ -52,4 +54,27 @@ size_t export_utf8_len(const unsigned char *p, size_t n)
 	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
 	return len;
+}
+
+void export_sample_kind_of(const struct dcp_profile_meta *m,
+			   struct export_sample_kind *k)
+{
+	const char *e = m->event && m->event[0] ? m->event : "cpu-clock";
+	size_t len = strcspn(e, ":");
+
+	if (len >= sizeof(k->event))
+		len = sizeof(k->event) - 1;
+	memcpy(k->event, e, len);
+	k->event[len] = 0;
+	k->time = !strcmp(k->event, "cpu-clock") ||
+		  !strcmp(k->event, "task-clock");
+	for (char *c = k->event; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
+		    !(*c >= '0' && *c <= '9'))
+			*c = '_';
+	if (m->sample_freq)
+		k->period =
+			k->time ? (int64_t)(1000000000ull / m->sample_freq) : 0;
+	else
+		k->period = (int64_t)m->sample_period;
 }

@@ -23,10 +23,55 @@ struct export_error {
 
 /*
  * pprof's profile.proto, gzipped: one Sample per row of the profile, with
- * comm and pid as labels, sample types samples/count and cpu/nanoseconds.
+ * comm, pid, thread and tid as labels; sample types samples/count, then
+ * cpu/nanoseconds for cpu-clock and task-clock, EVENT/count for another
+ * event sampled with -c (none with -F), then off_cpu/nanoseconds with
+ * --off-cpu.
  */
 int export_pprof(const struct profile_view *v, FILE *out,
 		 struct export_error *err);
+
+/* The sample labels of export_pprof_pieces. */
+#define EXPORT_LABEL_COMM 1u /* the process's name */
+#define EXPORT_LABEL_PID 2u
+#define EXPORT_LABEL_THREAD 4u /* the thread's name */
+#define EXPORT_LABEL_TID 8u
+#define EXPORT_LABELS_ALL 15u
+
+struct export_pprof_opts {
+	unsigned labels; /* EXPORT_LABEL_* */
+	/* pid and tid as string labels: the stores (Pyroscope, Parca) drop
+	 * numeric ones */
+	bool ids_as_strings;
+	size_t max_samples; /* samples in a piece, 0: no limit */
+	size_t max_bytes; /* a piece's encoding before gzip, 0: no limit */
+};
+
+/* One piece: a whole gzipped profile of some of the rows. */
+struct export_pprof_piece {
+	const void *gz;
+	size_t len;
+	size_t samples;
+	size_t raw_len; /* its encoding before gzip */
+	size_t index; /* 0, 1, ... */
+};
+
+/* Handed each piece in turn: 0 to go on; else an error, which stops. */
+typedef int (*export_pprof_piece_fn)(void *ctx,
+				     const struct export_pprof_piece *piece);
+
+/*
+ * The profile as pprof pieces, each within the limits of o unless it is a
+ * single row: the rows cut into consecutive parts, each part a complete
+ * Profile with its own strings, mappings, functions and locations, and
+ * the same sample types, time and period. Rows are never cut: every
+ * sample is in exactly one piece. A profile without samples is one piece.
+ * -ECANCELED when fn returned it (fn says why); else as export_pprof.
+ */
+int export_pprof_pieces(const struct profile_view *v,
+			const struct export_pprof_opts *o,
+			export_pprof_piece_fn fn, void *ctx,
+			struct export_error *err);
 
 /*
  * Folded stacks, one "comm;root;...;leaf count" line per distinct stack
@@ -41,6 +86,24 @@ int export_folded(const struct profile_view *v, FILE *out, bool with_comm,
  * there). Names from /proc and binaries are bytes; readers want UTF-8.
  */
 size_t export_utf8_len(const unsigned char *p, size_t n);
+
+/*
+ * What a sample stands for. cpu-clock and task-clock count time: a
+ * sample is the period in nanoseconds (1e9 / -F, or -c N), and the
+ * profile carries cpu/nanoseconds. Another event counts events: with
+ * -c N a sample is N of them (EVENT/count); with -F the kernel varies
+ * the period to reach the frequency, so a sample is a sample and no
+ * more is claimed. The event's name loses its :u or :k and has '_' for
+ * '-': Pyroscope refuses a sample type with a '-' in it.
+ */
+struct export_sample_kind {
+	bool time; /* cpu-clock or task-clock */
+	char event[64]; /* "cycles", "page_faults", ... */
+	int64_t period; /* ns of a time event, events with -c, else 0 */
+};
+
+void export_sample_kind_of(const struct dcp_profile_meta *m,
+			   struct export_sample_kind *k);
 
 /* Leave the message in err (when not NULL) and return -errnum. */
 int export_fail(struct export_error *err, int errnum, const char *fmt, ...)

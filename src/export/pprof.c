@@ -302,14 +302,6 @@ static int64_t location_of(struct pprof *pp, const struct dcp_frame *f)
 	return (int64_t)++pp->nr_locs;
 }
 
-/* The sampling period in nanoseconds, what cpu/nanoseconds counts. */
-static int64_t period_ns(const struct dcp_profile_meta *m)
-{
-	if (m->sample_freq)
-		return (int64_t)(1000000000ull / m->sample_freq);
-	return (int64_t)m->sample_period;
-}
-
 static void pprof_free(struct pprof *pp)
 {
 	string_table_free(&pp->strings);
@@ -400,18 +392,52 @@ static int main_mapping_first(struct pprof *pp)
 	return id < 0 ? (int)id : 0;
 }
 
-static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
+/* A label of a sample: its key, and a string or a number. */
+static int add_label(struct pprof *pp, pb_label *l, int64_t key,
+		     const char *str, int64_t num, bool as_string)
+{
+	char buf[24];
+	int64_t i;
+
+	perftools__profiles__label__init(l);
+	l->key = key;
+	if (!str && !as_string) {
+		l->num = num;
+		return 0;
+	}
+	if (!str) {
+		snprintf(buf, sizeof(buf), "%" PRId64, num);
+		str = buf;
+	}
+	i = intern(pp, str);
+	if (i < 0)
+		return (int)i;
+	l->str = i;
+	return 0;
+}
+
+/*
+ * The Profile of rows [lo, hi) of the profile: only the mappings,
+ * locations, functions and strings those rows use.
+ */
+static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
+		       size_t lo, size_t hi, const struct export_pprof_opts *o)
 {
 	const struct dcp_profile_meta *meta =
 		dcp_profile_get_meta(pp->v->profile);
-	size_t nr_rows = dcp_profile_nr_rows(pp->v->profile), nr_frames = 0,
-	       ns = 0;
-	int64_t s_samples, s_count, s_cpu, s_ns, s_comm, s_pid, s_thread, s_tid;
-	int64_t s_off_cpu = 0, period;
-	/* record --off-cpu: a third value, off_cpu/nanoseconds */
-	size_t nr_values = meta->off_cpu ? 3 : 2;
+	size_t nr_rows = hi - lo, nr_frames = 0, ns = 0;
+	int64_t s_samples, s_count, s_value_type, s_value_unit, s_comm, s_pid,
+		s_thread, s_tid;
+	int64_t s_off_cpu = 0;
+	struct export_sample_kind kind;
+	/* samples/count; then what a sample counts, unless a sample of an
+	 * event sampled by frequency, which counts nothing more; then
+	 * --off-cpu's off_cpu/nanoseconds */
+	size_t nr_values;
 	int ret;
 
+	export_sample_kind_of(meta, &kind);
+	nr_values = (kind.period ? 2 : 1) + (meta->off_cpu ? 1 : 0);
 	if (intern(pp, "") != 0)
 		return -ENOMEM;
 	ret = main_mapping_first(pp);
@@ -419,21 +445,20 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		return ret;
 	s_samples = intern(pp, "samples");
 	s_count = intern(pp, "count");
-	s_cpu = intern(pp, "cpu");
-	s_ns = intern(pp, "nanoseconds");
+	s_value_type = intern(pp, kind.time ? "cpu" : kind.event);
+	s_value_unit = intern(pp, kind.time ? "nanoseconds" : "count");
 	s_comm = intern(pp, "comm");
 	s_pid = intern(pp, "pid");
 	s_thread = intern(pp, "thread");
 	s_tid = intern(pp, "tid");
 	if (meta->off_cpu)
 		s_off_cpu = intern(pp, "off_cpu");
-	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 ||
-	    s_comm < 0 || s_pid < 0 || s_thread < 0 || s_tid < 0 ||
-	    s_off_cpu < 0)
+	if (s_samples < 0 || s_count < 0 || s_value_type < 0 ||
+	    s_value_unit < 0 || s_comm < 0 || s_pid < 0 || s_thread < 0 ||
+	    s_tid < 0 || s_off_cpu < 0)
 		return -ENOMEM;
-	period = period_ns(meta);
 
-	for (size_t i = 0; i < nr_rows; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 
 		if (!dcp_profile_row(pp->v->profile, i, &row))
@@ -450,11 +475,11 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		return -ENOMEM;
 
 	nr_frames = 0;
-	for (size_t i = 0; i < nr_rows; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 		pb_sample *s = &a->samples[ns];
 		pb_label *l = &a->labels[4 * ns];
-		int64_t comm, thread;
+		size_t nl = 0, nv = 0;
 
 		/* rows without frames are not in the report's total either */
 		uint64_t off_cpu = 0;
@@ -478,33 +503,33 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		nr_frames += row.nr_frames;
 		s->value = &a->values[nr_values * ns];
 		s->n_value = nr_values;
-		s->value[0] = (int64_t)row.count;
-		s->value[1] = (int64_t)row.count * period;
+		s->value[nv++] = (int64_t)row.count;
+		if (kind.period)
+			s->value[nv++] = (int64_t)row.count * kind.period;
 		if (meta->off_cpu)
-			s->value[2] = (int64_t)off_cpu;
-		comm = intern(pp, row.comm ? row.comm : "");
-		if (comm < 0)
-			return (int)comm;
-		thread = intern(pp, row.thread_comm ? row.thread_comm : "");
-		if (thread < 0)
-			return (int)thread;
-		perftools__profiles__label__init(&l[0]);
-		l[0].key = s_comm;
-		l[0].str = comm;
-		perftools__profiles__label__init(&l[1]);
-		l[1].key = s_pid;
-		l[1].num = row.pid;
+			s->value[nv++] = (int64_t)off_cpu;
+		if ((o->labels & EXPORT_LABEL_COMM) &&
+		    (ret = add_label(pp, &l[nl++], s_comm,
+				     row.comm ? row.comm : "", 0, true)))
+			return ret;
+		if ((o->labels & EXPORT_LABEL_PID) &&
+		    (ret = add_label(pp, &l[nl++], s_pid, NULL, row.pid,
+				     o->ids_as_strings)))
+			return ret;
 		/* the thread: its name, and its tid */
-		perftools__profiles__label__init(&l[2]);
-		l[2].key = s_thread;
-		l[2].str = thread;
-		perftools__profiles__label__init(&l[3]);
-		l[3].key = s_tid;
-		l[3].num = row.tid;
-		for (int k = 0; k < 4; k++)
+		if ((o->labels & EXPORT_LABEL_THREAD) &&
+		    (ret = add_label(pp, &l[nl++], s_thread,
+				     row.thread_comm ? row.thread_comm : "", 0,
+				     true)))
+			return ret;
+		if ((o->labels & EXPORT_LABEL_TID) &&
+		    (ret = add_label(pp, &l[nl++], s_tid, NULL, row.tid,
+				     o->ids_as_strings)))
+			return ret;
+		for (size_t k = 0; k < nl; k++)
 			a->label_ptrs[4 * ns + k] = &l[k];
 		s->label = &a->label_ptrs[4 * ns];
-		s->n_label = 4;
+		s->n_label = nl;
 		a->sample_ptrs[ns++] = s;
 	}
 
@@ -541,18 +566,26 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 		a->location_ptrs[i] = loc;
 	}
 
-	a->types[0] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	/* types[0..2]: the sample types; types[3]: the period's */
+	for (int k = 0; k < 4; k++)
+		a->types[k] =
+			(pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	a->types[0].type = s_samples;
 	a->types[0].unit = s_count;
-	a->types[1] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	a->types[1].type = s_cpu;
-	a->types[1].unit = s_ns;
-	a->types[2] = a->types[1];
+	a->types[1].type = s_value_type;
+	a->types[1].unit = s_value_unit;
+	a->types[2].type = s_off_cpu;
+	a->types[2].unit = s_value_unit;
 	a->types[3] = a->types[1];
-	a->types[3].type = s_off_cpu;
-	a->type_ptrs[0] = &a->types[0];
-	a->type_ptrs[1] = &a->types[1];
-	a->type_ptrs[2] = &a->types[3];
+	{
+		size_t nt = 0;
+
+		a->type_ptrs[nt++] = &a->types[0];
+		if (kind.period)
+			a->type_ptrs[nt++] = &a->types[1];
+		if (meta->off_cpu)
+			a->type_ptrs[nt++] = &a->types[2];
+	}
 
 	prof->comment = a->comments;
 	if ((ret = add_comment(pp, a, prof, "event", meta->event)) ||
@@ -575,28 +608,167 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof)
 	prof->n_string_table = pp->strings.nr;
 	prof->time_nanos = (int64_t)meta->start_realtime_ns;
 	prof->duration_nanos = (int64_t)meta->duration_ns;
-	prof->period_type = &a->types[2];
-	prof->period = period;
+	prof->period_type = &a->types[3];
+	prof->period = kind.period;
+	return 0;
+}
+
+/* One piece being built: everything it allocates, freed at once. */
+struct piece {
+	pb_profile prof;
+	struct pprof pp;
+	struct pb_arrays a;
+};
+
+static void piece_free(struct piece *p)
+{
+	pb_arrays_free(&p->a);
+	pprof_free(&p->pp);
+}
+
+static int piece_build(struct piece *p, const struct profile_view *v, size_t lo,
+		       size_t hi, const struct export_pprof_opts *o)
+{
+	*p = (struct piece){ .prof = PERFTOOLS__PROFILES__PROFILE__INIT,
+			     .pp = { .v = v, .mapping_shift = 40 } };
+	p->pp.nr_cookies = dcp_cookie_table_size(v->cookies);
+	/* The synthetic ranges must not wrap: narrower ones for the
+	 * (unheard of) profile with millions of objects. */
+	while (p->pp.mapping_shift > 20 &&
+	       (uint64_t)(p->pp.nr_cookies + 2) >
+		       (1ull << (63 - p->pp.mapping_shift)))
+		p->pp.mapping_shift--;
+	p->pp.mapping_of =
+		calloc(p->pp.nr_cookies + 1, sizeof(*p->pp.mapping_of));
+	if (!p->pp.mapping_of)
+		return -ENOMEM;
+	return pprof_build(&p->pp, &p->a, &p->prof, lo, hi, o);
+}
+
+struct pieces {
+	const struct profile_view *v;
+	const struct export_pprof_opts *o;
+	export_pprof_piece_fn fn;
+	void *ctx;
+	size_t emitted;
+};
+
+/* The gzipped encoding of a built piece, handed to the caller. */
+static int piece_emit(struct pieces *ps, struct piece *p, size_t raw)
+{
+	char *gz = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&gz, &len);
+	int ret;
+
+	if (!mem)
+		return -ENOMEM;
+	ret = gzip_pack(&p->prof.base, mem);
+	if (fclose(mem) && !ret)
+		ret = -ENOMEM;
+	if (!ret) {
+		struct export_pprof_piece info = {
+			.gz = gz,
+			.len = len,
+			.samples = p->prof.n_sample,
+			.raw_len = raw,
+			.index = ps->emitted,
+		};
+
+		ret = ps->fn(ps->ctx, &info);
+		ps->emitted++;
+	}
+	free(gz);
+	return ret;
+}
+
+static bool over(const struct export_pprof_opts *o, size_t samples, size_t raw)
+{
+	return (o->max_samples && samples > o->max_samples) ||
+	       (o->max_bytes && raw > o->max_bytes);
+}
+
+/*
+ * Rows [lo, hi) as pieces within the limits: the whole range when it fits,
+ * else n parts (n from how far over it is), each split again in halves
+ * until it fits or is one row. A piece without samples is left out unless
+ * it is the profile's only one.
+ */
+static int emit_range(struct pieces *ps, size_t lo, size_t hi, bool only)
+{
+	struct piece p;
+	size_t raw, samples, n = 2;
+	int ret = piece_build(&p, ps->v, lo, hi, ps->o);
+
+	if (ret) {
+		piece_free(&p);
+		return ret;
+	}
+	raw = protobuf_c_message_get_packed_size(&p.prof.base);
+	samples = p.prof.n_sample;
+	if (!over(ps->o, samples, raw) || hi - lo <= 1) {
+		ret = samples || only ? piece_emit(ps, &p, raw) : 0;
+		piece_free(&p);
+		return ret;
+	}
+	piece_free(&p);
+	/* a part per limit's worth, a tenth more for what parts repeat
+	 * (each has its own strings, functions and locations) */
+	if (ps->o->max_samples)
+		n = samples / ps->o->max_samples + 1 > n ?
+			    samples / ps->o->max_samples + 1 :
+			    n;
+	if (ps->o->max_bytes && (raw + raw / 10) / ps->o->max_bytes + 1 > n)
+		n = (raw + raw / 10) / ps->o->max_bytes + 1;
+	if (n > hi - lo)
+		n = hi - lo;
+	for (size_t k = 0; k < n && !ret; k++) {
+		size_t a = lo + (hi - lo) * k / n,
+		       b = lo + (hi - lo) * (k + 1) / n;
+
+		if (a < b)
+			ret = emit_range(ps, a, b, false);
+	}
+	/* every row was in a part with no samples: the period still goes */
+	if (!ret && only && !ps->emitted) {
+		ret = piece_build(&p, ps->v, lo, lo, ps->o);
+		if (!ret)
+			ret = piece_emit(ps, &p,
+					 protobuf_c_message_get_packed_size(
+						 &p.prof.base));
+		piece_free(&p);
+	}
+	return ret;
+}
+
+int export_pprof_pieces(const struct profile_view *v,
+			const struct export_pprof_opts *o,
+			export_pprof_piece_fn fn, void *ctx,
+			struct export_error *err)
+{
+	struct pieces ps = { .v = v, .o = o, .fn = fn, .ctx = ctx };
+	int ret = emit_range(&ps, 0, dcp_profile_nr_rows(v->profile), true);
+
+	if (ret == -EINVAL)
+		return export_fail(
+			err, EINVAL,
+			"'%s' names an object its cookie table lacks", v->path);
+	if (ret == -ECANCELED)
+		return -ECANCELED; /* the caller's callback said why */
+	if (ret)
+		return export_fail(err, -ret,
+				   "cannot build the pprof profile: %s",
+				   strerror(-ret));
 	return 0;
 }
 
 int export_pprof(const struct profile_view *v, FILE *out,
 		 struct export_error *err)
 {
-	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	struct pprof pp = { .v = v, .mapping_shift = 40 };
-	struct pb_arrays a = { 0 };
-	int ret;
+	const struct export_pprof_opts o = { .labels = EXPORT_LABELS_ALL };
+	struct piece p;
+	int ret = piece_build(&p, v, 0, dcp_profile_nr_rows(v->profile), &o);
 
-	pp.nr_cookies = dcp_cookie_table_size(v->cookies);
-	/* The synthetic ranges must not wrap: narrower ones for the
-	 * (unheard of) profile with millions of objects. */
-	while (pp.mapping_shift > 20 &&
-	       (uint64_t)(pp.nr_cookies + 2) >
-		       (1ull << (63 - pp.mapping_shift)))
-		pp.mapping_shift--;
-	pp.mapping_of = calloc(pp.nr_cookies + 1, sizeof(*pp.mapping_of));
-	ret = pp.mapping_of ? pprof_build(&pp, &a, &prof) : -ENOMEM;
 	if (ret == -EINVAL)
 		ret = export_fail(err, EINVAL,
 				  "'%s' names an object its cookie table lacks",
@@ -605,11 +777,10 @@ int export_pprof(const struct profile_view *v, FILE *out,
 		ret = export_fail(err, -ret,
 				  "cannot build the pprof profile: %s",
 				  strerror(-ret));
-	else if ((ret = gzip_pack(&prof.base, out)))
+	else if ((ret = gzip_pack(&p.prof.base, out)))
 		ret = export_fail(err, -ret,
 				  "cannot write the pprof profile: %s",
 				  strerror(-ret));
-	pb_arrays_free(&a);
-	pprof_free(&pp);
+	piece_free(&p);
 	return ret;
 }

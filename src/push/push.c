@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The push thread: the spool sent oldest first to a Pyroscope-compatible
- * ingest endpoint with libcurl (TLS, bearer or basic auth), retried with
- * backoff while the server is down; what goes in the spool (each period
- * exported as pprof) and its bound; the checks made before recording.
+ * The push thread: the spool sent oldest first to Pyroscope's /ingest or
+ * Parca's WriteRaw with libcurl (TLS, bearer or basic auth, a tenant),
+ * each answer classified as the server's code gives it (push_classify);
+ * what goes in the spool (each period exported as pprof pieces within the
+ * server's limits) and its bound; the checks made before recording.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,14 +24,25 @@
 #include "curl_load.h"
 #include "export.h"
 #include "profile_view.h"
-#include "push.h"
+#include "push_internal.h"
 
 #define BACKOFF_MAX_S 8
+/* a server that refuses the configuration (auth, tenant, not the API) is
+ * asked again this often, the periods kept */
+#define BACKOFF_CONFIG_S 30
 
 struct push {
-	char *url; /* without a trailing '/' */
+	enum push_kind kind;
+	char *url; /* http(s)://..., without a trailing '/' */
 	char *name_escaped; /* APP{k=v,...}, URL-encoded */
+	char *parca_labels; /* Parca: the JSON of the series' labels */
 	char *auth_header; /* "Authorization: Bearer ..." or NULL */
+	char *tenant_header; /* "X-Scope-OrgID: ..." or NULL */
+	struct export_pprof_opts export;
+	size_t last_pieces;
+	/* the configuration refusal last said (HTTP status, or 1 for a
+	 * 2xx that is not the API's), 0: none since the last success */
+	long config_said;
 	char *userpwd; /* "user:password" or NULL */
 	char *ca_file; /* CURLOPT_CAINFO, or NULL: the system's CAs */
 	char *spool_dir;
@@ -45,18 +57,6 @@ struct push {
 	struct push_counts counts;
 };
 
-static int fail(struct push_error *err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct push_error *err, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
-
 static void say(struct push *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void say(struct push *p, const char *fmt, ...)
@@ -69,147 +69,6 @@ static void say(struct push *p, const char *fmt, ...)
 	va_end(ap);
 	if (p->log)
 		p->log(line);
-}
-
-/* A secret from a file: its first line, never from the command line. */
-static int read_secret(const char *path, const char *what, char **out,
-		       struct push_error *err)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return fail(err, errno, "cannot read the %s file '%s': %s",
-			    what, path, strerror(errno));
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return fail(err, errno, "cannot read the %s file '%s': %s",
-			    what, path, strerror(errno));
-	buf[n] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (!buf[0])
-		return fail(err, EINVAL, "the %s file '%s' is empty", what,
-			    path);
-	*out = strdup(buf);
-	return *out ? 0 : fail(err, ENOMEM, "out of memory");
-}
-
-static bool label_ok(const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-
-	if (!eq || eq == kv || !eq[1] ||
-	    !(isalpha((unsigned char)kv[0]) || kv[0] == '_'))
-		return false;
-	for (const char *c = kv; c < eq; c++)
-		if (!isalnum((unsigned char)*c) && *c != '_')
-			return false;
-	for (const char *c = eq + 1; *c; c++)
-		if ((unsigned char)*c < 0x20 || strchr("{},=\"\\", *c))
-			return false;
-	return true;
-}
-
-int push_check(const struct push_opts *o, struct push_error *err)
-{
-	char *scheme = NULL, *host = NULL, *secret = NULL;
-	int ret = push_curl_load(err);
-	CURLU *u;
-
-	if (ret)
-		return ret;
-	u = push_curl.url();
-	if (!u)
-		return fail(err, ENOMEM, "out of memory");
-	if (push_curl.url_set(u, CURLUPART_URL, o->url, 0) ||
-	    push_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
-	    push_curl.url_get(u, CURLUPART_HOST, &host, 0) ||
-	    (strcmp(scheme, "http") && strcmp(scheme, "https")) || !host[0] ||
-	    strchr(o->url, '?') || strchr(o->url, '#'))
-		ret = fail(
-			err, EINVAL,
-			"invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH]",
-			o->url);
-	push_curl.free(scheme);
-	push_curl.free(host);
-	push_curl.url_cleanup(u);
-	for (size_t i = 0; !ret && i < o->nr_labels; i++)
-		if (!label_ok(o->labels[i]))
-			ret = fail(
-				err, EINVAL,
-				"invalid --push-label '%s': expected KEY=VALUE (KEY of letters, digits and _, VALUE without {},=\" or \\)",
-				o->labels[i]);
-	if (!ret && o->nr_labels > PUSH_MAX_LABELS)
-		ret = fail(err, EINVAL, "at most %d --push-label",
-			   PUSH_MAX_LABELS);
-	for (const char *c = o->app; !ret && c && *c; c++)
-		if (!isalnum((unsigned char)*c) && !strchr("_.-", *c))
-			ret = fail(
-				err, EINVAL,
-				"invalid --push-app '%s': letters, digits, '_', '.' and '-' only",
-				o->app);
-	if (!ret && o->app && !o->app[0])
-		ret = fail(err, EINVAL, "the --push-app name is empty");
-	if (!ret && o->token_file)
-		ret = read_secret(o->token_file, "token", &secret, err);
-	free(secret);
-	secret = NULL;
-	if (!ret && o->basic_auth_file) {
-		ret = read_secret(o->basic_auth_file, "basic auth", &secret,
-				  err);
-		if (!ret && !strchr(secret, ':'))
-			ret = fail(
-				err, EINVAL,
-				"the basic auth file '%s' holds no USER:PASSWORD line",
-				o->basic_auth_file);
-	}
-	free(secret);
-	if (!ret && o->ca_file && access(o->ca_file, R_OK) < 0)
-		ret = fail(err, errno, "cannot read the CA file '%s': %s",
-			   o->ca_file, strerror(errno));
-	return ret;
-}
-
-/* APP{hostname=...,kernel_release=...,k=v}: given labels win. */
-static int build_name(struct push *p, const struct push_opts *o,
-		      struct push_error *err)
-{
-	struct utsname uts;
-	char name[4096];
-	size_t len;
-	bool host = false, kernel = false;
-	CURL *c;
-
-	for (size_t i = 0; i < o->nr_labels; i++) {
-		host |= !strncmp(o->labels[i], "hostname=", 9);
-		kernel |= !strncmp(o->labels[i], "kernel_release=", 15);
-	}
-	if (uname(&uts) < 0)
-		memset(&uts, 0, sizeof(uts));
-	len = (size_t)snprintf(name, sizeof(name), "%s{",
-			       o->app ? o->app : PUSH_DEFAULT_APP);
-	if (!host && uts.nodename[0] && len < sizeof(name))
-		len += (size_t)snprintf(name + len, sizeof(name) - len,
-					"hostname=%s,", uts.nodename);
-	if (!kernel && uts.release[0] && len < sizeof(name))
-		len += (size_t)snprintf(name + len, sizeof(name) - len,
-					"kernel_release=%s,", uts.release);
-	for (size_t i = 0; i < o->nr_labels && len < sizeof(name); i++)
-		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s,",
-					o->labels[i]);
-	if (len >= sizeof(name))
-		return fail(err, E2BIG, "the push labels are too long");
-	if (name[len - 1] == ',')
-		len--;
-	snprintf(name + len, sizeof(name) - len, "}");
-	c = push_curl.easy_init();
-	if (!c)
-		return fail(err, ENOMEM, "cannot start libcurl");
-	p->name_escaped = push_curl.easy_escape(c, name, 0);
-	push_curl.easy_cleanup(c);
-	return p->name_escaped ? 0 : fail(err, ENOMEM, "out of memory");
 }
 
 static bool past(const struct timespec *t)
@@ -234,34 +93,95 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 	return stop;
 }
 
-static size_t discard(char *b, size_t size, size_t n, void *ctx)
+static const char b64[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Parca: WriteRawRequest as its gRPC gateway's JSON, the profile in
+ * base64 (protobuf's JSON of bytes). */
+static char *parca_body(const struct push *p, const char *gz, size_t len,
+			size_t *out_len)
 {
-	return size * n;
+	static const char head[] = "{\"series\":[{\"labels\":";
+	static const char mid[] = ",\"samples\":[{\"rawProfile\":\"";
+	static const char tail[] = "\"}]}]}";
+	size_t ll = strlen(p->parca_labels);
+	size_t n = sizeof(head) - 1 + ll + sizeof(mid) - 1 +
+		   4 * ((len + 2) / 3) + sizeof(tail) - 1;
+	char *body = malloc(n + 1), *o;
+	const unsigned char *in = (const unsigned char *)gz;
+
+	if (!body)
+		return NULL;
+	o = body;
+	o = mempcpy(o, head, sizeof(head) - 1);
+	o = mempcpy(o, p->parca_labels, ll);
+	o = mempcpy(o, mid, sizeof(mid) - 1);
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? b64[v & 63] : '=';
+	}
+	o = mempcpy(o, tail, sizeof(tail) - 1);
+	*o = 0;
+	*out_len = (size_t)(o - body);
+	return body;
 }
 
-/* POST one spooled period: the HTTP status, or -1 with why. */
-static long post(struct push *p, const struct push_item *item, const char *body,
-		 size_t len, char *why, size_t why_len)
+/* POST one spooled piece; the answer, or status -1 with why. */
+static void post(struct push *p, const struct push_item *item, const char *gz,
+		 size_t gz_len, struct push_answer *ans, char *why,
+		 size_t why_len)
 {
-	char url[PATH_MAX + 8192], errbuf[CURL_ERROR_SIZE] = "";
+	char url[PATH_MAX + 8192], errbuf[CURL_ERROR_SIZE] = "", rate[32] = "";
 	struct curl_slist *headers = NULL;
-	long status = -1;
+	char *json = NULL, *type = NULL;
+	const char *body = gz;
+	size_t len = gz_len;
 	CURLcode rc;
 	CURL *c = push_curl.easy_init();
 
+	memset(ans, 0, sizeof(*ans));
+	ans->status = -1;
 	if (!c) {
 		snprintf(why, why_len, "cannot start libcurl");
-		return -1;
+		return;
 	}
-	snprintf(
-		url, sizeof(url),
-		"%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u&format=pprof",
-		p->url, p->name_escaped, (unsigned long long)item->from,
-		(unsigned long long)item->until, item->hz);
-	headers = push_curl.slist_append(
-		headers, "Content-Type: application/octet-stream");
+	if (p->kind == PUSH_PARCA) {
+		json = parca_body(p, gz, gz_len, &len);
+		if (!json) {
+			snprintf(why, why_len, "out of memory");
+			push_curl.easy_cleanup(c);
+			return;
+		}
+		body = json;
+		snprintf(url, sizeof(url), "%s/api/profiles/writeraw", p->url);
+		headers = push_curl.slist_append(
+			headers, "Content-Type: application/json");
+	} else {
+		/* sampleRate is the -F rate; a period sampled every -c events
+		 * has none (the profile's period says it) */
+		if (item->hz)
+			snprintf(rate, sizeof(rate), "&sampleRate=%u",
+				 item->hz);
+		snprintf(
+			url, sizeof(url),
+			"%s/ingest?name=%s&from=%llu&until=%llu%s&format=pprof",
+			p->url, p->name_escaped, (unsigned long long)item->from,
+			(unsigned long long)item->until, rate);
+		headers = push_curl.slist_append(
+			headers, "Content-Type: application/octet-stream");
+	}
 	if (p->auth_header)
 		headers = push_curl.slist_append(headers, p->auth_header);
+	if (p->tenant_header)
+		headers = push_curl.slist_append(headers, p->tenant_header);
 	push_curl.easy_setopt(c, CURLOPT_URL, url);
 	push_curl.easy_setopt(c, CURLOPT_POST, 1L);
 	push_curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -277,18 +197,25 @@ static long post(struct push *p, const struct push_item *item, const char *body,
 	push_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	push_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	push_curl.easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	push_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	push_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, push_keep_answer);
+	push_curl.easy_setopt(c, CURLOPT_WRITEDATA, ans);
 	push_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	push_curl.easy_setopt(c, CURLOPT_USERAGENT, "dcprof/" DCPROF_VERSION);
 	rc = push_curl.easy_perform(c);
-	if (rc == CURLE_OK)
-		push_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	else
+	if (rc == CURLE_OK) {
+		push_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ans->status);
+		if (push_curl.easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) ==
+			    CURLE_OK &&
+		    type)
+			snprintf(ans->type, sizeof(ans->type), "%s", type);
+	} else {
+		ans->status = -1;
 		snprintf(why, why_len, "%s",
 			 errbuf[0] ? errbuf : push_curl.easy_strerror(rc));
+	}
 	push_curl.slist_free_all(headers);
 	push_curl.easy_cleanup(c);
-	return status;
+	free(json);
 }
 
 static int read_item(const struct push *p, const struct push_item *item,
@@ -325,11 +252,55 @@ static void drop_item(struct push *p, const struct push_item *item)
 	unlink(path);
 }
 
+/* The configuration refusal, said once until a piece is taken again. */
+static void say_config(struct push *p, const struct push_item *item,
+		       const struct push_answer *a)
+{
+	long key = a->status >= 200 && a->status < 300 ? 1 : a->status;
+	char msg[512];
+
+	if (p->config_said == key)
+		return;
+	p->config_said = key;
+	push_answer_message(a, msg, sizeof(msg));
+	if (key == 1)
+		say(p,
+		    "push: the server answered HTTP %ld with %s, not the %s API's answer: it is no %s endpoint (Parca's UI answers every unknown path so; for Parca, --push parca+http://HOST:PORT): nothing counted as sent, the periods stay in the spool, asked again every %d s",
+		    a->status, a->type[0] ? a->type : "a page",
+		    p->kind == PUSH_PARCA ? "WriteRaw" : "/ingest",
+		    p->kind == PUSH_PARCA ? "Parca WriteRaw" :
+					    "Pyroscope /ingest",
+		    BACKOFF_CONFIG_S);
+	else
+		say(p,
+		    "push: the server refused period %s with HTTP %ld%s%s%s: the periods stay in the spool, asked again every %d s",
+		    item->name, a->status, msg[0] ? " (" : "", msg,
+		    msg[0] ? ")" : "", BACKOFF_CONFIG_S);
+	if (a->status == 401 && !p->tenant_header)
+		say(p,
+		    "push: a multi-tenant Pyroscope wants its tenant: --push-tenant ID (X-Scope-OrgID)");
+}
+
+/* Wait s seconds or until stopped; called and returns with the lock. */
+static void wait_locked(struct push *p, unsigned s)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += s;
+	while (!p->stopping &&
+	       pthread_cond_timedwait(&p->wake, &p->lock, &t) != ETIMEDOUT)
+		;
+}
+
 /*
- * The thread: the oldest spooled period until the server takes it (2xx)
- * or refuses it for good (4xx but 408 and 429: dropped, counted), waiting
- * 1, 2, 4 up to BACKOFF_MAX_S seconds between failed tries, so that the
- * periods arrive in order and each once.
+ * The thread: the oldest spooled piece until the server takes it, or it is
+ * set aside as never acceptable (counted, said, kept in set-aside/), so
+ * that the pieces arrive in order and each once. A failure that may pass
+ * later (the server down or busy, 5xx, 408, 429, a 422 that is not the
+ * profile's fault) is retried 1, 2, 4 up to BACKOFF_MAX_S seconds apart;
+ * one of the configuration (401, 403, 404, 405, a 2xx that is not the
+ * API's) every BACKOFF_CONFIG_S seconds, said once.
  */
 static void *push_thread(void *arg)
 {
@@ -339,9 +310,11 @@ static void *push_thread(void *arg)
 
 	for (;;) {
 		struct push_item item;
-		char why[CURL_ERROR_SIZE + 64] = "", *body = NULL;
+		struct push_answer ans;
+		char why[CURL_ERROR_SIZE + 600] = "", *body = NULL;
+		char msg[512];
 		size_t len = 0;
-		long status;
+		enum push_verdict v;
 		int have;
 
 		pthread_mutex_lock(&p->lock);
@@ -365,10 +338,11 @@ static void *push_thread(void *arg)
 			drop_item(p, &item); /* unreadable: never sendable */
 			continue;
 		}
-		status = post(p, &item, body, len, why, sizeof(why));
+		post(p, &item, body, len, &ans, why, sizeof(why));
 		free(body);
+		v = push_classify(p->kind, &ans, &item);
 		pthread_mutex_lock(&p->lock);
-		if (status >= 200 && status < 300) {
+		if (v == PUSH_TAKEN) {
 			drop_item(p, &item);
 			p->counts.sent++;
 			if (failed_run)
@@ -377,24 +351,47 @@ static void *push_thread(void *arg)
 				    (unsigned long long)failed_run);
 			failed_run = 0;
 			backoff = 0;
-		} else if (status >= 400 && status < 500 && status != 408 &&
-			   status != 429) {
-			drop_item(p, &item);
-			p->counts.rejected++;
-			say(p,
-			    "push: the server refused period %s with HTTP %ld: dropped (%llu refused so far)",
-			    item.name, status,
-			    (unsigned long long)p->counts.rejected);
-		} else {
-			struct timespec t;
+			p->config_said = 0;
+		} else if (v == PUSH_NEVER) {
+			int removed = push_spool_set_aside(p->spool_dir, &item);
 
+			if (removed < 0)
+				drop_item(p, &item);
+			p->counts.rejected++;
+			push_answer_message(&ans, msg, sizeof(msg));
+			say(p,
+			    "push: the server refused period %s with HTTP %ld (%s): it can never take it, %s (%llu set aside so far)",
+			    item.name, ans.status, msg,
+			    removed < 0 ? "dropped" :
+					  "set aside in " PUSH_SET_ASIDE_DIR
+					  "/",
+			    (unsigned long long)p->counts.rejected);
+			if (removed > 0)
+				say(p,
+				    "push: removed the %d oldest of " PUSH_SET_ASIDE_DIR
+				    "/ to keep %d there",
+				    removed, PUSH_SET_ASIDE_MAX);
+		} else if (v == PUSH_CONFIG) {
+			p->counts.attempts_failed++;
+			failed_run++;
+			say_config(p, &item, &ans);
+			if (p->stopping) {
+				pthread_mutex_unlock(&p->lock);
+				break;
+			}
+			wait_locked(p, BACKOFF_CONFIG_S);
+		} else {
 			p->counts.attempts_failed++;
 			failed_run++;
 			backoff = backoff ? backoff * 2 : 1;
 			if (backoff > BACKOFF_MAX_S)
 				backoff = BACKOFF_MAX_S;
-			if (status >= 0)
-				snprintf(why, sizeof(why), "HTTP %ld", status);
+			if (ans.status >= 0) {
+				push_answer_message(&ans, msg, sizeof(msg));
+				snprintf(why, sizeof(why), "HTTP %ld%s%s%s",
+					 ans.status, msg[0] ? " (" : "", msg,
+					 msg[0] ? ")" : "");
+			}
 			say(p,
 			    "push: cannot send period %s: %s; retrying in %u s",
 			    item.name, why, backoff);
@@ -402,12 +399,7 @@ static void *push_thread(void *arg)
 				pthread_mutex_unlock(&p->lock);
 				break;
 			}
-			clock_gettime(CLOCK_REALTIME, &t);
-			t.tv_sec += backoff;
-			while (!p->stopping &&
-			       pthread_cond_timedwait(&p->wake, &p->lock, &t) !=
-				       ETIMEDOUT)
-				;
+			wait_locked(p, backoff);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -420,7 +412,9 @@ static void push_free(struct push *p)
 		return;
 	free(p->url);
 	push_curl.free(p->name_escaped);
+	free(p->parca_labels);
 	free(p->auth_header);
+	free(p->tenant_header);
 	free(p->userpwd);
 	free(p->ca_file);
 	free(p->spool_dir);
@@ -431,6 +425,7 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 {
 	struct push *p;
 	char *token = NULL;
+	const char *url;
 	sigset_t all, old;
 	struct stat st;
 	size_t len;
@@ -440,25 +435,28 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	if (ret)
 		return NULL;
 	if (mkdir(o->spool_dir, 0700) < 0 && errno != EEXIST) {
-		fail(err, errno, "cannot create the push spool '%s': %s",
-		     o->spool_dir, strerror(errno));
+		push_fail(err, errno, "cannot create the push spool '%s': %s",
+			  o->spool_dir, strerror(errno));
 		return NULL;
 	}
 	/* never a link planted in its place */
 	if (lstat(o->spool_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fail(err, ENOTDIR, "the push spool '%s' is not a directory",
-		     o->spool_dir);
+		push_fail(err, ENOTDIR,
+			  "the push spool '%s' is not a directory",
+			  o->spool_dir);
 		return NULL;
 	}
 	if (push_curl.global_init(CURL_GLOBAL_DEFAULT)) {
-		fail(err, EIO, "cannot start libcurl");
+		push_fail(err, EIO, "cannot start libcurl");
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p || !(p->url = strdup(o->url)) ||
+	if (p)
+		p->kind = push_kind_of(o->url, &url);
+	if (!p || !(p->url = strdup(url)) ||
 	    !(p->spool_dir = strdup(o->spool_dir))) {
 		push_free(p);
-		fail(err, ENOMEM, "out of memory");
+		push_fail(err, ENOMEM, "out of memory");
 		return NULL;
 	}
 	len = strlen(p->url);
@@ -466,21 +464,32 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 		p->url[--len] = 0;
 	p->spool_max = o->spool_max ? o->spool_max : PUSH_DEFAULT_SPOOL_MAX;
 	p->log = o->log;
-	ret = build_name(p, o, err);
+	p->export.labels = push_sample_labels_of(o) & EXPORT_LABELS_ALL;
+	p->export.ids_as_strings = true;
+	p->export.max_samples =
+		o->max_samples ? o->max_samples : PUSH_DEFAULT_MAX_SAMPLES;
+	p->export.max_bytes = o->max_bytes ? (size_t)o->max_bytes :
+					     (size_t)PUSH_DEFAULT_MAX_BYTES;
+	ret = push_build_labels(o, &p->name_escaped, &p->parca_labels, err);
+	if (!ret && o->tenant &&
+	    asprintf(&p->tenant_header, "X-Scope-OrgID: %s", o->tenant) < 0) {
+		p->tenant_header = NULL;
+		ret = push_fail(err, ENOMEM, "out of memory");
+	}
 	if (!ret && o->token_file) {
-		ret = read_secret(o->token_file, "token", &token, err);
+		ret = push_read_secret(o->token_file, "token", &token, err);
 		if (!ret && asprintf(&p->auth_header,
 				     "Authorization: Bearer %s", token) < 0) {
 			p->auth_header = NULL;
-			ret = fail(err, ENOMEM, "out of memory");
+			ret = push_fail(err, ENOMEM, "out of memory");
 		}
 		free(token);
 	}
 	if (!ret && o->basic_auth_file)
-		ret = read_secret(o->basic_auth_file, "basic auth", &p->userpwd,
-				  err);
+		ret = push_read_secret(o->basic_auth_file, "basic auth",
+				       &p->userpwd, err);
 	if (!ret && o->ca_file && !(p->ca_file = strdup(o->ca_file)))
-		ret = fail(err, ENOMEM, "out of memory");
+		ret = push_fail(err, ENOMEM, "out of memory");
 	if (ret) {
 		push_free(p);
 		return NULL;
@@ -493,12 +502,52 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	ret = pthread_create(&p->thread, NULL, push_thread, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
-		fail(err, ret, "cannot start the push thread: %s",
-		     strerror(ret));
+		push_fail(err, ret, "cannot start the push thread: %s",
+			  strerror(ret));
 		push_free(p);
 		return NULL;
 	}
 	return p;
+}
+
+/* The pieces of a period, gathered before any is spooled. */
+struct gathered {
+	struct {
+		void *gz;
+		size_t len;
+	} * v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int gather(void *ctx, const struct export_pprof_piece *piece)
+{
+	struct gathered *g = ctx;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 4;
+		void *v = realloc(g->v, cap * sizeof(*g->v));
+
+		if (!v)
+			return -ENOMEM;
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n].gz = malloc(piece->len ? piece->len : 1);
+	if (!g->v[g->n].gz)
+		return -ENOMEM;
+	memcpy(g->v[g->n].gz, piece->gz, piece->len);
+	g->v[g->n].len = piece->len;
+	g->total += piece->len;
+	g->n++;
+	return 0;
+}
+
+static void gathered_free(struct gathered *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->v[i].gz);
+	free(g->v);
 }
 
 int push_enqueue(struct push *p, const char *path, uint64_t from,
@@ -507,40 +556,50 @@ int push_enqueue(struct push *p, const char *path, uint64_t from,
 	struct push_item item = { .from = from, .until = until, .hz = hz };
 	struct export_error xerr;
 	struct profile_view v;
-	char *body = NULL;
-	size_t len = 0;
-	FILE *mem;
+	struct gathered g = { 0 };
 	int ret;
 
 	if (profile_view_open(&v, path, false) < 0)
-		return fail(err, EIO, "cannot read '%s' to push it: %s", path,
-			    dcp_last_error());
-	mem = open_memstream(&body, &len);
-	ret = mem ? export_pprof(&v, mem, &xerr) : -ENOMEM;
-	if (mem && fclose(mem) && !ret)
-		ret = -ENOMEM;
+		return push_fail(err, EIO, "cannot read '%s' to push it: %s",
+				 path, dcp_last_error());
+	/* in pieces within the server's limits: the period whole, never a
+	 * part of it refused for its size */
+	ret = export_pprof_pieces(&v, &p->export, gather, &g, &xerr);
 	profile_view_close(&v);
 	if (ret) {
-		free(body);
-		return fail(err, -ret, "cannot export '%s' to push it: %s",
-			    path, mem ? xerr.msg : "out of memory");
+		gathered_free(&g);
+		return push_fail(err, -ret, "cannot export '%s' to push it: %s",
+				 path,
+				 ret == -ENOMEM ? "out of memory" : xerr.msg);
 	}
 	pthread_mutex_lock(&p->lock);
-	if (push_spool_size(p->spool_dir) + len > p->spool_max) {
+	p->last_pieces = g.n;
+	if (push_spool_size(p->spool_dir) + g.total > p->spool_max) {
 		p->counts.dropped_full++;
-		ret = fail(
+		ret = push_fail(
 			err, ENOSPC,
 			"the push spool '%s' is full (%llu bytes at most): period dropped from the push (%llu so far)",
 			p->spool_dir, (unsigned long long)p->spool_max,
 			(unsigned long long)p->counts.dropped_full);
 	} else {
-		ret = push_spool_write(p->spool_dir, &item, body, len, err);
+		if (g.n > 1)
+			p->counts.split++;
+		/* each piece after the last: push_spool_write moves a
+		 * piece past a name taken */
+		for (size_t i = 0; !ret && i < g.n; i++, item.part++)
+			ret = push_spool_write(p->spool_dir, &item, g.v[i].gz,
+					       g.v[i].len, err);
 		if (!ret)
 			pthread_cond_signal(&p->wake);
 	}
 	pthread_mutex_unlock(&p->lock);
-	free(body);
+	gathered_free(&g);
 	return ret;
+}
+
+size_t push_last_pieces(const struct push *p)
+{
+	return p->last_pieces;
 }
 
 void push_stop(struct push *p, double grace_s, struct push_counts *counts)

@@ -118,7 +118,7 @@ expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d1" --period 
 	--duration 7 --push "http://127.0.0.1:$PORT/" --push-label env=test \
 	--push-token-file "$TMP/token"
 cat "$TMP/err"
-grep -q "^dcprof: push: [0-9]* periods sent, 0 failed tries, 0 dropped" "$TMP/err" ||
+grep -q "^dcprof: push: [0-9]* requests taken, 0 failed tries, 0 periods dropped" "$TMP/err" ||
 	die "the push does not count what it sent"
 check_requests "$TMP/up" "Bearer secret-token" || die "the requests are not as documented"
 kill "$SERVER"
@@ -156,7 +156,7 @@ expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d3" --period 
 cat "$TMP/err"
 grep -q "^dcprof: push: the push spool .* is full (1024 bytes at most): period dropped from the push (1 so far)" "$TMP/err" ||
 	die "a full spool is not said so"
-n=$(sed -n 's/^dcprof: push: 0 periods sent, [0-9]* failed tries, \([0-9]*\) dropped (spool full).*/\1/p' "$TMP/err")
+n=$(sed -n 's/^dcprof: push: 0 requests taken, [0-9]* failed tries, \([0-9]*\) periods dropped (spool full).*/\1/p' "$TMP/err")
 [ "${n:-0}" -ge 3 ] || die "the dropped periods are not counted"
 # what was left in the spool goes first at the next start
 left=$(ls "$TMP/d3/.spool")
