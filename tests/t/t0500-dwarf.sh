@@ -28,49 +28,12 @@ build() { # DIR CFLAGS...
 build nofp -fomit-frame-pointer
 build fp -fno-omit-frame-pointer
 build leaf -fno-omit-frame-pointer -momit-leaf-frame-pointer
-gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
-	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
-	die "cannot build the folded-stacks tool"
+folded_tool
 
 # record NAME DCPROF-ARGS... -- COMMAND: the user stacks in $TMP/NAME.folded
-record() {
-	local name=$1
-	shift
-	expect_exit 0 "$DCPROF" record -o "$TMP/$name.data" "$@"
-	"$TMP/folded" -u "$TMP/$name.data" >"$TMP/$name.folded" ||
-		die "cannot read '$name.data'"
-}
-
-# check.py FOLDED EXPR...: python over the folded stacks of unwind_main
-cat >"$TMP/check.py" <<'PY'
-import sys
-rows = []
-for line in open(sys.argv[1]):
-    stack, count = line.rsplit(" ", 1)
-    frames = stack.split(";")
-    if frames[0] == "unwind_main":
-        rows.append((frames[1:], int(count)))
-
-def has_seq(frames, seq):
-    """seq appears in order, adjacent, in frames (root first)"""
-    n = len(seq)
-    return any(frames[i:i + n] == seq for i in range(len(frames) - n + 1))
-
-def has_ordered(frames, seq):
-    """seq appears in order, not necessarily adjacent"""
-    i = 0
-    for f in frames:
-        if i < len(seq) and f == seq[i]:
-            i += 1
-    return i == len(seq)
-
-def count(pred):
-    return sum(c for f, c in rows if pred(f))
-
-for expr in sys.argv[2:]:
-    exec(expr)
-PY
-check() { python3 "$TMP/check.py" "$@" || die "check failed on '$1'"; }
+record() { record_folded "$@"; }
+# check FOLDED EXPR...: Python over the folded stacks of unwind_main
+check() { check_folded "$1" unwind_main "${@:2}"; }
 
 # 1. no frame pointers anywhere but libc's own
 record cb --call-graph dwarf -- "$TMP/nofp/unwind_main" cb 3

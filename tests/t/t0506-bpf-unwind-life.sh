@@ -29,24 +29,11 @@ gcc $NOFP -shared -fPIC -o "$TMP/nofp/libdcpwork.so" "$W/unwind_lib.c" &&
 	gcc $NOFP -o "$TMP/nofp/unwind_main" "$W/unwind_main.c" \
 		-L"$TMP/nofp" -ldcpwork -Wl,-rpath,"$TMP/nofp" ||
 	die "cannot build the workloads"
-gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
-	"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof -Wl,-rpath,"$BUILD" ||
-	die "cannot build the folded-stacks tool"
+folded_tool
 
 # record NAME DCPROF-ARGS...: the user stacks in $TMP/NAME.folded
-record() {
-	local name=$1
-	shift
-	expect_exit 0 "$DCPROF" record --backend bpf -o "$TMP/$name.data" "$@"
-	"$TMP/folded" -u "$TMP/$name.data" >"$TMP/$name.folded" ||
-		die "cannot read '$name.data'"
-}
-
-# check FOLDED COMM EXPR...: Python over the folded stacks of COMM
-check() {
-	python3 "$TOP/tests/tools/folded_check.py" "$@" ||
-		die "check failed on '$1'"
-}
+record() { record_folded "$1" --backend bpf "${@:2}"; }
+check() { check_folded "$@"; }
 
 # whole FOLDED COMM WHAT SEQ: of the samples whose stack holds the frames
 # SEQ (a Python list) in a row, >= 95% have main above them

@@ -162,6 +162,32 @@ build_workload() {
 	echo "$TMP/$name"
 }
 
+# Folded user stacks, for the unwinding tests:
+#   folded_tool: tests/tools/folded.c (a profile's stacks, folded, read
+#     through the public API) built into $TMP/folded
+#   record_folded NAME ARGS...: dcprof record -o $TMP/NAME.data ARGS...,
+#     its user stacks into $TMP/NAME.folded
+#   check_folded FOLDED COMM EXPR...: tests/tools/folded_check.py, or die
+folded_tool() {
+	# shellcheck disable=SC2086
+	gcc -std=gnu11 -O1 -g $SAN_CFLAGS -I"$TOP/include" -o "$TMP/folded" \
+		"$TOP/tests/tools/folded.c" -L"$BUILD" -ldcprof \
+		-Wl,-rpath,"$BUILD" || die "cannot build the folded-stacks tool"
+}
+
+record_folded() {
+	local name=$1
+	shift
+	expect_exit 0 "$DCPROF" record -o "$TMP/$name.data" "$@"
+	"$TMP/folded" -u "$TMP/$name.data" >"$TMP/$name.folded" ||
+		die "cannot read '$name.data'"
+}
+
+check_folded() {
+	python3 "$TOP/tests/tools/folded_check.py" "$@" ||
+		die "check failed on '$1'"
+}
+
 # The storm workload's glue (tests/workloads/storm.c): the symbols of its
 # binary other than storm_child_burn that a storm process runs in, the C
 # runtime's start and exit code, main (a child between its fork and its

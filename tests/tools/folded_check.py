@@ -7,7 +7,8 @@ usage: python3 folded_check.py FOLDED COMM EXPR...
 Each EXPR is Python run in turn with, in scope: rows (the (frames, count)
 pairs of the rows of command name COMM, frames root first, the name
 dropped), count(pred) (the samples of the rows whose frames pred accepts),
-has_seq(frames, seq) (seq appears in frames, in a row), whole_stack(frames)
+has_seq(frames, seq) (seq appears in frames, in a row), has_ordered(frames,
+seq) (in order, not necessarily adjacent), whole_stack(frames)
 (the stack begins at a program's root) and sys. An AssertionError fails
 the check with its message and exit status 1.
 """
@@ -24,6 +25,15 @@ for line in open(sys.argv[1]):
 def has_seq(frames, seq):
     n = len(seq)
     return any(frames[i:i + n] == seq for i in range(len(frames) - n + 1))
+
+
+def has_ordered(frames, seq):
+    """seq appears in frames in order, not necessarily adjacent"""
+    i = 0
+    for f in frames:
+        if i < len(seq) and f == seq[i]:
+            i += 1
+    return i == len(seq)
 
 
 def count(pred):
