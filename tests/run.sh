@@ -39,10 +39,15 @@ judge() {
 	return 0
 }
 
+# "MICROSECONDS NAME" of every test, for the table of the slowest at the end
+: >"$notes/times"
+us() { echo "${EPOCHREALTIME/./}"; }
 for bin in "$@"; do
 	name=$(basename "$bin")
+	start_us=$(us)
 	"$bin" 2>&1 | tee "$notes/$name.log"
 	rc=${PIPESTATUS[0]}
+	echo "$(($(us) - start_us)) $name" >>"$notes/times"
 	ok=1
 	[ "$rc" -eq 0 ] || ok=0
 	# cmocka lists each skipped test once as it runs and once at the end
@@ -67,10 +72,12 @@ for t in tests/t/t[0-9]*.sh; do
 	echo "=== $name"
 	: >"$notes/$name.skips"
 	start=$SECONDS
+	start_us=$(us)
 	DCPROF_SKIPS=$notes/$name.skips bash "$t"
 	rc=$?
 	# how long each script takes: CI has to stay within its time
 	echo "--- $name: $((SECONDS - start)) s"
+	echo "$(($(us) - start_us)) $name" >>"$notes/times"
 	ok=1
 	case $rc in
 	0|77)
@@ -95,6 +102,15 @@ for t in tests/t/t[0-9]*.sh; do
 	esac
 done
 
+# where the suite's time goes, slowest first; kept in $BUILD/test-times
+# (CI prints it) for comparing runs
+{
+	awk '{ s += $1 } END { printf "time per test, slowest first (total %.1f s):\n", s / 1e6 }' \
+		"$notes/times"
+	sort -rn "$notes/times" | awk '{ printf "%7.1f s  %s\n", $1 / 1e6, $2 }'
+} >"$notes/table"
+head -21 "$notes/table"
+[ -n "${BUILD:-}" ] && [ -d "$BUILD" ] && cp "$notes/table" "$BUILD/test-times"
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
