@@ -159,6 +159,20 @@ static void note_known_exec(struct bpf_source *bs,
 }
 
 /*
+ * A path as the kernel prints a mapped file's (readlink of /proc/PID/exe
+ * or map_files), " (deleted)" taken off when the file open as fd has no
+ * name left: a file whose name really ends so keeps it.
+ */
+static void drop_deleted_mark(char *path, size_t len, int fd)
+{
+	struct stat st;
+
+	if (len > 10 && !strcmp(path + len - 10, " (deleted)") && fd >= 0 &&
+	    !fstat(fd, &st) && st.st_nlink == 0)
+		path[len - 10] = 0;
+}
+
+/*
  * The program a process just executed, named and pinned from the path the
  * kernel saw, so that a process gone before the next drain still has its
  * binary named (its frames carry the build id).
@@ -200,8 +214,7 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 		return 0;
 	if (len > 0) {
 		path[len] = 0;
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-			path[len - 10] = 0;
+		drop_deleted_mark(path, (size_t)len, fd);
 	} else {
 		snprintf(path, sizeof(path), "%s", given);
 	}
@@ -322,6 +335,7 @@ static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
 	struct dcp_cookie_info info = { .sz = sizeof(info) };
 	char link[96];
 	ssize_t n;
+	int fd;
 
 	if (!dcp_cookie_table_lookup(bs->r->cookies, cookie, &info) &&
 	    info.nr_paths && strlen(info.paths[0]) < size) {
@@ -334,8 +348,10 @@ static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
-		buf[n - 10] = 0;
+	fd = open(link, O_RDONLY | O_CLOEXEC);
+	drop_deleted_mark(buf, (size_t)n, fd);
+	if (fd >= 0)
+		close(fd);
 	return buf[0] == '/';
 }
 
