@@ -293,10 +293,12 @@ PY
 # ---- a napper among burners: its waits for a CPU after waking ------------
 check_naps perf
 
-# without sched_wakeup (a mount namespace hides it) the recording goes on,
-# says so once at -v and counts a sleep's wait for a CPU as before
+# without sched_wakeup (a mount namespace hides it) the perf backend's
+# recording goes on, says so once at -v and counts a sleep's wait for a
+# CPU as before
 unshare -m sh -c 'mount -t tmpfs none /sys/kernel/tracing/events/sched/sched_wakeup &&
-	exec "$@"' sh "$DCPROF" record -v --off-cpu -o "$TMP/nowake.data" -- \
+	exec "$@"' sh "$DCPROF" record --backend perf -v --off-cpu \
+	-o "$TMP/nowake.data" -- \
 	"$W" naps 0.5 "$TMP/nowake" >"$TMP/out" 2>"$TMP/err" ||
 	die "--off-cpu without sched_wakeup failed: $(cat "$TMP/err")"
 [ "$(grep -c 'sched_wakeup.*counted as sleeping' "$TMP/err")" = 1 ] ||
@@ -543,7 +545,8 @@ OUT=$TMP/bad.data
 for args in "--off-cpu --off-cpu-min -1" "--off-cpu --off-cpu-min abc" \
 	"--off-cpu --off-cpu-min 1.5" "--off-cpu --off-cpu-min ''" \
 	"--off-cpu-min 10" \
-	"--off-cpu --call-graph dwarf" "--off-cpu --only /bin/true" \
+	"--backend perf --off-cpu --call-graph dwarf" \
+	"--off-cpu --only /bin/true" \
 	"--off-cpu -C 0" "--off-cpu -u root"; do
 	eval "set -- $args"
 	expect_exit 2 "$DCPROF" record "$@" -o "$OUT" -- true

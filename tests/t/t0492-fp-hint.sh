@@ -1,6 +1,6 @@
 #!/bin/bash
 # Broken frame-pointer chains said plainly (issue 17, docs/FORMAT.md STACKS
-# and STATS): `-g` of Debian's python3 (built without frame pointers) gives
+# and STATS): the perf backend's `-g` of Debian's python3 (built without frame pointers) gives
 # user stacks whose chain breaks right after the leaf. The recorder's
 # closing summary and the report header (text and JSON meta.fp_hint) name
 # the file where most broke (python3.11, libpython or libc) and say that
@@ -19,7 +19,7 @@ readelf -SW "$(readlink -f "$PY")" 2>/dev/null | grep -q ' \.eh_frame ' ||
 
 # A CPU-bound loop in the interpreter, about 2 s.
 F=$TMP/py.data
-expect_exit 0 "$DCPROF" record -g -o "$F" -- "$PY" -c '
+expect_exit 0 "$DCPROF" record --backend perf -g -o "$F" -- "$PY" -c '
 import time
 t = time.time()
 x = 0
@@ -68,7 +68,7 @@ truncated=$(awk '/\[truncated\]/ { n += $NF } END { print n + 0 }' "$TMP/py.stac
 # A frame-pointer build: whole chains, no hint, no marker.
 W=$(build_workload fp_loop -mno-omit-leaf-frame-pointer)
 F2=$TMP/fp.data
-expect_exit 0 "$DCPROF" record -g -o "$F2" -- "$W"
+expect_exit 0 "$DCPROF" record --backend perf -g -o "$F2" -- "$W"
 grep -q -- '--call-graph dwarf' "$TMP/err" &&
 	die "a hint for a frame-pointer build: $(cat "$TMP/err")"
 expect_exit 0 "$DCPROF" report -i "$F2" --format json

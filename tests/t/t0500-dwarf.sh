@@ -30,8 +30,9 @@ build fp -fno-omit-frame-pointer
 build leaf -fno-omit-frame-pointer -momit-leaf-frame-pointer
 folded_tool
 
-# record NAME DCPROF-ARGS... -- COMMAND: the user stacks in $TMP/NAME.folded
-record() { record_folded "$@"; }
+# record NAME DCPROF-ARGS... -- COMMAND: the user stacks in $TMP/NAME.folded,
+# by the perf ring (its -g walks frame pointers, its dwarf copies stacks)
+record() { record_folded "$1" --backend perf "${@:2}"; }
 # check FOLDED EXPR...: Python over the folded stacks of unwind_main
 check() { check_folded "$1" unwind_main "${@:2}"; }
 

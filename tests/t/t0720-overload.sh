@@ -27,7 +27,7 @@ BUSY=$(build_workload fault_busy)
 spawn "$BUSY" "$(nproc)" 0 12
 
 F=$TMP/over.data
-"$DCPROF" record -a -g -F "$FREQ" --mmap-pages 1 --duration 4 -o "$F" \
+"$DCPROF" record --backend perf -a -g -F "$FREQ" --mmap-pages 1 --duration 4 -o "$F" \
 	>"$TMP/rec.out" 2>"$TMP/rec.err" &
 REC=$!
 _spawned+=("$REC")
@@ -74,7 +74,7 @@ grep -q '^# lost: [1-9][0-9]* records\|^# lost: [0-9]* records, [1-9][0-9]* samp
 # the rate asked: 128 pages (perf's default) at 999 Hz, more at 20 kHz
 # (20000 x 64 bytes / 2 = 625 KiB: 256 pages of 4 KiB).
 ring_pages() {
-	expect_exit 0 "$DCPROF" record -a -v -F "$1" --duration 1 \
+	expect_exit 0 "$DCPROF" record --backend perf -a -v -F "$1" --duration 1 \
 		-o "$TMP/ring.data"
 	sed -n 's/.*ring buffers: \([0-9]*\) pages.*/\1/p' "$TMP/err"
 }
