@@ -28,6 +28,10 @@ struct dcp_profile_writer {
 	int err; /* first write error: no more flushes after one */
 	bool finished;
 	uint64_t created_ns;
+	/* bytes of whole chunks in the working file, and the recording's
+	 * length at its last flush: what a failed flush falls back to */
+	uint64_t size;
+	uint64_t flushed_duration_ns;
 	/* Strings and stacks below these ids are in the working file. */
 	size_t strings_written, stacks_written, threads_written;
 	struct dcp_emitter em;
@@ -88,6 +92,49 @@ static int move_old(const char *path)
 	return ret;
 }
 
+static bool is_disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/*
+ * Blocks kept allocated past the working file's end (not part of it), so
+ * that the chunk saying the disk was full still fits once it is: on a
+ * full disk the torn flush's bytes free nothing that a new write can use
+ * (tmpfs, ext4: whole blocks). File systems without fallocate go without.
+ */
+#define TRAILER_ROOM 8192
+
+static void reserve_trailer(struct dcp_profile_writer *w)
+{
+	/* a nearly full disk may still have the smaller room */
+	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->size,
+		      TRAILER_ROOM) < 0 &&
+	    fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->size,
+		      TRAILER_ROOM / 4) < 0)
+		dcp_log(DCP_LOG_DEBUG, "'%s': no room kept past its end: %s",
+			w->path, strerror(errno));
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
 struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 {
 	struct dcp_profile_writer *w;
@@ -120,6 +167,7 @@ struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 	else {
 		dcp_enc_seal_header(&hdr, 0);
 		ret = write_all(w->fd, hdr.p, sizeof(struct dcp_fmt_header));
+		w->size = sizeof(struct dcp_fmt_header);
 	}
 	dcp_enc_buf_free(&hdr);
 	if (ret < 0) {
@@ -128,12 +176,48 @@ struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 		unlink(path);
 		goto fail;
 	}
+	reserve_trailer(w);
 	return w;
 fail:
 	err = ret;
 	dcp_profile_writer_free(w);
 	errno = -err;
 	return NULL;
+}
+
+/*
+ * After a failed flush: the file is cut back to its last whole flush, so
+ * that no torn chunk reads as a crash, and, when the disk was full, a META
+ * chunk of that flush's length saying so is appended in the room the torn
+ * bytes freed (else the file ends at that flush, as a killed recorder's).
+ */
+static void end_working_file(struct dcp_profile_writer *w,
+			     const struct dcp_profile_meta *meta, int err)
+{
+	struct dcp_emitter *em = &w->em;
+	struct dcp_profile_meta m;
+
+	if (!meta || !is_disk_full(err)) {
+		if (ftruncate(w->fd, (off_t)w->size) == 0)
+			fdatasync(w->fd);
+		return;
+	}
+	m = *meta;
+	m.duration_ns = w->flushed_duration_ns;
+	m.disk_full = true;
+	em->out.len = 0;
+	em->out.oom = em->raw.oom = em->z.oom = false;
+	dcp_emit_meta(em, &m);
+	/* over the torn bytes, into the blocks kept for it */
+	if (em->out.oom || em->raw.oom ||
+	    pwrite_all(w->fd, em->out.p, em->out.len, w->size) < 0 ||
+	    ftruncate(w->fd, (off_t)(w->size + em->out.len)) < 0 ||
+	    fdatasync(w->fd) < 0) {
+		if (ftruncate(w->fd, (off_t)w->size) == 0)
+			fdatasync(w->fd);
+		return;
+	}
+	w->size += em->out.len;
 }
 
 int dcp_profile_writer_flush(struct dcp_profile_writer *w,
@@ -184,9 +268,15 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		ret = -errno;
 	if (ret < 0) {
 		w->err = ret;
-		return dcp_error(ret, "cannot write '%s': %s", w->path,
-				 strerror(-ret));
+		end_working_file(w, meta, ret);
+		return dcp_error(
+			ret, "cannot write '%s': %s%s", w->path, strerror(-ret),
+			is_disk_full(ret) ? " (the disk is full)" : "");
 	}
+	w->size += em->out.len;
+	if (meta)
+		w->flushed_duration_ns = meta->duration_ns;
+	reserve_trailer(w);
 	if (agg) {
 		w->strings_written = dcp_aggregate_nr_strings(agg);
 		w->stacks_written = dcp_aggregate_nr_stacks(agg);
@@ -347,6 +437,19 @@ int dcp_profile_writer_finish(struct dcp_profile_writer *w,
 	int ret = dcp_profile_write_compact(w->path, w->created_ns, meta,
 					    cookies, agg, symbols, stats);
 
+	if (ret < 0 && is_disk_full(ret) && !w->err) {
+		/* no room for the compact copy: the working file takes the
+		 * last flush, if that fits, and says the disk was full */
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", dcp_last_error());
+		if (dcp_profile_writer_flush(w, meta, cookies, agg, stats) ==
+		    0) {
+			w->err = ret;
+			end_working_file(w, meta, ret);
+		}
+		return dcp_error(ret, "%s", why);
+	}
 	if (ret < 0)
 		return ret;
 	/* The working file's inode is gone from the path now. */

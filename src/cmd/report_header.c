@@ -139,7 +139,10 @@ static void print_header_text(const struct profile_view *v,
 			       "off-CPU");
 	if (m->kernel_excluded)
 		printf("# user frames only: kernel frames were not allowed (kernel.perf_event_paranoid, recorded without root)\n");
-	if (!m->complete)
+	if (!m->complete && m->disk_full)
+		printf("# INCOMPLETE: the disk was full; this is the data the recorder wrote before, up to %.1f s\n",
+		       (double)m->duration_ns / 1e9);
+	else if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
 	printf("#\n");
 }
@@ -154,11 +157,11 @@ static void print_header_json(const struct profile_view *v,
 	printf("{\"file\":");
 	json_print_string(stdout, v->path);
 	/* summary: read from the file's summary (docs/FORMAT.md) */
-	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,"
+	printf(",\"meta\":{\"complete\":%s,\"disk_full\":%s,\"summary\":%s,"
 	       "\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 	       ",\"sample_freq\":%u,\"nr_cpus\":%u"
 	       ",\"callchain\":%s,\"event\":",
-	       m->complete ? "true" : "false",
+	       m->complete ? "true" : "false", m->disk_full ? "true" : "false",
 	       dcp_profile_is_summary(v->profile) ? "true" : "false",
 	       m->start_realtime_ns, m->duration_ns, m->sample_freq, m->nr_cpus,
 	       m->callchain ? "true" : "false");
