@@ -182,9 +182,9 @@ if [ "$(id -u)" -eq 0 ]; then
 	! screen | sed -n '5,$p' | grep -q ' nap$' || die "nap has a row in the CPU view: $(screen)"
 	tm send-keys -t "$S" v
 	wait_screen 'v:value\(off-cpu\)' 2 || die "v did not change the value: $(screen | sed -n 3p)"
-	screen | sed -n 4p | grep -q 'last  *session  *ms  *comm' ||
+	screen | sed -n 4p | grep -q 'last  *session  *ms  *total ms  *comm' ||
 		die "the off-CPU view has no ms column: $(screen | sed -n 4p)"
-	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +nap_burn .* nap$' 3 ||
+	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+ +nap_burn .* nap$' 3 ||
 		die "nap does not appear in the off-CPU view: $(screen)"
 	sleep 1.2
 	screen | sed -n 5p | grep -q ' nap$' || die "nap does not lead the off-CPU view: $(screen)"
