@@ -24,7 +24,7 @@ _dcprof_options()
 	report)
 		echo -i --input --since --until -s --sort --format --limit -n \
 			--show-nr-samples --stdio -g --children --no-children \
-			--tree --percent-limit --max-stack --comm --pid --file \
+			--tree --percent-limit --max-stack --comm --pid --tid --file \
 			--symbol --no-demangle --no-inline --no-process \
 			--full-path --resymbolize --debuginfo-dir --write --value \
 			--threads
@@ -150,8 +150,12 @@ _dcprof()
 		return 0
 		;;
 	-s | --sort)
-		_dcprof_words "comm pid tid process file symbol" "${cur##*,}"
-		local prefix=${cur%"${cur##*,}"} j
+		# the keys not given yet
+		local prefix=${cur%"${cur##*,}"} j k left=
+		for k in comm pid tid process file symbol; do
+			[[ ",$prefix" == *",$k,"* ]] || left+=" $k"
+		done
+		_dcprof_words "$left" "${cur##*,}"
 		for j in "${!COMPREPLY[@]}"; do
 			COMPREPLY[j]=$prefix${COMPREPLY[j]}
 		done

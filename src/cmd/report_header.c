@@ -90,10 +90,13 @@ static void print_header_text(const struct profile_view *v,
 	if (cmd_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a) && !report_in_ms(a))
-		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
+		printf("# filtered (%s%s): %" PRIu64 " of the %" PRIu64
 		       " samples kept match; percentages are of the %" PRIu64
 		       "\n",
-		       report_filter_names(a), total, unfiltered, total);
+		       report_filter_names(a),
+		       a->files.n || a->symbols.n ? ", any frame of the stack" :
+						    "",
+		       total, unfiltered, total);
 	else if (report_filtered(a))
 		printf("# filtered (%s, any frame of the stack): %.1f of the "
 		       "%.1f ms match; percentages are of the %.1f\n",
@@ -157,13 +160,14 @@ static void print_header_json(const struct profile_view *v,
 	printf("{\"file\":");
 	json_print_string(stdout, v->path);
 	/* summary: read from the file's summary (docs/FORMAT.md) */
-	printf(",\"meta\":{\"complete\":%s,\"disk_full\":%s,\"summary\":%s,"
+	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,\"disk_full\":%s,"
 	       "\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 	       ",\"sample_freq\":%u,\"nr_cpus\":%u"
 	       ",\"callchain\":%s,\"event\":",
-	       m->complete ? "true" : "false", m->disk_full ? "true" : "false",
+	       m->complete ? "true" : "false",
 	       dcp_profile_is_summary(v->profile) ? "true" : "false",
-	       m->start_realtime_ns, m->duration_ns, m->sample_freq, m->nr_cpus,
+	       m->disk_full ? "true" : "false", m->start_realtime_ns,
+	       m->duration_ns, m->sample_freq, m->nr_cpus,
 	       m->callchain ? "true" : "false");
 	json_print_string(stdout, m->event);
 	printf(",\"cmdline\":");
@@ -252,10 +256,46 @@ const char *report_filter_names(const struct report_args *a)
 {
 	static char buf[64];
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s", a->comms.n ? ", --comm" : "",
-		 a->pids.n ? ", --pid" : "", a->files.n ? ", --file" : "",
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", a->comms.n ? ", --comm" : "",
+		 a->pids.n ? ", --pid" : "", a->tids.n ? ", --tid" : "",
+		 a->files.n ? ", --file" : "",
 		 a->symbols.n ? ", --symbol" : "");
 	return buf[0] ? buf + 2 : buf;
+}
+
+void report_warn_empty(const struct report_args *a, uint64_t unfiltered,
+		       const uint64_t *removed)
+{
+	static const char *const names[FILTER_NR] = { "--comm", "--pid",
+						      "--tid", "--file",
+						      "--symbol" };
+	const struct str_list *lists[FILTER_NR] = { &a->comms, &a->pids,
+						    &a->tids, &a->files,
+						    &a->symbols };
+	char why[256] = "";
+	size_t len = 0;
+
+	for (int f = 0; f < FILTER_NR; f++) {
+		if (!lists[f]->n || len >= sizeof(why))
+			continue;
+		if (report_in_ms(a))
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s%s removed %.1f ms",
+						len ? ", " : "", names[f],
+						(double)removed[f] / 1e6);
+		else
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s%s removed %" PRIu64,
+						len ? ", " : "", names[f],
+						removed[f]);
+	}
+	if (report_in_ms(a))
+		cmd_warn("no stack matches %s: of the %.1f ms, %s",
+			 report_filter_names(a), (double)unfiltered / 1e6, why);
+	else
+		cmd_warn("no sample matches %s: of the %" PRIu64
+			 " samples kept, %s",
+			 report_filter_names(a), unfiltered, why);
 }
 
 void report_print_resymbolize(const struct report_args *a,
