@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "annotate.h"
 #include "cmd.h"
 #include "read_opts.h"
 
@@ -170,9 +171,10 @@ static int target_add(struct target *t, uint64_t offset, uint64_t count)
 	return 0;
 }
 
-/* Every (object, function start) whose name is the one asked for. */
+/* Every (object, function start) whose name is the one asked for (with
+ * short_forms, whose demangled name has it as a short form). */
 static int find_targets(const struct profile_view *v, const char *name,
-			struct target **out, size_t *nr)
+			bool short_forms, struct target **out, size_t *nr)
 {
 	struct target *ts = NULL;
 	size_t n = 0;
@@ -196,9 +198,13 @@ static int find_targets(const struct profile_view *v, const char *name,
 		/* same-named functions of one file carry a label, "work (a.c)",
 		 * which names one of them */
 		label = profile_view_label(v, f);
-		if (strcmp(sym.name, name) &&
-		    (!sym.demangled || strcmp(sym.demangled, name)) &&
-		    (!label || strcmp(label, name)))
+		if (short_forms ?
+			    !sym.demangled ||
+				    !annotate_short_match(sym.demangled, name) :
+			    strcmp(sym.name, name) &&
+				    (!sym.demangled ||
+				     strcmp(sym.demangled, name)) &&
+				    (!label || strcmp(label, name)))
 			continue;
 		for (size_t j = 0; j < n && !t; j++)
 			if (ts[j].cookie == f->cookie &&
@@ -642,6 +648,12 @@ static int no_samples_error(const struct annotate_args *a,
 	uint32_t cookie = 0;
 	uint64_t n = unnamed_samples(v, &cookie, &example);
 
+	char closest[512];
+
+	if (!n && annotate_closest(v, a->symbol, closest, sizeof(closest)))
+		return cmd_error("no samples in '%s' in '%s'; the closest "
+				 "sampled functions: %s",
+				 a->symbol, a->input, closest);
 	if (!n)
 		return cmd_error("no samples in '%s' in '%s'", a->symbol,
 				 a->input);
@@ -681,7 +693,10 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	ret = resymbolize(a, &v);
 	if (ret)
 		goto out;
-	ret = find_targets(&v, a->symbol, &ts, &n);
+	ret = find_targets(&v, a->symbol, false, &ts, &n);
+	/* "heavy" for ns::Calc<double>::heavy(int): no function's own name */
+	if (!ret && !n)
+		ret = find_targets(&v, a->symbol, true, &ts, &n);
 	if (ret)
 		goto out;
 	if (!n) {
