@@ -99,21 +99,25 @@ static bool is_disk_full(int err)
 
 /*
  * Blocks kept allocated past the working file's end (not part of it), so
- * that the chunk saying the disk was full still fits once it is: on a
- * full disk the torn flush's bytes free nothing that a new write can use
- * (tmpfs, ext4: whole blocks). File systems without fallocate go without.
+ * that the chunk saying the disk was full still fits once it is: a flush
+ * is written only once the blocks for it and for this room beyond it are
+ * allocated, so that no flush eats the room. File systems without
+ * fallocate go without.
  */
 #define TRAILER_ROOM 8192
 
-static void reserve_trailer(struct dcp_profile_writer *w)
+/* Room for bytes past the file's end: 0 (or no fallocate), or -errno. */
+static int reserve_room(struct dcp_profile_writer *w, uint64_t bytes)
 {
-	/* a nearly full disk may still have the smaller room */
 	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->size,
-		      TRAILER_ROOM) < 0 &&
-	    fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->size,
-		      TRAILER_ROOM / 4) < 0)
+		      (off_t)bytes) == 0)
+		return 0;
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		dcp_log(DCP_LOG_DEBUG, "'%s': no room kept past its end: %s",
 			w->path, strerror(errno));
+		return 0;
+	}
+	return -errno;
 }
 
 static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
@@ -176,7 +180,8 @@ struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 		unlink(path);
 		goto fail;
 	}
-	reserve_trailer(w);
+	/* a disk too full for this is full at the first flush */
+	reserve_room(w, TRAILER_ROOM);
 	return w;
 fail:
 	err = ret;
@@ -263,6 +268,8 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 	if (em->out.oom || em->raw.oom)
 		ret = -ENOMEM;
 	else
+		ret = reserve_room(w, em->out.len + TRAILER_ROOM);
+	if (ret == 0)
 		ret = write_all(w->fd, em->out.p, em->out.len);
 	if (ret == 0 && fdatasync(w->fd) < 0)
 		ret = -errno;
@@ -276,7 +283,6 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 	w->size += em->out.len;
 	if (meta)
 		w->flushed_duration_ns = meta->duration_ns;
-	reserve_trailer(w);
 	if (agg) {
 		w->strings_written = dcp_aggregate_nr_strings(agg);
 		w->stacks_written = dcp_aggregate_nr_stacks(agg);
