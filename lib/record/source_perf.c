@@ -574,15 +574,18 @@ static int perf_start(struct dcp_source *s,
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =
 		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;
+	/* a user without per-CPU events has no tracefs either: one line
+	 * says what the recording lacks, the tracepoint's details are -v's */
 	if (munmap_warning[0])
-		dcp_log(DCP_LOG_WARN,
+		dcp_log(ps->rings[0].per_task ? DCP_LOG_INFO : DCP_LOG_WARN,
 			"%s; munmap is tracked by replacing overlapped maps only",
 			munmap_warning);
 	if (ps->rings[0].per_task)
 		dcp_log(DCP_LOG_WARN,
-			"no privilege for per-CPU events (perf_event_paranoid is %s): recording the target's own tasks with inherited per-task events%s; a new task's first sample comes one period after it starts, and there is no system-wide view",
+			"no privilege for per-CPU events (perf_event_paranoid is %s): recording the target's own tasks with inherited per-task events%s; a new task's first sample comes one period after it starts, and there is no system-wide view%s",
 			paranoid_text(),
-			s->kernel_excluded ? ", user frames only" : "");
+			s->kernel_excluded ? ", user frames only" : "",
+			munmap_warning[0] ? " (nor munmap tracepoint)" : "");
 	dcp_log(DCP_LOG_INFO,
 		"ring buffers: %u pages (%u KiB) per CPU, %zu CPUs",
 		ring_opts.mmap_pages,
