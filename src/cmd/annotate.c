@@ -7,8 +7,6 @@
  * names and lines may come from a separate debug file found by build id,
  * also in the --debuginfo-dir directories.
  */
-#include <capstone/capstone.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -500,8 +498,8 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	for (size_t i = 0; i < count; i++) {
 		const cs_insn *in = &insn[i];
 		uint64_t off = in->address - vaddr + t->start, n = 0;
-		char fullbuf[4096];
-		const char *file = NULL;
+		char fullbuf[4096], tbuf[256];
+		const char *file = NULL, *target;
 		int line = 0;
 		double pct;
 
@@ -520,13 +518,17 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				file = full_path(l, file, fullbuf,
 						 sizeof(fullbuf));
 		}
+		target = annotate_target_name(e, cs, mod, in, tbuf,
+					      sizeof(tbuf));
 		if (a->json) {
 			printf("%s{\"address\":%" PRIu64 ",\"offset\":%" PRIu64
 			       ",\"samples\":%" PRIu64 ",\"percent\":%.4f,"
 			       "\"text\":",
 			       i ? "," : "", in->address, off, n, pct);
-			printf("\"%s%s%s\"", in->mnemonic,
-			       in->op_str[0] ? " " : "", in->op_str);
+			printf("\"%s%s%s%s%s%s\"", in->mnemonic,
+			       in->op_str[0] ? " " : "", in->op_str,
+			       target ? " <" : "", target ? target : "",
+			       target ? ">" : "");
 			printf(",\"source_file\":");
 			if (file)
 				json_print_string(stdout, file);
@@ -558,8 +560,9 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				printf("  %7.2f%% %7" PRIu64, pct, n);
 			else
 				printf("  %7s  %7s", "", "");
-			printf("  %12" PRIx64 ":  %s %s", in->address,
-			       in->mnemonic, in->op_str);
+			printf("  %12" PRIx64 ":  %s %s%s%s%s", in->address,
+			       in->mnemonic, in->op_str, target ? " <" : "",
+			       target ? target : "", target ? ">" : "");
 			if (c)
 				fputs("\033[0m", stdout);
 			printf("\n");

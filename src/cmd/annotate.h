@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <capstone/capstone.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
 #include "profile_view.h"
 
 /*
@@ -22,5 +26,13 @@ bool annotate_short_match(const char *demangled, const char *name);
  */
 size_t annotate_closest(const struct profile_view *v, const char *name,
 			char *buf, size_t size);
+
+/*
+ * The name of a direct call's or jump's target, "labs@plt" for a PLT
+ * stub, else its symbol in mod ("work+0x10" inside a function), in buf;
+ * NULL for other instructions or a target without a name.
+ */
+const char *annotate_target_name(Elf *e, csh cs, Dwfl_Module *mod,
+				 const cs_insn *in, char *buf, size_t size);
 
 #endif

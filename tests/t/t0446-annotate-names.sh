@@ -6,8 +6,11 @@
 # one function, "spin" all three, each with its samples; a name that
 # matches none ("spn", "Box") fails with one line listing the closest
 # sampled functions.
+# Calls are named as objdump names them (issue 41: "call 0x1030"): in
+# plt_calls' main, every direct call's target in <> is objdump's, PLT stubs
+# included (labs@plt, ffs@plt, through their GOT slot's relocation).
 . "$(dirname "$0")/test-lib.sh"
-need g++ python3
+need g++ python3 objdump
 need_perf_events
 
 W=$TMP/sym_cxx
@@ -41,4 +44,23 @@ for typed in spn Box; do
 	grep -q "the closest sampled functions: .*'shapes::Box<int>::spin(unsigned long)'" "$TMP/err" ||
 		die "annotate $typed does not list the closest functions"
 done
+
+# --- call targets ----------------------------------------------------------
+P=$(build_workload plt_calls -fno-builtin)
+F=$TMP/plt.data
+expect_exit 0 "$DCPROF" record -o "$F" -- "$P" 1
+expect_exit 0 "$DCPROF" annotate main -i "$F"
+sed -n 's/^ *\([0-9a-f]*\):  call 0x[0-9a-f]* <\(.*\)>$/\1 \2/p' "$TMP/out" |
+	sort -u >"$TMP/ours"
+objdump -d --no-show-raw-insn "$P" |
+	sed -n 's/^ *\([0-9a-f]*\):[[:space:]]*call *[0-9a-f]* <\(.*\)>$/\1 \2/p' |
+	sort -u >"$TMP/objdump"
+echo "calls in main: $(tr '\n' ';' <"$TMP/ours")"
+grep -q ' labs@plt$' "$TMP/ours" && grep -q ' ffs@plt$' "$TMP/ours" ||
+	die "annotate does not name the PLT calls: $(grep call "$TMP/out" | head -5)"
+# every call of main that annotate names, objdump names alike
+join "$TMP/ours" "$TMP/objdump" | awk '$2 != $3 { bad = 1; print } END { exit bad }' ||
+	die "annotate names a call otherwise than objdump"
+[ "$(join "$TMP/ours" "$TMP/objdump" | wc -l)" -eq "$(wc -l <"$TMP/ours")" ] ||
+	die "a call annotate names is not one objdump names: $(cat "$TMP/ours")"
 pass
