@@ -434,6 +434,10 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	dcp_cookie_table_lookup(v->cookies, t->cookie, &ci);
 	if (ci.build_id_size)
 		dcp_build_id_hex(ci.build_id, ci.build_id_size, bid);
+	if (kernel_code(&ci))
+		return cmd_error(
+			"cannot annotate '%s': a kernel function, and annotate reads code from files only (not /proc/kcore)",
+			t->name);
 	fd = dcp_profile_object_open(v->profile, t->cookie, &path);
 	if (fd < 0)
 		return cmd_error("cannot annotate '%s': %s", t->name,

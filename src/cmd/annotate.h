@@ -35,4 +35,11 @@ size_t annotate_closest(const struct profile_view *v, const char *name,
 const char *annotate_target_name(Elf *e, csh cs, Dwfl_Module *mod,
 				 const cs_insn *in, char *buf, size_t size);
 
+/* The kernel's or a module's code, which annotate does not read. */
+static inline bool kernel_code(const struct dcp_cookie_info *ci)
+{
+	return ci->kind == DCP_COOKIE_KIND_KERNEL ||
+	       ci->kind == DCP_COOKIE_KIND_MODULE;
+}
+
 #endif
