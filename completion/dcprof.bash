@@ -11,7 +11,7 @@ _dcprof_options()
 {
 	case $1 in
 	record)
-		echo -a --all-cpus -p --pid -t --tid -u --uid -C --cpu -F --freq \
+		echo -a --all-cpus -p --pid -t --tid -i --no-inherit -u --uid -C --cpu -F --freq \
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \

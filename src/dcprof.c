@@ -15,7 +15,7 @@
 static const struct cmd commands[] = {
 	{ "record", cmd_record, CMD_NEEDS_PERF,
 	  "sample the whole system, some processes, or a command",
-	  "[-a] [-p PID[,PID...] | -t TID[,TID...] | -u USER] [-C CPUS]\n"
+	  "[-a] [-p PID[,PID...] | -t TID[,TID...] | -u USER] [-i] [-C CPUS]\n"
 	  "              [-F HZ | -c PERIOD] [-e EVENT[:u|:k]]\n"
 	  "              [-g | --call-graph MODE] [-o FILE] [--duration SECONDS [--kill-at-end]]\n"
 	  "              [--only FILE]... [--flush-interval SECONDS] [--mmap-pages N]\n"
@@ -32,6 +32,8 @@ static const struct cmd commands[] = {
 	  "                         running already, those they fork); the id of a thread\n"
 	  "                         records its process\n"
 	  "  -t, --tid TID,...      the same as -p (perf's spelling): a thread's process\n"
+	  "  -i, --no-inherit       -p or COMMAND: the processes alone, not their\n"
+	  "                         descendants (perf's --no-inherit)\n"
 	  "  -F, --freq HZ          sampling frequency (default 999, at most the kernel's\n"
 	  "                         kernel.perf_event_max_sample_rate)\n"
 	  "  -u, --uid USER         only the processes of USER (a name or a uid), those\n"

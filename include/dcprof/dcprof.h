@@ -548,6 +548,7 @@ struct dcp_recorder_opts {
 	bool periods;
 	/* BPF backend: bytes for unwind tables in the kernel, 0: 32 MiB */
 	uint64_t unwind_memory;
+	bool no_inherit; /* pids: the processes alone, no descendants */
 };
 
 enum dcp_call_graph {

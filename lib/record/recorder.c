@@ -361,8 +361,10 @@ static int take_targets(struct dcp_recorder *r,
 	memcpy(copy, opts, opts->sz < sizeof(*copy) ? opts->sz : sizeof(*copy));
 	if (!opts->nr_pids)
 		return 0;
-	ret = dcp_proc_descendants(opts->pids, opts->nr_pids, &below,
-				   &nr_below);
+	r->no_inherit = copy->no_inherit;
+	ret = r->no_inherit ? 0 :
+			      dcp_proc_descendants(opts->pids, opts->nr_pids,
+						   &below, &nr_below);
 	if (ret)
 		return ret;
 	r->roots = calloc(opts->nr_pids + nr_below, sizeof(*r->roots));

@@ -72,6 +72,7 @@ struct dcp_recorder {
 	bool targeted;
 	pid_t *roots;
 	size_t nr_roots, nr_listed;
+	bool no_inherit; /* the roots alone: their children are not kept */
 
 	struct dcp_profile_writer *writer;
 	struct dcp_profile_meta meta;

@@ -70,6 +70,7 @@ struct perf_source {
 	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
 	pid_t *pids; /* -p or a command: the per-task fallback's targets */
 	size_t nr_pids;
+	bool no_inherit;
 	int *cpus; /* -C */
 	size_t nr_cpus;
 	uint64_t sample_period; /* -c */
@@ -555,6 +556,7 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.munmap = &ps->munmap;
 	ring_opts.pids = ps->pids;
 	ring_opts.nr_pids = ps->nr_pids;
+	ring_opts.no_inherit = ps->no_inherit;
 	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
 	if (ret)
 		return ret;
@@ -740,6 +742,9 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, no_inherit) +
+				sizeof(opts->no_inherit))
+		ps->no_inherit = opts->no_inherit;
 	if (opts->nr_pids) {
 		ps->pids = calloc(opts->nr_pids, sizeof(*ps->pids));
 		if (ps->pids) {

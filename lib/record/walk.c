@@ -44,7 +44,9 @@ static int walk_targets(struct dcp_recorder *r, pid_t **out, size_t *nr)
 	*nr = 0;
 	if (!r->nr_roots)
 		return 0;
-	ret = dcp_proc_descendants(r->roots, r->nr_listed, &below, &nr_below);
+	ret = r->no_inherit ? 0 :
+			      dcp_proc_descendants(r->roots, r->nr_listed,
+						   &below, &nr_below);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < nr_below && !ret; i++) {

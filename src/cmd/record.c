@@ -190,6 +190,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
+		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -227,11 +228,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:t:F:c:C:u:e:go:vh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:go:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;
+			break;
+		case 'i':
+			a->opts.no_inherit = true;
 			break;
 		case 'p':
 		case 't': /* perf's: a thread's process, as -p of it */
@@ -413,6 +417,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
+	if (a->opts.no_inherit && (a->all_cpus || (!a->nr_pids && !a->command)))
+		return cmd_usage_error(
+			"record", "-i (--no-inherit) needs -p or a command");
 	if ((a->period_given || a->keep_given || a->cont.push.url) &&
 	    !a->cont.dir)
 		return cmd_usage_error(
@@ -491,8 +498,12 @@ static void print_empty_hint(const struct record_args *a,
 		return;
 	}
 	fprintf(stderr,
-		"dcprof: no samples of %s or its descendants: none of them ran on %s while recording (%llu samples were of other tasks)\n",
-		who, a->nr_cpus ? "the CPUs of -C" : "a CPU",
+		"dcprof: no samples of %s%s: %s on %s while recording (%llu samples were of other tasks)\n",
+		who, a->opts.no_inherit ? "" : " or its descendants",
+		a->opts.no_inherit ?
+			"it did not run (-i: its children are left out)" :
+			"none of them ran",
+		a->nr_cpus ? "the CPUs of -C" : "a CPU",
 		(unsigned long long)s->samples_other_tasks);
 }
 

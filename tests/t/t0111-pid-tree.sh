@@ -8,7 +8,9 @@
 # CPUs gives them hundreds) of threads3's main_spin
 # and worker_spin, all of them under threads3's pid. A -p of a sleeping
 # process with no children keeps nothing: record says why in one line,
-# naming the pid, and exits 0. The same tree of user nobody recorded by
+# naming the pid, and exits 0. With -i (--no-inherit), -p of the top sh
+# keeps none of threads3's samples, nor record -i of a command of a
+# child it forks while recording (without -i: at least 50). The same tree of user nobody recorded by
 # nobody (perf_event_paranoid 2: inherited per-task events, opened for the
 # descendants' threads too) keeps the same samples.
 . "$(dirname "$0")/test-lib.sh"
@@ -58,6 +60,25 @@ check_backend() {
 }
 
 check_backend perf
+# -i (perf's --no-inherit): the parent alone, which only waits
+expect_exit 0 "$DCPROF" record -i -p "$PARENT" --duration 1 -o "$TMP/alone.data"
+grep -q "no samples of process $PARENT: it did not run" "$TMP/err" ||
+	die "-i -p $PARENT does not say that the process alone did not run: $(cat "$TMP/err")"
+read -r alone _ <<<"$(samples_of "$TMP/alone.data" main_spin)"
+[ "$alone" -eq 0 ] || die "-i -p $PARENT kept $alone samples of its grandchild"
+echo "-i -p $PARENT: no samples of its grandchild, and the hint"
+# and a child forked while recording: kept, but not with -i
+for i in "" -i; do
+	expect_exit 0 "$DCPROF" record $i -o "$TMP/fork$i.data" -- \
+		sh -c '"$0" "$1" & sleep 1.5; kill $!' "$T3" "$TMP/tids$i"
+	read -r forked _ <<<"$(samples_of "$TMP/fork$i.data" main_spin)"
+	echo "record $i -- sh forking threads3: $forked samples of main_spin"
+	if [ -n "$i" ]; then
+		[ "$forked" -eq 0 ] || die "-i kept $forked samples of the command's child"
+	else
+		[ "$forked" -ge 50 ] || die "the command's child has $forked samples"
+	fi
+done
 if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/probe.data" \
 	>/dev/null 2>"$TMP/probe.err"; then
 	check_backend bpf
