@@ -147,6 +147,12 @@ static void print_header_text(const struct profile_view *v,
 		       (double)m->duration_ns / 1e9);
 	else if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
+	/* -p or a command whose processes never ran: an empty table alone
+	 * reads as a broken recorder */
+	if (!s->samples_kept && s->samples_other_tasks && !m->off_cpu)
+		printf("# nothing kept: all %" PRIu64
+		       " samples were of tasks other than the recorded ones, which did not run\n",
+		       s->samples_other_tasks);
 	printf("#\n");
 }
 

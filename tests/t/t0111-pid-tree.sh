@@ -8,7 +8,8 @@
 # CPUs gives them hundreds) of threads3's main_spin
 # and worker_spin, all of them under threads3's pid. A -p of a sleeping
 # process with no children keeps nothing: record says why in one line,
-# naming the pid, and exits 0. With -i (--no-inherit), -p of the top sh
+# naming the pid, and exits 0; report of it says why its table is empty.
+# With -i (--no-inherit), -p of the top sh
 # keeps none of threads3's samples, nor record -i of a command of a
 # child it forks while recording (without -i: at least 50). The same tree of user nobody recorded by
 # nobody (perf_event_paranoid 2: inherited per-task events, opened for the
@@ -136,4 +137,8 @@ cat "$TMP/err"
 	die "-p of a sleeping process does not say once why nothing was kept"
 grep "no samples of" "$TMP/err" | grep -q "of other tasks" ||
 	die "the hint does not say how many samples were of other tasks"
+other=$(sed -n 's/.* \([0-9]*\) of other tasks.*/\1/p' "$TMP/err" | head -1)
+expect_exit 0 "$DCPROF" report -i "$TMP/empty.data"
+grep -q "^# nothing kept: all $other samples were of tasks other than the recorded ones" "$TMP/out" ||
+	die "report of the empty recording does not say why: $(head -9 "$TMP/out")"
 pass
