@@ -72,6 +72,21 @@ _dcprof_files()
 	COMPREPLY=($(compgen "$1" -- "$2"))
 }
 
+# annotate's SYMBOL: the sampled functions of the profile -i names (else
+# dcprof.data), as the binaries spell them (no spaces), most samples first.
+_dcprof_symbols()
+{
+	local input=dcprof.data j
+	for ((j = 1; j < COMP_CWORD; j++)); do
+		case ${COMP_WORDS[j]} in
+		-i | --input) input=${COMP_WORDS[j + 1]} ;;
+		esac
+	done
+	"${COMP_WORDS[0]}" report -i "$input" --sort symbol --no-demangle \
+		--limit 500 2>/dev/null |
+		sed -n 's/^ *[0-9][0-9]* *[0-9.]*%  \[[.k]\] \([^ []*\)$/\1/p'
+}
+
 _dcprof()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i
@@ -105,6 +120,8 @@ _dcprof()
 		fi
 		return 0
 	done
+	# record's -i is --no-inherit, which takes no argument
+	[ "$cmd" = record ] && [ "$prev" = -i ] && prev=
 	case $prev in
 	-i | --input | -o | --output | --only | --push-token-file | \
 		--push-basic-auth-file | --push-ca-file)
@@ -188,8 +205,12 @@ _dcprof()
 	case $cur in
 	-*) _dcprof_words "$(_dcprof_options "$cmd") --help" "$cur" ;;
 	*)
-		# profiles (flamegraph --diff, annotate's SYMBOL aside)
-		_dcprof_files -f "$cur"
+		if [ "$cmd" = annotate ]; then
+			_dcprof_words "$(_dcprof_symbols)" "$cur"
+		else
+			# profiles (flamegraph --diff)
+			_dcprof_files -f "$cur"
+		fi
 		;;
 	esac
 	return 0
