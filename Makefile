@@ -282,9 +282,11 @@ check: check-build
 	BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BINS)
 
 DURATION ?= 10
+# the top rows: a whole system has hundreds of functions
 profile: all
 	$(BUILD)/dcprof record -a --duration $(DURATION) -o $(BUILD)/profile.data
-	$(BUILD)/dcprof report -i $(BUILD)/profile.data
+	$(BUILD)/dcprof report -i $(BUILD)/profile.data --limit 25
+	@echo "make profile: the top 25 rows; all of them: $(BUILD)/dcprof report -i $(BUILD)/profile.data"
 
 bench: all
 	bench/run.sh

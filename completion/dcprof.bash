@@ -11,7 +11,7 @@ _dcprof_options()
 {
 	case $1 in
 	record)
-		echo -a --all-cpus -p --pid -t --tid -u --uid -C --cpu -F --freq \
+		echo -a --all-cpus -p --pid -t --tid -i --no-inherit -u --uid -C --cpu -F --freq \
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
@@ -25,7 +25,7 @@ _dcprof_options()
 	report)
 		echo -i --input --since --until -s --sort --format --limit -n \
 			--show-nr-samples --stdio -g --children --no-children \
-			--tree --percent-limit --max-stack --comm --pid --file \
+			--tree --percent-limit --max-stack --comm --pid --tid --file \
 			--symbol --no-demangle --no-inline --no-process \
 			--full-path --resymbolize --debuginfo-dir --write --value \
 			--threads
@@ -73,6 +73,21 @@ _dcprof_files()
 	COMPREPLY=($(compgen "$1" -- "$2"))
 }
 
+# annotate's SYMBOL: the sampled functions of the profile -i names (else
+# dcprof.data), as the binaries spell them (no spaces), most samples first.
+_dcprof_symbols()
+{
+	local input=dcprof.data j
+	for ((j = 1; j < COMP_CWORD; j++)); do
+		case ${COMP_WORDS[j]} in
+		-i | --input) input=${COMP_WORDS[j + 1]} ;;
+		esac
+	done
+	"${COMP_WORDS[0]}" report -i "$input" --sort symbol --no-demangle \
+		--limit 500 2>/dev/null |
+		sed -n 's/^ *[0-9][0-9]* *[0-9.]*%  \[[.k]\] \([^ []*\)$/\1/p'
+}
+
 _dcprof()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i
@@ -106,6 +121,8 @@ _dcprof()
 		fi
 		return 0
 	done
+	# record's -i is --no-inherit, which takes no argument
+	[ "$cmd" = record ] && [ "$prev" = -i ] && prev=
 	case $prev in
 	-i | --input | -o | --output | --only | --push-token-file | \
 		--push-basic-auth-file | --push-ca-file)
@@ -151,8 +168,12 @@ _dcprof()
 		return 0
 		;;
 	-s | --sort)
-		_dcprof_words "comm pid tid process file symbol" "${cur##*,}"
-		local prefix=${cur%"${cur##*,}"} j
+		# the keys not given yet
+		local prefix=${cur%"${cur##*,}"} j k left=
+		for k in comm pid tid process file symbol; do
+			[[ ",$prefix" == *",$k,"* ]] || left+=" $k"
+		done
+		_dcprof_words "$left" "${cur##*,}"
 		for j in "${!COMPREPLY[@]}"; do
 			COMPREPLY[j]=$prefix${COMPREPLY[j]}
 		done
@@ -185,8 +206,12 @@ _dcprof()
 	case $cur in
 	-*) _dcprof_words "$(_dcprof_options "$cmd") --help" "$cur" ;;
 	*)
-		# profiles (flamegraph --diff, annotate's SYMBOL aside)
-		_dcprof_files -f "$cur"
+		if [ "$cmd" = annotate ]; then
+			_dcprof_words "$(_dcprof_symbols)" "$cur"
+		else
+			# profiles (flamegraph --diff)
+			_dcprof_files -f "$cur"
+		fi
 		;;
 	esac
 	return 0

@@ -128,10 +128,7 @@ DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 				       uint32_t cookie,
 				       struct dcp_cookie_info *info);
 
-/*
- * Hex form of a build id into buf (at least 2*DCP_BUILD_ID_MAX+1 bytes);
- * returns buf.
- */
+/* Hex form of a build id into buf (2*DCP_BUILD_ID_MAX+1 bytes); buf. */
 DCPROF_API char *dcp_build_id_hex(const uint8_t *id, size_t size, char *buf);
 
 /* ---- profiles (reading) ------------------------------------------------- */
@@ -224,6 +221,7 @@ struct dcp_profile_meta {
 	bool kernel_excluded;
 	const char *backend; /* "bpf", "perf"; NULL when not recorded */
 	bool off_cpu; /* recorded with --off-cpu: rows carry off-CPU time */
+	bool disk_full; /* not complete: the disk was full at a flush */
 };
 
 struct dcp_profile_stats {
@@ -511,7 +509,7 @@ struct dcp_recorder_opts {
 	uint32_t sample_freq; /* Hz, default 999 */
 	bool callchain; /* -g: kernel and user frame-pointer chains */
 	/* Targets: none means the whole system. With pids, only these
-	 * processes and the children they fork are kept. */
+	 * processes and their descendants (running or forked) are kept. */
 	const pid_t *pids;
 	size_t nr_pids;
 	/* --only: paths or hex build ids of the files worth profiling. */
@@ -550,6 +548,7 @@ struct dcp_recorder_opts {
 	bool periods;
 	/* BPF backend: bytes for unwind tables in the kernel, 0: 32 MiB */
 	uint64_t unwind_memory;
+	bool no_inherit; /* pids: the processes alone, no descendants */
 };
 
 enum dcp_call_graph {

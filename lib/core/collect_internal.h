@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cookie_internal.h"
 #include "file_ident_internal.h"
@@ -37,5 +38,15 @@ uint64_t dcp_collection_syscalls(const struct dcp_collection *c);
  */
 void dcp_collection_for_recorder(struct dcp_collection *c,
 				 struct dcp_ident_cache *idents);
+
+/*
+ * The living processes descended from the roots (their children forked
+ * before now, and theirs), the roots left out, each once: a new array of
+ * *nr_out pids for the caller to free (NULL when none). Read from the
+ * parent links of /proc/PID/stat; a process that exits meanwhile is not
+ * listed.
+ */
+int dcp_proc_descendants(const pid_t *roots, size_t nr_roots, pid_t **out,
+			 size_t *nr_out);
 
 #endif

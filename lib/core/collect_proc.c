@@ -13,10 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect_internal.h"
 #include "collect_walk_internal.h"
 #include "grow.h"
 #include "log_internal.h"
 #include "records_internal.h"
+#include "sort.h"
 
 int dcp_coll_buf_reserve(struct dcp_coll_buf *b, size_t n)
 {
@@ -399,4 +401,116 @@ out:
 	if (ret == -ENOMEM || ret == -E2BIG || ret == -EINVAL)
 		return ret; /* the message is set */
 	return proc_error(pid, c->what, ret);
+}
+
+/* A (parent, child) link of the process tree, sortable as one number. */
+static uint64_t tree_link(pid_t ppid, pid_t pid)
+{
+	return (uint64_t)(uint32_t)ppid << 32 | (uint32_t)pid;
+}
+
+/* Every process's (parent, child) link, sorted by parent. */
+static int read_tree_links(uint64_t **links, size_t *nr)
+{
+	DIR *d = opendir("/proc");
+	uint64_t *l = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	char buf[1024];
+
+	if (!d)
+		return dcp_error(errno, "cannot open '/proc': %s",
+				 strerror(errno));
+	while ((de = readdir(d))) {
+		struct dcp_proc_stat st;
+		char path[64], *state;
+		uint64_t *grown;
+		ssize_t len;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		int fd;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* exited meanwhile */
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		if (parse_stat(buf, (size_t)len, &st) < 0 || st.ppid <= 0)
+			continue;
+		/* a zombie runs nothing more, and a walk refuses it */
+		state = strrchr(buf, ')');
+		if (state && (state[2] == 'Z' || state[2] == 'X'))
+			continue;
+		grown = dcp_grow(l, &cap, n + 1, sizeof(*l));
+		if (!grown) {
+			closedir(d);
+			free(l);
+			return dcp_error(ENOMEM, "out of memory");
+		}
+		l = grown;
+		l[n++] = tree_link(st.ppid, (pid_t)pid);
+	}
+	closedir(d);
+	qsort(l, n, sizeof(*l), dcp_cmp_u64);
+	*links = l;
+	*nr = n;
+	return 0;
+}
+
+int dcp_proc_descendants(const pid_t *roots, size_t nr_roots, pid_t **out,
+			 size_t *nr_out)
+{
+	uint64_t *links = NULL;
+	size_t nr_links = 0, n = 0, cap = 0;
+	pid_t *list = NULL;
+	int ret = read_tree_links(&links, &nr_links);
+
+	if (ret)
+		return ret;
+	/* breadth first from the roots; a root below another is one pid */
+	for (size_t i = 0; i < nr_roots + n && !ret; i++) {
+		pid_t pid = i < nr_roots ? roots[i] : list[i - nr_roots];
+		size_t lo = 0, hi = nr_links;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (links[mid] < tree_link(pid, 0))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nr_links && links[lo] >> 32 == (uint32_t)pid;
+		     lo++) {
+			pid_t child = (pid_t)(uint32_t)links[lo];
+			bool root = false;
+			pid_t *grown;
+
+			for (size_t j = 0; j < nr_roots && !root; j++)
+				root = roots[j] == child;
+			if (root)
+				continue;
+			grown = dcp_grow(list, &cap, n + 1, sizeof(*list));
+			if (!grown) {
+				ret = dcp_error(ENOMEM, "out of memory");
+				break;
+			}
+			list = grown;
+			list[n++] = child;
+		}
+	}
+	free(links);
+	if (ret) {
+		free(list);
+		return ret;
+	}
+	*out = list;
+	*nr_out = n;
+	return 0;
 }

@@ -125,6 +125,9 @@ struct dcp_fmt_meta {
 #define DCP_FMT_META_KERNEL_EXCLUDED (1u << 1)
 /* recorded with --off-cpu: OFF_CPU_ROWS may follow */
 #define DCP_FMT_META_OFF_CPU (1u << 2)
+/* a working file's last META: the file system was full, the recorder
+ * wrote nothing after the flush before it */
+#define DCP_FMT_META_DISK_FULL (1u << 3)
 #define DCP_FMT_META_FIXED_SIZE 36u
 
 _Static_assert(offsetof(struct dcp_fmt_meta, start_realtime_ns) == 0, "m0");

@@ -97,6 +97,7 @@ static int read_meta(struct reader *r, struct cursor *c)
 	m->callchain = flags & DCP_FMT_META_CALLCHAIN;
 	m->kernel_excluded = flags & DCP_FMT_META_KERNEL_EXCLUDED;
 	m->off_cpu = flags & DCP_FMT_META_OFF_CPU;
+	m->disk_full = flags & DCP_FMT_META_DISK_FULL;
 	for (i = 0; i < 5; i++) {
 		const uint8_t *s;
 		bool null;

@@ -187,6 +187,8 @@ void dcp_emit_meta(struct dcp_emitter *em, const struct dcp_profile_meta *m)
 		flags |= DCP_FMT_META_KERNEL_EXCLUDED;
 	if (m->off_cpu)
 		flags |= DCP_FMT_META_OFF_CPU;
+	if (m->disk_full)
+		flags |= DCP_FMT_META_DISK_FULL;
 	put_u32(&em->raw, flags);
 	put_str(&em->raw, m->event);
 	put_str(&em->raw, m->cmdline);

@@ -28,6 +28,10 @@ struct dcp_profile_writer {
 	int err; /* first write error: no more flushes after one */
 	bool finished;
 	uint64_t created_ns;
+	/* bytes of whole chunks in the working file, and the recording's
+	 * length at its last flush: what a failed flush falls back to */
+	uint64_t size;
+	uint64_t flushed_duration_ns;
 	/* Strings and stacks below these ids are in the working file. */
 	size_t strings_written, stacks_written, threads_written;
 	struct dcp_emitter em;
@@ -88,6 +92,53 @@ static int move_old(const char *path)
 	return ret;
 }
 
+static bool is_disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/*
+ * Blocks kept allocated past the working file's end (not part of it), so
+ * that the chunk saying the disk was full still fits once it is: a flush
+ * is written only once the blocks for it and for this room beyond it are
+ * allocated, so that no flush eats the room. File systems without
+ * fallocate go without.
+ */
+#define TRAILER_ROOM 8192
+
+/* Room for bytes past the file's end: 0 (or no fallocate), or -errno. */
+static int reserve_room(struct dcp_profile_writer *w, uint64_t bytes)
+{
+	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->size,
+		      (off_t)bytes) == 0)
+		return 0;
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		dcp_log(DCP_LOG_DEBUG, "'%s': no room kept past its end: %s",
+			w->path, strerror(errno));
+		return 0;
+	}
+	return -errno;
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
 struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 {
 	struct dcp_profile_writer *w;
@@ -120,6 +171,7 @@ struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 	else {
 		dcp_enc_seal_header(&hdr, 0);
 		ret = write_all(w->fd, hdr.p, sizeof(struct dcp_fmt_header));
+		w->size = sizeof(struct dcp_fmt_header);
 	}
 	dcp_enc_buf_free(&hdr);
 	if (ret < 0) {
@@ -128,12 +180,49 @@ struct dcp_profile_writer *dcp_profile_writer_open(const char *path)
 		unlink(path);
 		goto fail;
 	}
+	/* a disk too full for this is full at the first flush */
+	reserve_room(w, TRAILER_ROOM);
 	return w;
 fail:
 	err = ret;
 	dcp_profile_writer_free(w);
 	errno = -err;
 	return NULL;
+}
+
+/*
+ * After a failed flush: the file is cut back to its last whole flush, so
+ * that no torn chunk reads as a crash, and, when the disk was full, a META
+ * chunk of that flush's length saying so is appended in the room the torn
+ * bytes freed (else the file ends at that flush, as a killed recorder's).
+ */
+static void end_working_file(struct dcp_profile_writer *w,
+			     const struct dcp_profile_meta *meta, int err)
+{
+	struct dcp_emitter *em = &w->em;
+	struct dcp_profile_meta m;
+
+	if (!meta || !is_disk_full(err)) {
+		if (ftruncate(w->fd, (off_t)w->size) == 0)
+			fdatasync(w->fd);
+		return;
+	}
+	m = *meta;
+	m.duration_ns = w->flushed_duration_ns;
+	m.disk_full = true;
+	em->out.len = 0;
+	em->out.oom = em->raw.oom = em->z.oom = false;
+	dcp_emit_meta(em, &m);
+	/* over the torn bytes, into the blocks kept for it */
+	if (em->out.oom || em->raw.oom ||
+	    pwrite_all(w->fd, em->out.p, em->out.len, w->size) < 0 ||
+	    ftruncate(w->fd, (off_t)(w->size + em->out.len)) < 0 ||
+	    fdatasync(w->fd) < 0) {
+		if (ftruncate(w->fd, (off_t)w->size) == 0)
+			fdatasync(w->fd);
+		return;
+	}
+	w->size += em->out.len;
 }
 
 int dcp_profile_writer_flush(struct dcp_profile_writer *w,
@@ -179,14 +268,21 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 	if (em->out.oom || em->raw.oom)
 		ret = -ENOMEM;
 	else
+		ret = reserve_room(w, em->out.len + TRAILER_ROOM);
+	if (ret == 0)
 		ret = write_all(w->fd, em->out.p, em->out.len);
 	if (ret == 0 && fdatasync(w->fd) < 0)
 		ret = -errno;
 	if (ret < 0) {
 		w->err = ret;
-		return dcp_error(ret, "cannot write '%s': %s", w->path,
-				 strerror(-ret));
+		end_working_file(w, meta, ret);
+		return dcp_error(
+			ret, "cannot write '%s': %s%s", w->path, strerror(-ret),
+			is_disk_full(ret) ? " (the disk is full)" : "");
 	}
+	w->size += em->out.len;
+	if (meta)
+		w->flushed_duration_ns = meta->duration_ns;
 	if (agg) {
 		w->strings_written = dcp_aggregate_nr_strings(agg);
 		w->stacks_written = dcp_aggregate_nr_stacks(agg);
@@ -347,6 +443,19 @@ int dcp_profile_writer_finish(struct dcp_profile_writer *w,
 	int ret = dcp_profile_write_compact(w->path, w->created_ns, meta,
 					    cookies, agg, symbols, stats);
 
+	if (ret < 0 && is_disk_full(ret) && !w->err) {
+		/* no room for the compact copy: the working file takes the
+		 * last flush, if that fits, and says the disk was full */
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", dcp_last_error());
+		if (dcp_profile_writer_flush(w, meta, cookies, agg, stats) ==
+		    0) {
+			w->err = ret;
+			end_working_file(w, meta, ret);
+		}
+		return dcp_error(ret, "%s", why);
+	}
 	if (ret < 0)
 		return ret;
 	/* The working file's inode is gone from the path now. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api_internal.h"
+#include "collect_internal.h"
 #include "log_internal.h"
 #include "profile_internal.h"
 #include "recorder_internal.h"
@@ -343,9 +344,57 @@ static int start_source(struct dcp_recorder *r,
 	return r->source->ops->start(r->source, &set);
 }
 
+/*
+ * The caller's targets (-p, a command) and the processes they had already
+ * forked, and theirs, as perf's inherited events would have followed them
+ * had they been on from the start: r's roots, and opts again in *copy with
+ * those pids, for the sources.
+ */
+static int take_targets(struct dcp_recorder *r,
+			const struct dcp_recorder_opts *opts,
+			struct dcp_recorder_opts *copy)
+{
+	pid_t *below = NULL;
+	size_t nr_below = 0;
+	int ret;
+
+	memset(copy, 0, sizeof(*copy));
+	memcpy(copy, opts, opts->sz < sizeof(*copy) ? opts->sz : sizeof(*copy));
+	if (!opts->nr_pids)
+		return 0;
+	r->no_inherit = copy->no_inherit;
+	ret = r->no_inherit ? 0 :
+			      dcp_proc_descendants(opts->pids, opts->nr_pids,
+						   &below, &nr_below);
+	if (ret)
+		return ret;
+	r->roots = calloc(opts->nr_pids + nr_below, sizeof(*r->roots));
+	if (!r->roots) {
+		free(below);
+		return dcp_error(ENOMEM, "out of memory");
+	}
+	memcpy(r->roots, opts->pids, opts->nr_pids * sizeof(pid_t));
+	if (nr_below)
+		memcpy(r->roots + opts->nr_pids, below,
+		       nr_below * sizeof(pid_t));
+	free(below);
+	r->nr_listed = opts->nr_pids;
+	r->nr_roots = opts->nr_pids + nr_below;
+	r->targeted = true;
+	if (nr_below)
+		dcp_log(DCP_LOG_INFO,
+			"recording %zu processes forked by the targets before "
+			"the recording",
+			nr_below);
+	copy->pids = r->roots;
+	copy->nr_pids = r->nr_roots;
+	return 0;
+}
+
 DCPROF_API struct dcp_recorder *
 dcp_recorder_new(const struct dcp_recorder_opts *opts)
 {
+	struct dcp_recorder_opts targeted;
 	struct dcp_recorder *r;
 	struct utsname uts;
 	char kernel_warning[512] = "";
@@ -356,6 +405,11 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return dcp_error_null(ENOMEM, "out of memory");
+	/* the sources open their per-task events for the whole trees */
+	ret = take_targets(r, opts, &targeted);
+	if (ret)
+		goto fail;
+	opts = &targeted;
 	r->stats.sz = sizeof(r->stats);
 	r->output = strdup(opts->output ? opts->output : "dcprof.data");
 	r->event_name = strdup(opts->event ? opts->event : "cpu-clock");
@@ -416,16 +470,6 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 	if (dcp_kernel_layout_load(&r->kernel, r->cookies))
 		snprintf(kernel_warning, sizeof(kernel_warning), "%s",
 			 dcp_last_error());
-	if (opts->nr_pids) {
-		r->targeted = true;
-		r->roots = calloc(opts->nr_pids, sizeof(*r->roots));
-		if (!r->roots) {
-			ret = dcp_error(ENOMEM, "out of memory");
-			goto fail;
-		}
-		memcpy(r->roots, opts->pids, opts->nr_pids * sizeof(pid_t));
-		r->nr_roots = opts->nr_pids;
-	}
 
 	ret = start_source(r, opts);
 	if (ret)

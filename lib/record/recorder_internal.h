@@ -66,10 +66,13 @@ struct dcp_recorder {
 	struct dcp_kernel_layout kernel;
 	uint32_t cookie_vdso, cookie_vsyscall, cookie_anon, cookie_idle;
 
-	/* -p / command mode: only these trees are kept */
+	/* -p / command mode: only these trees are kept; the first
+	 * nr_listed roots are the caller's, the others their descendants
+	 * that already ran when recording began (gone ones are no error) */
 	bool targeted;
 	pid_t *roots;
-	size_t nr_roots;
+	size_t nr_roots, nr_listed;
+	bool no_inherit; /* the roots alone: their children are not kept */
 
 	struct dcp_profile_writer *writer;
 	struct dcp_profile_meta meta;

@@ -216,6 +216,8 @@ static int replay_fork(struct dcp_recorder *r, const struct dcp_task_record *t)
 	maps_changed(r, p);
 	if (is_root_target(r, p->pid))
 		p->target = true;
+	else if (r->no_inherit)
+		p->target = false; /* a child of a target, left out */
 	return life_begin(r, t->pid, t->tid, t->time, false);
 }
 

@@ -483,7 +483,7 @@ static int open_per_task(const struct dcp_ring_opts *opts,
 			int fd;
 
 			fill_sample_attr(opts, &attr);
-			attr.inherit = 1;
+			attr.inherit = !opts->no_inherit;
 			attr.exclude_kernel = exclude_kernel;
 			attr.exclude_callchain_kernel = exclude_kernel;
 			fd = open_sample_event(&attr, tl.tids[t], ring->cpu);

@@ -118,6 +118,7 @@ struct dcp_ring_opts {
 	 */
 	const pid_t *pids;
 	size_t nr_pids;
+	bool no_inherit; /* those events not inherited by children */
 };
 
 /*

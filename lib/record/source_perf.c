@@ -70,6 +70,7 @@ struct perf_source {
 	unsigned char *compact; /* dwarf: a sample with its stack copy cut */
 	pid_t *pids; /* -p or a command: the per-task fallback's targets */
 	size_t nr_pids;
+	bool no_inherit;
 	int *cpus; /* -C */
 	size_t nr_cpus;
 	uint64_t sample_period; /* -c */
@@ -555,6 +556,7 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.munmap = &ps->munmap;
 	ring_opts.pids = ps->pids;
 	ring_opts.nr_pids = ps->nr_pids;
+	ring_opts.no_inherit = ps->no_inherit;
 	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
 	if (ret)
 		return ret;
@@ -574,15 +576,18 @@ static int perf_start(struct dcp_source *s,
 	/* by the kernel's refusal, not by the event's ":u" */
 	s->kernel_excluded =
 		ps->rings[0].exclude_kernel && !ps->event.exclude_kernel;
+	/* a user without per-CPU events has no tracefs either: one line
+	 * says what the recording lacks, the tracepoint's details are -v's */
 	if (munmap_warning[0])
-		dcp_log(DCP_LOG_WARN,
+		dcp_log(ps->rings[0].per_task ? DCP_LOG_INFO : DCP_LOG_WARN,
 			"%s; munmap is tracked by replacing overlapped maps only",
 			munmap_warning);
 	if (ps->rings[0].per_task)
 		dcp_log(DCP_LOG_WARN,
-			"no privilege for per-CPU events (perf_event_paranoid is %s): recording the target's own tasks with inherited per-task events%s; a new task's first sample comes one period after it starts, and there is no system-wide view",
+			"no privilege for per-CPU events (perf_event_paranoid is %s): recording the target's own tasks with inherited per-task events%s; a new task's first sample comes one period after it starts, and there is no system-wide view%s",
 			paranoid_text(),
-			s->kernel_excluded ? ", user frames only" : "");
+			s->kernel_excluded ? ", user frames only" : "",
+			munmap_warning[0] ? " (nor munmap tracepoint)" : "");
 	dcp_log(DCP_LOG_INFO,
 		"ring buffers: %u pages (%u KiB) per CPU, %zu CPUs",
 		ring_opts.mmap_pages,
@@ -737,6 +742,9 @@ struct dcp_source *dcp_perf_source_new(const struct dcp_recorder_opts *opts,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (opts->sz >= offsetof(struct dcp_recorder_opts, no_inherit) +
+				sizeof(opts->no_inherit))
+		ps->no_inherit = opts->no_inherit;
 	if (opts->nr_pids) {
 		ps->pids = calloc(opts->nr_pids, sizeof(*ps->pids));
 		if (ps->pids) {

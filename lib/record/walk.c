@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "collect_internal.h"
 #include "log_internal.h"
 #include "recorder_internal.h"
 #include "bpf/source_bpf.h"
@@ -27,27 +28,91 @@ struct walk_reader {
 	struct dcp_collection_bpf *kernel;
 };
 
-static int walk_open(struct dcp_recorder *r, enum dcp_collection_kind kind,
-		     struct walk_reader *w)
+/*
+ * The processes to walk: the caller's targets and their descendants alive
+ * now. Those forked since the recorder looked, before the events were on,
+ * become targets too (no live FORK names them); those that exited since
+ * are left out, as the walk refuses a pid it cannot find.
+ */
+static int walk_targets(struct dcp_recorder *r, pid_t **out, size_t *nr)
+{
+	pid_t *below = NULL, *list;
+	size_t nr_below = 0;
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	if (!r->nr_roots)
+		return 0;
+	ret = r->no_inherit ? 0 :
+			      dcp_proc_descendants(r->roots, r->nr_listed,
+						   &below, &nr_below);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < nr_below && !ret; i++) {
+		bool known = false;
+
+		for (size_t j = 0; j < r->nr_roots && !known; j++)
+			known = r->roots[j] == below[i];
+		if (!known)
+			ret = dcp_recorder_add_pid(r, below[i]);
+	}
+	list = ret ? NULL : calloc(r->nr_listed + nr_below, sizeof(*list));
+	if (!list) {
+		free(below);
+		return ret ? ret : dcp_error(ENOMEM, "out of memory");
+	}
+	memcpy(list, r->roots, r->nr_listed * sizeof(*list));
+	if (nr_below)
+		memcpy(list + r->nr_listed, below, nr_below * sizeof(*list));
+	free(below);
+	*out = list;
+	*nr = r->nr_listed + nr_below;
+	return 0;
+}
+
+static int walk_open_once(struct dcp_recorder *r, enum dcp_collection_kind kind,
+			  struct walk_reader *w)
 {
 	struct dcp_collection_opts copts = {
 		.sz = sizeof(copts),
-		.pids = r->roots,
-		.nr_pids = r->nr_roots,
 		.cookies = r->cookies,
 		.only_marked = false,
 	};
+	pid_t *pids;
+	size_t nr_pids;
+	int ret = walk_targets(r, &pids, &nr_pids);
 
+	if (ret)
+		return ret;
+	copts.pids = pids;
+	copts.nr_pids = nr_pids;
 	memset(w, 0, sizeof(*w));
 	if (dcp_source_is_bpf(r->source)) {
 		w->kernel =
 			dcp_bpf_source_collection_open(r->source, kind, &copts);
-		if (w->kernel)
+		if (w->kernel) {
+			free(pids);
 			return 0;
+		}
 		dcp_log(DCP_LOG_INFO, "walking /proc: %s", dcp_last_error());
 	}
 	w->proc = dcp_collection_open(kind, &copts);
-	return w->proc ? 0 : -errno;
+	ret = w->proc ? 0 : -errno;
+	free(pids);
+	return ret;
+}
+
+static int walk_open(struct dcp_recorder *r, enum dcp_collection_kind kind,
+		     struct walk_reader *w)
+{
+	int ret = walk_open_once(r, kind, w);
+
+	/* a descendant that exited between the look and the open */
+	for (int again = 0;
+	     ret == -ESRCH && r->nr_roots > r->nr_listed && again < 3; again++)
+		ret = walk_open_once(r, kind, w);
+	return ret;
 }
 
 static ssize_t walk_read(struct walk_reader *w, void *buf, size_t size)

@@ -7,8 +7,6 @@
  * names and lines may come from a separate debug file found by build id,
  * also in the --debuginfo-dir directories.
  */
-#include <capstone/capstone.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "annotate.h"
 #include "cmd.h"
 #include "read_opts.h"
 
@@ -170,9 +169,10 @@ static int target_add(struct target *t, uint64_t offset, uint64_t count)
 	return 0;
 }
 
-/* Every (object, function start) whose name is the one asked for. */
+/* Every (object, function start) whose name is the one asked for (with
+ * short_forms, whose demangled name has it as a short form). */
 static int find_targets(const struct profile_view *v, const char *name,
-			struct target **out, size_t *nr)
+			bool short_forms, struct target **out, size_t *nr)
 {
 	struct target *ts = NULL;
 	size_t n = 0;
@@ -196,9 +196,13 @@ static int find_targets(const struct profile_view *v, const char *name,
 		/* same-named functions of one file carry a label, "work (a.c)",
 		 * which names one of them */
 		label = profile_view_label(v, f);
-		if (strcmp(sym.name, name) &&
-		    (!sym.demangled || strcmp(sym.demangled, name)) &&
-		    (!label || strcmp(label, name)))
+		if (short_forms ?
+			    !sym.demangled ||
+				    !annotate_short_match(sym.demangled, name) :
+			    strcmp(sym.name, name) &&
+				    (!sym.demangled ||
+				     strcmp(sym.demangled, name)) &&
+				    (!label || strcmp(label, name)))
 			continue;
 		for (size_t j = 0; j < n && !t; j++)
 			if (ts[j].cookie == f->cookie &&
@@ -430,6 +434,10 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	dcp_cookie_table_lookup(v->cookies, t->cookie, &ci);
 	if (ci.build_id_size)
 		dcp_build_id_hex(ci.build_id, ci.build_id_size, bid);
+	if (kernel_code(&ci))
+		return cmd_error(
+			"cannot annotate '%s': a kernel function, and annotate reads code from files only (not /proc/kcore)",
+			t->name);
 	fd = dcp_profile_object_open(v->profile, t->cookie, &path);
 	if (fd < 0)
 		return cmd_error("cannot annotate '%s': %s", t->name,
@@ -494,8 +502,8 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	for (size_t i = 0; i < count; i++) {
 		const cs_insn *in = &insn[i];
 		uint64_t off = in->address - vaddr + t->start, n = 0;
-		char fullbuf[4096];
-		const char *file = NULL;
+		char fullbuf[4096], tbuf[256];
+		const char *file = NULL, *target;
 		int line = 0;
 		double pct;
 
@@ -514,13 +522,17 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				file = full_path(l, file, fullbuf,
 						 sizeof(fullbuf));
 		}
+		target = annotate_target_name(e, cs, mod, in, tbuf,
+					      sizeof(tbuf));
 		if (a->json) {
 			printf("%s{\"address\":%" PRIu64 ",\"offset\":%" PRIu64
 			       ",\"samples\":%" PRIu64 ",\"percent\":%.4f,"
 			       "\"text\":",
 			       i ? "," : "", in->address, off, n, pct);
-			printf("\"%s%s%s\"", in->mnemonic,
-			       in->op_str[0] ? " " : "", in->op_str);
+			printf("\"%s%s%s%s%s%s\"", in->mnemonic,
+			       in->op_str[0] ? " " : "", in->op_str,
+			       target ? " <" : "", target ? target : "",
+			       target ? ">" : "");
 			printf(",\"source_file\":");
 			if (file)
 				json_print_string(stdout, file);
@@ -552,8 +564,9 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				printf("  %7.2f%% %7" PRIu64, pct, n);
 			else
 				printf("  %7s  %7s", "", "");
-			printf("  %12" PRIx64 ":  %s %s", in->address,
-			       in->mnemonic, in->op_str);
+			printf("  %12" PRIx64 ":  %s %s%s%s%s", in->address,
+			       in->mnemonic, in->op_str, target ? " <" : "",
+			       target ? target : "", target ? ">" : "");
 			if (c)
 				fputs("\033[0m", stdout);
 			printf("\n");
@@ -642,6 +655,12 @@ static int no_samples_error(const struct annotate_args *a,
 	uint32_t cookie = 0;
 	uint64_t n = unnamed_samples(v, &cookie, &example);
 
+	char closest[512];
+
+	if (!n && annotate_closest(v, a->symbol, closest, sizeof(closest)))
+		return cmd_error("no samples in '%s' in '%s'; the closest "
+				 "sampled functions: %s",
+				 a->symbol, a->input, closest);
 	if (!n)
 		return cmd_error("no samples in '%s' in '%s'", a->symbol,
 				 a->input);
@@ -681,7 +700,10 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	ret = resymbolize(a, &v);
 	if (ret)
 		goto out;
-	ret = find_targets(&v, a->symbol, &ts, &n);
+	ret = find_targets(&v, a->symbol, false, &ts, &n);
+	/* "heavy" for ns::Calc<double>::heavy(int): no function's own name */
+	if (!ret && !n)
+		ret = find_targets(&v, a->symbol, true, &ts, &n);
 	if (ret)
 		goto out;
 	if (!n) {

@@ -18,6 +18,15 @@ static const char *const formats[] = { "html", "svg", NULL };
 
 #define NOTE_MAX 512
 
+/* Why a profile is incomplete, for the page's note; "" if it is not. */
+static const char *incomplete_note(const struct dcp_profile_meta *m)
+{
+	if (m->complete)
+		return "";
+	return m->disk_full ? " (incomplete: the disk was full)" :
+			      " (incomplete: the recorder did not finish)";
+}
+
 /*
  * samples: the value of every row, samples or (value not cpu) ns; off_ns,
  * for a page that switches values: the ns off the CPU besides the samples.
@@ -41,9 +50,7 @@ static void note_profile(char *buf, const char *label,
 			 m->hostname ? m->hostname : "?",
 			 (double)m->duration_ns / 1e9,
 			 m->event ? m->event : "?", m->sample_freq,
-			 m->complete ? "" :
-				       " (incomplete: the recorder did not "
-				       "finish)");
+			 incomplete_note(m));
 		return;
 	}
 	if (value != VIEW_VALUE_CPU) {
@@ -53,19 +60,14 @@ static void note_profile(char *buf, const char *label,
 			 label, v->path, (double)samples / 1e6,
 			 value == VIEW_VALUE_WALL ? "wall-clock" : "off-CPU",
 			 when, m->hostname ? m->hostname : "?",
-			 (double)m->duration_ns / 1e9,
-			 m->complete ? "" :
-				       " (incomplete: the recorder did not "
-				       "finish)");
+			 (double)m->duration_ns / 1e9, incomplete_note(m));
 		return;
 	}
 	snprintf(buf, NOTE_MAX,
 		 "%s%s: %" PRIu64 " samples, %s on %s, %.1f s, %s at %u Hz%s",
 		 label, v->path, samples, when, m->hostname ? m->hostname : "?",
 		 (double)m->duration_ns / 1e9, m->event ? m->event : "?",
-		 m->sample_freq,
-		 m->complete ? "" :
-			       " (incomplete: the recorder did not finish)");
+		 m->sample_freq, incomplete_note(m));
 }
 
 static uint64_t profile_samples(const struct profile_view *v,

@@ -190,6 +190,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
+		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -235,11 +236,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:t:F:c:C:u:e:go:vh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:go:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;
+			break;
+		case 'i':
+			a->opts.no_inherit = true;
 			break;
 		case 'p':
 		case 't': /* perf's: a thread's process, as -p of it */
@@ -425,6 +429,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->kill_at_end && !a->command)
 		return cmd_usage_error("record",
 				       "--kill-at-end needs a command");
+	if (a->opts.no_inherit && (a->all_cpus || (!a->nr_pids && !a->command)))
+		return cmd_usage_error(
+			"record", "-i (--no-inherit) needs -p or a command");
 	if ((a->period_given || a->keep_given || a->cont.push.url) &&
 	    !a->cont.dir)
 		return cmd_usage_error(
@@ -478,6 +485,40 @@ static double elapsed_since(const struct timespec *start)
 	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/*
+ * Why a recording of some processes kept nothing, in one line: an empty
+ * report alone reads as a broken recorder.
+ */
+static void print_empty_hint(const struct record_args *a,
+			     const struct dcp_profile_stats *s)
+{
+	char who[64];
+
+	if (s->samples_kept || s->off_cpu_blocks || a->all_cpus ||
+	    (!a->nr_pids && !a->command))
+		return;
+	if (a->command)
+		snprintf(who, sizeof(who), "the command");
+	else if (a->nr_pids == 1)
+		snprintf(who, sizeof(who), "process %d", (int)a->pids[0]);
+	else
+		snprintf(who, sizeof(who), "the %zu processes", a->nr_pids);
+	if (s->samples_filtered) {
+		fprintf(stderr,
+			"dcprof: nothing kept: --only left out all %llu samples of %s and its descendants\n",
+			(unsigned long long)s->samples_filtered, who);
+		return;
+	}
+	fprintf(stderr,
+		"dcprof: no samples of %s%s: %s on %s while recording (%llu samples were of other tasks)\n",
+		who, a->opts.no_inherit ? "" : " or its descendants",
+		a->opts.no_inherit ?
+			"it did not run (-i: its children are left out)" :
+			"none of them ran",
+		a->nr_cpus ? "the CPUs of -C" : "a CPU",
+		(unsigned long long)s->samples_other_tasks);
+}
+
 static void print_summary(const struct dcp_profile_stats *s, const char *path)
 {
 	struct stat st;
@@ -517,6 +558,70 @@ static void print_summary(const struct dcp_profile_stats *s, const char *path)
 			(long long)st.st_size);
 }
 
+/*
+ * A recording that failed (a full disk, mostly) says so once, with what
+ * becomes of the command it started: the command is not the recording's
+ * to end, so it runs to its end (dcprof waits, or, with --duration, leaves
+ * it running), unless --kill-at-end.
+ */
+static int say_poll_error(const struct record_args *a, const struct workload *w,
+			  bool child_done)
+{
+	const char *why = dcp_last_error();
+
+	if (w->pid <= 0 || child_done || a->kill_at_end)
+		return cmd_error("%s; recording stopped", why);
+	if (a->duration)
+		return cmd_error(
+			"%s; recording stopped, '%s' (pid %d) keeps running",
+			why, a->command[0], (int)w->pid);
+	return cmd_error(
+		"%s; recording stopped, waiting for '%s' (pid %d) to exit", why,
+		a->command[0], (int)w->pid);
+}
+
+/* The recording could not be finished: what the file holds instead. */
+static int say_finish_error(const struct record_args *a)
+{
+	const char *path =
+		a->opts.output ? a->opts.output : CMD_DEFAULT_PROFILE;
+	char why[512];
+	struct dcp_profile *p;
+	const struct dcp_profile_meta *m;
+	int ret;
+
+	snprintf(why, sizeof(why), "%s", dcp_last_error());
+	p = dcp_profile_open(path);
+	m = p ? dcp_profile_get_meta(p) : NULL;
+	if (m && m->disk_full)
+		ret = cmd_error(
+			"%s (the disk is full); '%s' keeps the first %.1f s of the recording",
+			why, path, (double)m->duration_ns / 1e9);
+	else
+		ret = cmd_error("%s", why);
+	dcp_profile_close(p);
+	return ret;
+}
+
+/* The command's exit code, once it exits; a stop signal ends it first. */
+static int wait_command(const struct record_args *a, const struct workload *w)
+{
+	bool stopping = false;
+	int status = 0;
+
+	while (waitpid(w->pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return 1;
+		if (stop_requested && !stopping) {
+			fprintf(stderr, "dcprof: stopping '%s' (pid %d)\n",
+				a->command[0], (int)w->pid);
+			kill(w->pid, SIGTERM);
+			stopping = true;
+		}
+	}
+	return workload_exit_code(status);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .opts = { .sz = sizeof(a.opts) },
@@ -528,7 +633,7 @@ int cmd_record(int argc, char **argv)
 	struct timespec start;
 	char *cmdline = cmd_join_cmdline(argc, argv);
 	int status = 0, ret, exit_code = 0;
-	bool child_done = false, timed_out = false;
+	bool child_done = false, timed_out = false, write_failed = false;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret)
@@ -636,7 +741,8 @@ int cmd_record(int argc, char **argv)
 		}
 		ret = dcp_recorder_poll(r, timeout);
 		if (ret) {
-			ret = cmd_error("%s", dcp_last_error());
+			ret = say_poll_error(&a, &w, child_done);
+			write_failed = true;
 			break;
 		}
 		if (w.pid > 0 && !child_done &&
@@ -652,17 +758,25 @@ int cmd_record(int argc, char **argv)
 	if (dcp_recorder_finish(r, &stats)) {
 		/* a failed poll already said why (a write error, mostly) */
 		if (!ret)
-			ret = cmd_error("%s", dcp_last_error());
+			ret = say_finish_error(&a);
 	} else {
 		print_summary(&stats, a.opts.output ? a.opts.output :
 						      CMD_DEFAULT_PROFILE);
+		print_empty_hint(&a, &stats);
 	}
 	if (w.pid > 0 && !child_done && timed_out && !a.kill_at_end) {
 		/* --duration: the command runs on, without the recorder */
 		fprintf(stderr,
 			"dcprof: recorded %g s; '%s' (pid %d) keeps running\n",
 			a.duration, a.command[0], (int)w.pid);
+	} else if (w.pid > 0 && !child_done && write_failed && !a.kill_at_end) {
+		/* said by say_poll_error(): not the command's fault */
+		if (!a.duration)
+			exit_code = wait_command(&a, &w);
 	} else if (w.pid > 0 && !child_done) {
+		if (write_failed)
+			fprintf(stderr, "dcprof: stopping '%s' (pid %d)\n",
+				a.command[0], (int)w.pid);
 		/* stopped by a signal, or --kill-at-end: the command goes
 		 * with us and its status becomes ours */
 		kill(w.pid, SIGTERM);

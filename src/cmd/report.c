@@ -102,65 +102,108 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* --comm and --pid select processes; --file and --symbol select samples
- * by their leaf frame, as perf's --dsos and --symbols do. */
-/* Whether frame f is in one of the --file files and --symbol functions. */
+/*
+ * --comm, --pid and --tid select threads; --file and --symbol select the
+ * stacks with a frame in one of the files or functions, in every view and
+ * for every value (the flat view's rows are then the leaves of the stacks
+ * that pass there, as in --children and the trees).
+ */
 static bool frame_selected(const struct report_args *a,
 			   const struct profile_view *v,
-			   const struct dcp_frame *f)
+			   const struct dcp_frame *f, bool files)
 {
-	if (a->files.n) {
+	if (files) {
 		const char *name = profile_view_file_name(v, f->cookie);
 
-		if (!str_list_has(&a->files, name) &&
-		    !str_list_has(&a->files, base_name(name)))
-			return false;
-	}
-	if (a->symbols.n) {
+		return str_list_has(&a->files, name) ||
+		       str_list_has(&a->files, base_name(name));
+	} else {
 		struct dcp_symbol sym = { .sz = sizeof(sym) };
 
-		if (!str_list_has(&a->symbols, profile_view_symbol(v, f)) &&
-		    (dcp_profile_symbol(v->profile, f->cookie, f->offset,
-					&sym) ||
-		     !sym.name || !str_list_has(&a->symbols, sym.name)))
-			return false;
+		return str_list_has(&a->symbols, profile_view_symbol(v, f)) ||
+		       (!dcp_profile_symbol(v->profile, f->cookie, f->offset,
+					    &sym) &&
+			sym.name && str_list_has(&a->symbols, sym.name));
 	}
-	return true;
 }
 
-static bool row_selected(const struct report_args *a,
-			 const struct profile_view *v,
-			 const struct dcp_sample_row *row)
+static bool stack_selected(const struct report_args *a,
+			   const struct profile_view *v,
+			   const struct dcp_sample_row *row, bool files)
+{
+	for (uint32_t i = 0; i < row->nr_frames; i++)
+		if (frame_selected(a, v, &row->frames[i], files))
+			return true;
+	return false;
+}
+
+static bool id_listed(const struct str_list *l, uint32_t id)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "%u", id);
+	return str_list_has(l, s);
+}
+
+/* The filter that leaves row out (enum report_filter), or -1: none. */
+static int row_rejected_by(const struct report_args *a,
+			   const struct profile_view *v,
+			   const struct dcp_sample_row *row)
 {
 	/* the thread's name, as perf, or the process's */
 	if (a->comms.n &&
 	    !str_list_has(&a->comms,
 			  row->thread_comm ? row->thread_comm : "") &&
 	    !str_list_has(&a->comms, row->comm ? row->comm : ""))
-		return false;
-	if (a->pids.n) {
-		char pid[16];
-
-		snprintf(pid, sizeof(pid), "%u", row->pid);
-		if (!str_list_has(&a->pids, pid))
-			return false;
-	}
-	if (!a->files.n && !a->symbols.n)
-		return true;
-	if (!row->nr_frames)
-		return false;
-	/* a sample's own function, as perf; but the time off the CPU is
-	 * always the scheduler's own: with it, any frame of the stack */
-	if (a->value == VIEW_VALUE_CPU)
-		return frame_selected(a, v, &row->frames[0]);
-	for (uint32_t i = 0; i < row->nr_frames; i++)
-		if (frame_selected(a, v, &row->frames[i]))
-			return true;
-	return false;
+		return FILTER_COMM;
+	if (a->pids.n && !id_listed(&a->pids, row->pid))
+		return FILTER_PID;
+	if (a->tids.n && !id_listed(&a->tids, row->tid))
+		return FILTER_TID;
+	if (a->files.n && !stack_selected(a, v, row, true))
+		return FILTER_FILE;
+	if (a->symbols.n && !stack_selected(a, v, row, false))
+		return FILTER_SYMBOL;
+	return -1;
 }
 
-/* --pid: process ids, numbers that fit a pid; one line when not. */
-static int check_pids(const struct str_list *l)
+/*
+ * --pid given a thread's id means its process, as record -p takes it: the
+ * id becomes the process's, said in one line.
+ */
+static int pids_of_threads(struct report_args *a, const struct profile_view *v)
+{
+	for (size_t i = 0; i < a->pids.n; i++) {
+		uint32_t id = (uint32_t)strtoul(a->pids.v[i], NULL, 10);
+		uint32_t process = 0;
+		bool is_pid = false;
+
+		for (size_t r = 0; r < dcp_profile_nr_rows(v->profile); r++) {
+			struct dcp_sample_row row = { .sz = sizeof(row) };
+
+			if (dcp_profile_row(v->profile, r, &row))
+				continue;
+			is_pid |= row.pid == id;
+			if (row.tid == id && row.pid != id)
+				process = row.pid;
+		}
+		if (is_pid || !process)
+			continue;
+		fprintf(stderr,
+			"dcprof: %u is a thread of process %u: reporting the whole process (--tid %u: the thread alone)\n",
+			id, process, id);
+		free(a->pids.v[i]);
+		if (asprintf(&a->pids.v[i], "%u", process) < 0) {
+			a->pids.v[i] = NULL;
+			a->pids.n = i;
+			return cmd_error("out of memory");
+		}
+	}
+	return 0;
+}
+
+/* --pid, --tid: ids, numbers that fit a pid; one line when not. */
+static int check_pids(const struct str_list *l, const char *opt)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const char *s = l->v[i];
@@ -168,8 +211,9 @@ static int check_pids(const struct str_list *l)
 
 		if (!len || s[len] || len > 10 ||
 		    strtoull(s, NULL, 10) > UINT32_MAX) {
-			cmd_error("invalid pid '%s' (--pid takes process ids)",
-				  s);
+			cmd_error("invalid %s '%s' (%s takes %s ids)", opt + 2,
+				  s, opt,
+				  strcmp(opt, "--tid") ? "process" : "thread");
 			return 2;
 		}
 	}
@@ -195,6 +239,7 @@ enum {
 	OPT_MAX_STACK,
 	OPT_COMM,
 	OPT_PID,
+	OPT_TID,
 	OPT_FILE,
 	OPT_SYMBOL,
 	OPT_NO_DEMANGLE,
@@ -217,14 +262,15 @@ static int report_run(struct report_args *a, bool no_demangle)
 	struct report_tree *tree = NULL;
 	struct report_threads *threads = NULL;
 	struct profile_view v;
-	uint64_t total = 0, unfiltered = 0;
-	int ret;
+	uint64_t total = 0, unfiltered = 0, removed[FILTER_NR] = { 0 };
+	int ret, rejected;
 
 	cmd_setup_log(0);
 	/* Without a pid to show or select, nor names to find again, the
 	 * file's summary has everything the views print. */
 	ret = cmd_open_input(&v, a->ro,
-			     !a->pids.n && !report_has_key(a, KEY_PID) &&
+			     !a->pids.n && !a->tids.n &&
+				     !report_has_key(a, KEY_PID) &&
 				     !report_has_key(a, KEY_TID) &&
 				     !a->threads && !a->resymbolize);
 	if (ret)
@@ -251,6 +297,9 @@ static int report_run(struct report_args *a, bool no_demangle)
 			goto out;
 		}
 	}
+	ret = pids_of_threads(a, &v);
+	if (ret)
+		goto out;
 	if (a->threads)
 		threads = report_threads_new(a);
 	else if (a->tree)
@@ -272,8 +321,11 @@ static int report_run(struct report_args *a, bool no_demangle)
 		 * (off-CPU time alone, no samples) are not shown */
 		row.count = profile_view_row_value(&v, &row, a->value);
 		unfiltered += row.count;
-		if (!row_selected(a, &v, &row))
+		rejected = row_rejected_by(a, &v, &row);
+		if (rejected >= 0) {
+			removed[rejected] += row.count;
 			continue;
+		}
 		for (int s = 0; s < DCP_OFF_CPU_NR_STATES; s++)
 			a->off_cpu_state_ns[s] += row.off_cpu_ns[s];
 		total += row.count;
@@ -298,13 +350,8 @@ static int report_run(struct report_args *a, bool no_demangle)
 		}
 	}
 
-	if (report_filtered(a) && !total && !report_in_ms(a))
-		cmd_warn("no sample matches %s (0 of the %" PRIu64
-			 " samples kept)",
-			 report_filter_names(a), unfiltered);
-	else if (report_filtered(a) && !total)
-		cmd_warn("no stack matches %s (0 of the %.1f ms)",
-			 report_filter_names(a), (double)unfiltered / 1e6);
+	if (report_filtered(a) && !total)
+		report_warn_empty(a, unfiltered, removed);
 	report_print_header(&v, a, total, unfiltered);
 	if (a->resymbolize)
 		report_print_resymbolize(a, &rst);
@@ -337,6 +384,7 @@ int cmd_report(int argc, char **argv)
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "file", required_argument, NULL, OPT_FILE },
 		{ "symbol", required_argument, NULL, OPT_SYMBOL },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
@@ -438,6 +486,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_PID:
 			ret = list_add(&a.pids, optarg);
 			break;
+		case OPT_TID:
+			ret = list_add(&a.tids, optarg);
+			break;
 		case OPT_FILE:
 			ret = list_add(&a.files, optarg);
 			break;
@@ -495,11 +546,13 @@ int cmd_report(int argc, char **argv)
 		ret = cmd_usage_error("report",
 				      "--debuginfo-dir and --write go with "
 				      "--resymbolize");
-	else if (!(ret = check_pids(&a.pids)))
+	else if (!(ret = check_pids(&a.pids, "--pid")) &&
+		 !(ret = check_pids(&a.tids, "--tid")))
 		ret = report_run(&a, no_demangle);
 out:
 	list_free(&a.comms);
 	list_free(&a.pids);
+	list_free(&a.tids);
 	list_free(&a.files);
 	list_free(&a.symbols);
 	list_free(&a.debuginfo_dirs);

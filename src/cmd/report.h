@@ -60,7 +60,7 @@ struct report_args {
 	bool no_inline;
 	bool no_process; /* text trees: no process level at the root */
 	bool full_path; /* text: file paths not shortened */
-	struct str_list comms, pids, files, symbols;
+	struct str_list comms, pids, tids, files, symbols;
 	bool resymbolize;
 	bool write;
 	struct str_list debuginfo_dirs;
@@ -92,11 +92,22 @@ static inline bool report_has_key(const struct report_args *a, enum sort_key k)
 	return false;
 }
 
-/* --comm, --pid, --file or --symbol given */
+/* --comm, --pid, --tid, --file or --symbol given */
 static inline bool report_filtered(const struct report_args *a)
 {
-	return a->comms.n || a->pids.n || a->files.n || a->symbols.n;
+	return a->comms.n || a->pids.n || a->tids.n || a->files.n ||
+	       a->symbols.n;
 }
+
+/* The filters, in the order a row is tried against them. */
+enum report_filter {
+	FILTER_COMM,
+	FILTER_PID,
+	FILTER_TID,
+	FILTER_FILE,
+	FILTER_SYMBOL,
+	FILTER_NR
+};
 
 static inline double report_percent(uint64_t n, uint64_t total)
 {
@@ -155,6 +166,13 @@ void report_threads_free(struct report_threads *t);
 void report_print_header(const struct profile_view *v,
 			 const struct report_args *a, uint64_t total,
 			 uint64_t unfiltered);
+/*
+ * The filters left nothing: one line on stderr saying, of the unfiltered
+ * samples (or ms), how many each filter removed (removed[enum
+ * report_filter]), the first that refused a row counting it.
+ */
+void report_warn_empty(const struct report_args *a, uint64_t unfiltered,
+		       const uint64_t *removed);
 /* "--comm, --pid" for the filters given. */
 const char *report_filter_names(const struct report_args *a);
 /* dcprof diff OLD NEW (diff.c), in the table of src/dcprof.c */

@@ -92,10 +92,13 @@ static void print_header_text(const struct profile_view *v,
 	if (cmd_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a) && !report_in_ms(a))
-		printf("# filtered (%s): %" PRIu64 " of the %" PRIu64
+		printf("# filtered (%s%s): %" PRIu64 " of the %" PRIu64
 		       " samples kept match; percentages are of the %" PRIu64
 		       "\n",
-		       report_filter_names(a), total, unfiltered, total);
+		       report_filter_names(a),
+		       a->files.n || a->symbols.n ? ", any frame of the stack" :
+						    "",
+		       total, unfiltered, total);
 	else if (report_filtered(a))
 		printf("# filtered (%s, any frame of the stack): %.1f of the "
 		       "%.1f ms match; percentages are of the %.1f\n",
@@ -141,8 +144,17 @@ static void print_header_text(const struct profile_view *v,
 			       "off-CPU");
 	if (m->kernel_excluded)
 		printf("# user frames only: kernel frames were not allowed (kernel.perf_event_paranoid, recorded without root)\n");
-	if (!m->complete)
+	if (!m->complete && m->disk_full)
+		printf("# INCOMPLETE: the disk was full; this is the data the recorder wrote before, up to %.1f s\n",
+		       (double)m->duration_ns / 1e9);
+	else if (!m->complete)
 		printf("# INCOMPLETE: the recorder did not finish; this is the data up to its last flush\n");
+	/* -p or a command whose processes never ran: an empty table alone
+	 * reads as a broken recorder */
+	if (!s->samples_kept && s->samples_other_tasks && !m->off_cpu)
+		printf("# nothing kept: all %" PRIu64
+		       " samples were of tasks other than the recorded ones, which did not run\n",
+		       s->samples_other_tasks);
 	printf("#\n");
 }
 
@@ -156,13 +168,14 @@ static void print_header_json(const struct profile_view *v,
 	printf("{\"file\":");
 	json_print_string(stdout, v->path);
 	/* summary: read from the file's summary (docs/FORMAT.md) */
-	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,"
+	printf(",\"meta\":{\"complete\":%s,\"summary\":%s,\"disk_full\":%s,"
 	       "\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 	       ",\"sample_freq\":%u,\"nr_cpus\":%u"
 	       ",\"callchain\":%s,\"event\":",
 	       m->complete ? "true" : "false",
 	       dcp_profile_is_summary(v->profile) ? "true" : "false",
-	       m->start_realtime_ns, m->duration_ns, m->sample_freq, m->nr_cpus,
+	       m->disk_full ? "true" : "false", m->start_realtime_ns,
+	       m->duration_ns, m->sample_freq, m->nr_cpus,
 	       m->callchain ? "true" : "false");
 	json_print_string(stdout, m->event);
 	printf(",\"cmdline\":");
@@ -253,10 +266,46 @@ const char *report_filter_names(const struct report_args *a)
 {
 	static char buf[64];
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s", a->comms.n ? ", --comm" : "",
-		 a->pids.n ? ", --pid" : "", a->files.n ? ", --file" : "",
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", a->comms.n ? ", --comm" : "",
+		 a->pids.n ? ", --pid" : "", a->tids.n ? ", --tid" : "",
+		 a->files.n ? ", --file" : "",
 		 a->symbols.n ? ", --symbol" : "");
 	return buf[0] ? buf + 2 : buf;
+}
+
+void report_warn_empty(const struct report_args *a, uint64_t unfiltered,
+		       const uint64_t *removed)
+{
+	static const char *const names[FILTER_NR] = { "--comm", "--pid",
+						      "--tid", "--file",
+						      "--symbol" };
+	const struct str_list *lists[FILTER_NR] = { &a->comms, &a->pids,
+						    &a->tids, &a->files,
+						    &a->symbols };
+	char why[256] = "";
+	size_t len = 0;
+
+	for (int f = 0; f < FILTER_NR; f++) {
+		if (!lists[f]->n || len >= sizeof(why))
+			continue;
+		if (report_in_ms(a))
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s%s removed %.1f ms",
+						len ? ", " : "", names[f],
+						(double)removed[f] / 1e6);
+		else
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s%s removed %" PRIu64,
+						len ? ", " : "", names[f],
+						removed[f]);
+	}
+	if (report_in_ms(a))
+		cmd_warn("no stack matches %s: of the %.1f ms, %s",
+			 report_filter_names(a), (double)unfiltered / 1e6, why);
+	else
+		cmd_warn("no sample matches %s: of the %" PRIu64
+			 " samples kept, %s",
+			 report_filter_names(a), unfiltered, why);
 }
 
 void report_print_resymbolize(const struct report_args *a,
@@ -275,11 +324,14 @@ void report_print_resymbolize(const struct report_args *a,
 		       st->symbols_before, st->symbols_after);
 		return;
 	}
+	/* names made from .eh_frame extents ("file+0xSTART") are no symbols:
+	 * counted apart, so that a debug file's gain shows */
 	printf("# resymbolized %" PRIu64 " files (%" PRIu64 " missing, %" PRIu64
 	       " replaced by other builds): %" PRIu64
-	       " named addresses (%" PRIu64 " by symbols), %" PRIu64
-	       " before (%" PRIu64 ")\n",
+	       " addresses named by symbols and %" PRIu64
+	       " given made names (file+0xSTART, from .eh_frame); before, %" PRIu64
+	       " and %" PRIu64 "\n",
 	       st->objects, st->objects_missing, st->objects_mismatched,
-	       st->resolved_after, st->symbols_after, st->resolved_before,
-	       st->symbols_before);
+	       st->symbols_after, st->resolved_after - st->symbols_after,
+	       st->symbols_before, st->resolved_before - st->symbols_before);
 }

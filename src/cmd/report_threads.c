@@ -172,14 +172,16 @@ static bool add_lifetimes(struct report_threads *t, const struct dcp_profile *p,
 	*idle = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct thread_line *l;
-		char pid[16];
+		char pid[16], tid[16];
 
 		if (dcp_profile_thread_lifetime(p, k, &life))
 			continue;
 		if (key_map_find(&t->index, life.pid, life.tid, &i)) {
 			snprintf(pid, sizeof(pid), "%u", life.pid);
+			snprintf(tid, sizeof(tid), "%u", life.tid);
 			if (!a->comms.n && !a->files.n && !a->symbols.n &&
-			    (!a->pids.n || str_list_has(&a->pids, pid)))
+			    (!a->pids.n || str_list_has(&a->pids, pid)) &&
+			    (!a->tids.n || str_list_has(&a->tids, tid)))
 				(*idle)++;
 			continue;
 		}

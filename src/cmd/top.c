@@ -92,6 +92,7 @@ static void print_text(const struct top *t)
 {
 	double secs = (double)t->interval_ns / 1e9;
 	bool ms = t->value != VIEW_VALUE_CPU;
+	int widths[TOP_MAX_KEYS];
 
 	printf("interval %u: %.2f s, %" PRIu64 " samples (%.0f/s)", t->interval,
 	       secs, t->samples_last,
@@ -121,13 +122,17 @@ static void print_text(const struct top *t)
 		printf(", %zu of the %zu -p processes exited", t->targets_gone,
 		       t->nr_targets);
 	printf("\n");
+	/* aligned columns, as perf top's: each key as wide as its longest
+	 * field among the rows shown, the last one unpadded */
+	top_key_widths(t, shown_rows(t), widths);
 	if (ms)
 		printf("%8s %8s %10s %10s", "last", "session", "ms",
 		       "session_ms");
 	else
 		printf("%8s %8s %8s", "last", "session", "samples");
 	for (size_t k = 0; k < t->nr_keys; k++)
-		printf("  %s", top_key_name(t->keys[k]));
+		printf("  %-*s", k + 1 < t->nr_keys ? widths[k] : 0,
+		       top_key_name(t->keys[k]));
 	printf("\n");
 	for (size_t i = 0; i < shown_rows(t); i++) {
 		const struct top_entry *e = t->sorted[i];
@@ -141,7 +146,8 @@ static void print_text(const struct top *t)
 			printf(" %8" PRIu64, e->last);
 		for (size_t k = 0; k < t->nr_keys; k++) {
 			printf("  ");
-			text_print_safe(stdout, top_field(t, e, k), 0);
+			text_print_safe(stdout, top_field(t, e, k),
+					k + 1 < t->nr_keys ? widths[k] : 0);
 		}
 		printf("\n");
 	}

@@ -116,6 +116,17 @@ void top_reset(struct top *t);
 /* The key's fields, split: value i of the group e (static buffer). */
 const char *top_field(const struct top *t, const struct top_entry *e, size_t i);
 const char *top_key_name(enum top_key k);
+/*
+ * A file's path in width columns, one rule for every row: whole if it
+ * fits, else its base name whole behind the end of its directory, cut
+ * from the left at a '/' and marked "..." (".../x86_64-linux-gnu/libc.so.6",
+ * or "...libc.so.6" when no directory fits); a base name too long for
+ * that, its start and "...". Returns path or buf.
+ */
+const char *top_fit_path(const char *path, int width, char *buf, size_t size);
+/* The widths of the key columns over the first nr_rows sorted groups:
+ * each its longest field, at least its name. */
+void top_key_widths(const struct top *t, size_t nr_rows, int *widths);
 const char *top_value_name(enum view_value v);
 /* The row i's value (of top.value) since z: samples, or ns. */
 uint64_t top_row_session(const struct top *t, size_t i,

@@ -554,3 +554,43 @@ count:
 	t->table_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return 0;
 }
+
+const char *top_fit_path(const char *path, int width, char *buf, size_t size)
+{
+	size_t n = strlen(path), w = width > 0 ? (size_t)width : 0;
+	const char *base = strrchr(path, '/'), *cut;
+
+	if (n <= w || size == 0)
+		return path;
+	if (w >= size)
+		w = size - 1;
+	if (w < 4) {
+		snprintf(buf, size, "%.*s", (int)w, path);
+		return buf;
+	}
+	/* the base name whole, behind as many of its directories as fit */
+	if (base && strlen(base + 1) + 3 <= w) {
+		cut = base + 1;
+		for (const char *p = base; p > path; p--)
+			if (p[-1] == '/' && n - (size_t)(p - 1 - path) + 3 <= w)
+				cut = p - 1;
+		snprintf(buf, size, "...%s", cut);
+		return buf;
+	}
+	/* a base name longer than the column: its start */
+	snprintf(buf, size, "%.*s...", (int)w - 3, base ? base + 1 : path);
+	return buf;
+}
+
+void top_key_widths(const struct top *t, size_t nr_rows, int *widths)
+{
+	for (size_t k = 0; k < t->nr_keys; k++) {
+		widths[k] = (int)strlen(top_key_name(t->keys[k]));
+		for (size_t i = 0; i < nr_rows; i++) {
+			int n = (int)strlen(top_field(t, t->sorted[i], k));
+
+			if (n > widths[k])
+				widths[k] = n;
+		}
+	}
+}

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,39 +100,94 @@ static void put_line(int y, const char *s, int attr)
 
 static const char *const order_names[] = { "last", "session", "name" };
 
+#define HEADER_FIELDS 24
+#define FIELD_MAX 320
+
+/* Header fields, apart by sep, on as many lines as the width needs. */
+struct fields {
+	char f[HEADER_FIELDS][FIELD_MAX];
+	int n;
+};
+
+static void add_field(struct fields *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_field(struct fields *fs, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fs->n >= HEADER_FIELDS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fs->f[fs->n], FIELD_MAX, fmt, ap);
+	va_end(ap);
+	if (fs->f[fs->n][0])
+		fs->n++;
+}
+
+static void put_fields(int *y, const struct fields *fs, const char *sep,
+		       int attr)
+{
+	int gap = (int)strlen(sep), len = 0;
+	char line[1024];
+
+	for (int i = 0; i < fs->n; i++) {
+		int n = (int)strlen(fs->f[i]);
+
+		if (len && len + gap + n > COLS) {
+			put_line((*y)++, line, attr);
+			len = 0;
+		}
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s",
+				len ? sep : "", fs->f[i]);
+		if (len >= (int)sizeof(line) - FIELD_MAX - 2) {
+			put_line((*y)++, line, attr);
+			len = 0;
+		}
+	}
+	if (len)
+		put_line((*y)++, line, attr);
+}
+
+/* The header: the fields wrap, so that a narrow screen cuts none. */
 static void draw_header(struct tui *u, int *y)
 {
 	struct top *t = u->t;
 	double secs = (double)t->interval_ns / 1e9;
-	char line[1024], state[512] = "", behind[64] = "";
+	struct fields fs = { .n = 0 };
+	char state[FIELD_MAX - 32] = "", line[1024];
 	int len;
 
-	/* top -- CMD: first, so that a narrow screen still shows its end */
+	add_field(&fs, "dcprof top");
 	if (t->command_pid) {
-		top_command_state(t, state, sizeof(state) - 32);
-		if (t->command_ended)
-			strcat(state, ", final totals (q quits)");
-		strcat(state, "  ");
+		top_command_state(t, state, sizeof(state));
+		add_field(&fs, "%s%s", state,
+			  t->command_ended ? ", final totals (q quits)" : "");
 	} else if (t->targets_gone) {
-		snprintf(state, sizeof(state), "%zu of %zu -p exited  ",
-			 t->targets_gone, t->nr_targets);
+		add_field(&fs, "%zu of %zu -p exited", t->targets_gone,
+			  t->nr_targets);
 	}
+	add_field(&fs, "%.0f samples/s",
+		  secs > 0 ? (double)t->samples_last / secs : 0.0);
+	add_field(&fs, "lost %" PRIu64, t->lost_last);
 	if (top_behind(t))
-		snprintf(behind, sizeof(behind), "  behind %.1f s",
-			 (double)t->naming.behind_ns / 1e9);
-	snprintf(line, sizeof(line),
-		 "dcprof top  %s%.0f samples/s  lost %" PRIu64
-		 "%s  throttled %" PRIu64 "  idle %.1f%%  naming %.1f ms%s%s%s",
-		 state, secs > 0 ? (double)t->samples_last / secs : 0.0,
-		 t->lost_last, behind, t->throttled_last,
-		 t->samples_last ? 100.0 * (double)t->idle_last /
-					   (double)t->samples_last :
-				   0.0,
-		 (double)t->naming_last_ns / 1e6,
-		 t->off_cpu ? "  [off-CPU on]" : "",
-		 u->paused ? "  [paused]" : "",
-		 t->hide_idle ? "  [no idle]" : "");
-	put_line((*y)++, line, A_BOLD);
+		add_field(&fs, "behind %.1f s",
+			  (double)t->naming.behind_ns / 1e9);
+	add_field(&fs, "throttled %" PRIu64, t->throttled_last);
+	add_field(&fs, "idle %.1f%%",
+		  t->samples_last ? 100.0 * (double)t->idle_last /
+					    (double)t->samples_last :
+				    0.0);
+	add_field(&fs, "naming %.1f ms", (double)t->naming_last_ns / 1e6);
+	if (t->off_cpu)
+		add_field(&fs, "off-CPU %.0f ms/s",
+			  secs > 0 ? (double)t->off_cpu_ns_last / 1e6 / secs :
+				     0.0);
+	add_field(&fs, "%s", u->paused ? "[paused]" : "");
+	add_field(&fs, "%s", t->hide_idle ? "[no idle]" : "");
+	put_fields(y, &fs, "  ", A_BOLD);
+
+	/* one line, cut at the width: many CPUs would push the table away */
 	len = snprintf(line, sizeof(line), "cpu busy:");
 	for (int i = 0; i < u->cpu_now.nr && i < u->cpu_prev.nr &&
 			len < (int)sizeof(line) - 16;
@@ -143,60 +199,86 @@ static void draw_header(struct tui *u, int *y)
 				" cpu%d %3.0f%%", i,
 				tot ? 100.0 * (double)busy / (double)tot : 0.0);
 	}
+	put_line((*y)++, line, 0);
+
+	fs.n = 0;
+	add_field(&fs, "s:sort(%s)", order_names[t->order]);
 	if (t->off_cpu)
-		len += snprintf(line + len, sizeof(line) - (size_t)len,
-				"  off-CPU %.0f ms/s",
-				secs > 0 ? (double)t->off_cpu_ns_last / 1e6 /
-						   secs :
-					   0.0);
-	put_line((*y)++, line, 0);
-	snprintf(line, sizeof(line),
-		 "s:sort(%s) %s%s%si:idle k:kernel%s /:filter%s%s Enter:tree "
-		 "z:reset space:pause ?:help q:quit",
-		 order_names[t->order], t->off_cpu ? "v:value(" : "",
-		 t->off_cpu ? top_value_name(t->value) : "",
-		 t->off_cpu ? ") " : "", t->hide_kernel ? "(hidden)" : "",
-		 u->filter[0] ? "=" : "", u->filter);
-	put_line((*y)++, line, 0);
+		add_field(&fs, "v:value(%s)", top_value_name(t->value));
+	add_field(&fs, "i:idle");
+	add_field(&fs, "k:kernel%s", t->hide_kernel ? "(hidden)" : "");
+	add_field(&fs, "/:filter%s%s", u->filter[0] ? "=" : "", u->filter);
+	add_field(&fs, "Enter:tree");
+	add_field(&fs, "z:reset");
+	add_field(&fs, "space:pause");
+	add_field(&fs, "?:help");
+	add_field(&fs, "q:quit");
+	put_fields(y, &fs, " ", 0);
 }
 
 /*
- * A row's keys after its numbers, into line from len on; file_width: the
- * most a file's path may take (-1: whole; shorter, the end of its path,
- * its base name first). Returns the new length.
+ * A row's keys after its numbers, into line from len on, each padded to
+ * its column's width but the last; the file's path fitted to its column.
+ * Returns the new length.
  */
 static int put_keys(const struct top *t, const struct top_entry *e, char *line,
-		    size_t size, int len, int file_width)
+		    size_t size, int len, const int *widths)
 {
 	for (size_t k = 0; k < t->nr_keys && len < 900; k++) {
-		const char *f = top_field(t, e, k);
-		int n = (int)strlen(f);
+		const char *f =
+			e ? top_field(t, e, k) : top_key_name(t->keys[k]);
+		char fitted[512];
+		int pad = k + 1 < t->nr_keys ? widths[k] : 0;
 
-		if (t->keys[k] == TK_FILE && file_width >= 0 &&
-		    n > file_width) {
-			const char *base = strrchr(f, '/');
-
-			f = base && (int)strlen(base + 1) <= file_width ?
-				    f + n - file_width :
-				    (base ? base + 1 : f);
-			n = (int)strlen(f);
-			if (n > file_width)
-				n = file_width;
-		} else if (n > 200) {
-			n = 200;
-		}
-		len += snprintf(line + len, size - (size_t)len, "  %.*s", n, f);
+		if (t->keys[k] == TK_FILE)
+			f = top_fit_path(f, widths[k], fitted, sizeof(fitted));
+		len += snprintf(line + len, size - (size_t)len, "  %-*.*s", pad,
+				k + 1 < t->nr_keys ? widths[k] : 200, f);
 	}
 	return len;
 }
 
-/* The length of a row's file key, 0 without one. */
-static int file_length(const struct top *t, const struct top_entry *e)
+/* The narrowest file column that keeps every row's base name whole
+ * behind "..." (a long one is cut all the same past 28 columns; names
+ * that are no path, "[kernel.kallsyms]", are cut at their end). */
+static int file_min_width(const struct top *t, size_t nr_rows, size_t k)
 {
+	int min = 8;
+
+	for (size_t i = 0; i < nr_rows; i++) {
+		const char *base = strrchr(top_field(t, t->sorted[i], k), '/');
+		int n = base ? (int)strlen(base + 1) + 3 : 0;
+
+		if (n > min)
+			min = n < 28 ? n : 28;
+	}
+	return min;
+}
+
+/*
+ * The key columns' widths for the rows on screen: each its longest field;
+ * too wide for the screen, the file's column gives way (down to its base
+ * names), not the function's (perf top shortens the same column).
+ */
+static void fit_widths(const struct top *t, size_t nr_rows, int numbers,
+		       int *widths)
+{
+	int total = numbers;
+
+	top_key_widths(t, nr_rows, widths);
 	for (size_t k = 0; k < t->nr_keys; k++)
-		if (t->keys[k] == TK_FILE)
-			return (int)strlen(top_field(t, e, k));
-	return 0;
+		total += 2 + widths[k];
+	for (size_t k = 0; k < t->nr_keys; k++) {
+		int min;
+
+		if (t->keys[k] != TK_FILE || total <= COLS)
+			continue;
+		min = file_min_width(t, nr_rows, k);
+		if (widths[k] > min)
+			widths[k] = widths[k] - (total - COLS) > min ?
+					    widths[k] - (total - COLS) :
+					    min;
+	}
 }
 
 static void draw_table(struct tui *u, int y)
@@ -206,16 +288,19 @@ static void draw_table(struct tui *u, int y)
 	int len;
 
 	bool ms = t->value != VIEW_VALUE_CPU;
+	int widths[TOP_MAX_KEYS];
+	size_t rows = LINES - 1 > y + 1 ? (size_t)(LINES - 2 - y) : 0;
 
+	/* off-CPU: the session's ms beside the interval's, which are all 0
+	 * once a command has exited */
 	if (ms)
-		len = snprintf(line, sizeof(line), "%7s %8s %9s", "last",
-			       "session", "ms");
+		len = snprintf(line, sizeof(line), "%7s %8s %9s %9s", "last",
+			       "session", "ms", "total ms");
 	else
 		len = snprintf(line, sizeof(line), "%7s %8s %7s", "last",
 			       "session", "samples");
-	for (size_t k = 0; k < t->nr_keys; k++)
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "  %s",
-				top_key_name(t->keys[k]));
+	fit_widths(t, rows < t->nr_sorted ? rows : t->nr_sorted, len, widths);
+	len = put_keys(t, NULL, line, sizeof(line), len, widths);
 	put_line(y++, line, A_REVERSE);
 	if (u->selected >= t->nr_sorted)
 		u->selected = t->nr_sorted ? t->nr_sorted - 1 : 0;
@@ -232,25 +317,14 @@ static void draw_table(struct tui *u, int y)
 
 		if (ms)
 			len = snprintf(line, sizeof(line),
-				       "%6.2f%% %7.2f%% %9.1f", last, session,
-				       (double)e->last / 1e6);
+				       "%6.2f%% %7.2f%% %9.1f %9.1f", last,
+				       session, (double)e->last / 1e6,
+				       (double)e->session / 1e6);
 		else
 			len = snprintf(line, sizeof(line),
 				       "%6.2f%% %7.2f%% %7" PRIu64, last,
 				       session, e->last);
-		{
-			int numbers = len, file = file_length(t, e);
-
-			len = put_keys(t, e, line, sizeof(line), numbers, -1);
-			/* too wide: the file's path gives way, not the
-			 * function (perf top shortens the same column) */
-			if (len > COLS && file > 8)
-				len = put_keys(t, e, line, sizeof(line),
-					       numbers,
-					       file - (len - COLS) > 8 ?
-						       file - (len - COLS) :
-						       8);
-		}
+		put_keys(t, e, line, sizeof(line), len, widths);
 		put_line(y, line, i == u->selected ? A_REVERSE : 0);
 	}
 	for (; y < LINES - 1; y++)

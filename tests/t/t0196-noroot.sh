@@ -92,6 +92,9 @@ expect_exit 0 as_user "$DCPROF" record -o "$F" -- "$U/split" 3 --truth
 grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
 [ "$PARANOID" -lt 1 ] || grep -q 'per-task events' "$TMP/err" ||
 	die "no line says the recording fell back to per-task events: $(cat "$TMP/err")"
+# the README's promise: one line, not one per thing the user lacks
+[ "$PARANOID" -lt 1 ] || [ "$(grep -c '^dcprof: warning:' "$TMP/err")" -eq 1 ] ||
+	die "more than one warning as a user: $(grep '^dcprof: warning:' "$TMP/err")"
 [ "$(stat -c %u:%a "$F")" = "$UID_USER:600" ] ||
 	die "the profile is $(stat -c %u:%a "$F"), not the user's with mode 600"
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort file,symbol

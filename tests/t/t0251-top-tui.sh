@@ -42,6 +42,10 @@ SH
 	rm -f "$TMP/shell.pid"
 	tm new-session -d -s "$S" -x 100 -y 30 "bash $TMP/pane.sh"
 }
+# the table under the header, whose lines wrap on a narrow screen
+column_header() { grep -m1 '^ *last  *session'; }
+first_row() { sed -n '/^ *last  *session/{n;p;q}'; }
+table_rows() { sed -n '/^ *last  *session/,$p' | tail -n +2; }
 alt_screen() { tm display-message -p -t "$S" '#{alternate_on}'; }
 wait_screen() { # REGEX SECONDS
 	local i
@@ -64,10 +68,10 @@ start_pane
 # the hot function on the first row within 3 s
 wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +split .* work_fifty$' 3 ||
 	die "work_fifty is not on a row within 3 s: $(screen)"
-row1=$(screen | sed -n 5p)
+row1=$(screen | first_row)
 echo "$row1" | grep -q 'work_fifty$' || die "first row: $row1"
-screen | sed -n 4p | grep -q 'last  *session  *samples  *comm  *file  *symbol' ||
-	die "no column header: $(screen | sed -n 4p)"
+screen | column_header | grep -q 'last  *session  *samples  *comm  *file  *symbol' ||
+	die "no column header: $(screen | column_header)"
 
 # sort change
 screen | grep -q 'sort(last)' || die "the sort key is not shown"
@@ -87,8 +91,8 @@ screen | grep -q 'work_fifty' || die "an unknown key changed the view"
 tm send-keys -t "$S" / t h i r t y Enter
 wait_screen 'filter=thirty|/:filter=thirty' 2 || die "the filter is not shown: $(screen)"
 sleep 1.2
-screen | sed -n '5,$p' | grep -q 'work_thirty' || die "the filter hid work_thirty"
-! screen | sed -n '5,$p' | grep -q 'work_fifty' || die "the filter kept work_fifty"
+screen | table_rows | grep -q 'work_thirty' || die "the filter hid work_thirty"
+! screen | table_rows | grep -q 'work_fifty' || die "the filter kept work_fifty"
 # Escape in the filter prompt clears it
 tm send-keys -t "$S" / Escape
 sleep 0.5
@@ -109,9 +113,9 @@ tm send-keys -t "$S" x # any key goes back
 wait_screen 'sort\(' 2 || die "the call tree did not close"
 tm send-keys -t "$S" Space
 wait_screen '\[paused\]' 2 || die "space did not pause: $(screen)"
-a=$(screen | sed -n '5,$p')
+a=$(screen | table_rows)
 sleep 2.2
-b=$(screen | sed -n '5,$p')
+b=$(screen | table_rows)
 [ "$a" = "$b" ] || die "the paused view changed"
 tm send-keys -t "$S" Space
 sleep 0.3
@@ -161,9 +165,9 @@ wait_screen '^ *[0-9.]+% .*\[kernel\.kallsyms\]' 4 ||
 tm send-keys -t "$S" k
 wait_screen 'kernel\(hidden\)' 2 || die "k is not shown: $(screen | head -3)"
 sleep 1.5
-! screen | sed -n '5,$p' | grep -q 'kernel\.kallsyms' ||
+! screen | table_rows | grep -q 'kernel\.kallsyms' ||
 	die "kernel rows after k: $(screen | sed -n '5,12p')"
-screen | sed -n '5,$p' | grep -Eq ' dd +/' ||
+screen | table_rows | grep -Eq ' dd +/' ||
 	die "no user row for dd after k: $(screen | sed -n '5,12p')"
 tm send-keys -t "$S" q
 check_exit k
@@ -179,15 +183,15 @@ if [ "$(id -u)" -eq 0 ]; then
 	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +nap_burn .* burn_cpu$' 3 ||
 		die "--off-cpu: burn_cpu is not on a row within 3 s: $(screen)"
 	screen | grep -q 'v:value(cpu)' || die "the header does not show the value: $(screen | sed -n 3p)"
-	! screen | sed -n '5,$p' | grep -q ' nap$' || die "nap has a row in the CPU view: $(screen)"
+	! screen | table_rows | grep -q ' nap$' || die "nap has a row in the CPU view: $(screen)"
 	tm send-keys -t "$S" v
 	wait_screen 'v:value\(off-cpu\)' 2 || die "v did not change the value: $(screen | sed -n 3p)"
-	screen | sed -n 4p | grep -q 'last  *session  *ms  *comm' ||
-		die "the off-CPU view has no ms column: $(screen | sed -n 4p)"
-	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +nap_burn .* nap$' 3 ||
+	screen | column_header | grep -q 'last  *session  *ms  *total ms  *comm' ||
+		die "the off-CPU view has no ms column: $(screen | column_header)"
+	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+ +nap_burn .* nap$' 3 ||
 		die "nap does not appear in the off-CPU view: $(screen)"
 	sleep 1.2
-	screen | sed -n 5p | grep -q ' nap$' || die "nap does not lead the off-CPU view: $(screen)"
+	screen | first_row | grep -q ' nap$' || die "nap does not lead the off-CPU view: $(screen)"
 	tm send-keys -t "$S" v
 	wait_screen 'v:value\(wall\)' 2 || die "v did not cycle to wall: $(screen | sed -n 3p)"
 	tm send-keys -t "$S" q
@@ -211,13 +215,13 @@ if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/bpf-probe.data" \
 		die "bpf: no view after 30 s: $(screen)"
 	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +split .* work_fifty$' 3 ||
 		die "bpf: work_fifty is not on a row within 3 s: $(screen)"
-	screen | sed -n 5p | grep -q 'work_fifty$' || die "bpf: first row: $(screen | sed -n 5p)"
+	screen | first_row | grep -q 'work_fifty$' || die "bpf: first row: $(screen | first_row)"
 	wait_screen "'split' \(pid [0-9]+\) exited with status 0, final totals" 30 ||
 		die "the command's end is not in the header: $(screen)"
 	a=$(screen | sed -n '4,$p')
 	sleep 2.2
 	[ "$a" = "$(screen | sed -n '4,$p')" ] || die "the final totals changed after the command's end"
-	screen | sed -n 5p | grep -q 'work_fifty$' || die "the final totals lost work_fifty: $(screen)"
+	screen | first_row | grep -q 'work_fifty$' || die "the final totals lost work_fifty: $(screen)"
 	! screen | grep -q '^EXIT=' || die "top ended with the command, before q"
 	tm send-keys -t "$S" q
 	check_exit "top -- CMD"

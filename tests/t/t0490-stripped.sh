@@ -7,8 +7,8 @@
 # way; `annotate FILE+0xSTART` disassembles each, `annotate` of a real
 # name says where the unnamed samples are and to give --debuginfo-dir;
 # report --resymbolize --debuginfo-dir with the debug file gives the real
-# names back, counted as found by symbols (and without it keeps the made
-# ones). A .eh_frame that is garbage, truncated
+# names back, counted as found by symbols, the made names apart in the
+# text (and without it keeps the made ones). A .eh_frame that is garbage, truncated
 # or randomly damaged falls back to one name per address, no crash.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 objcopy strip readelf nm
@@ -167,6 +167,23 @@ import json, sys
 r = json.load(open(sys.argv[1]))["resymbolize"]
 assert r["symbols_after"] >= r["symbols_before"] + 3, r
 assert r["symbols_after"] <= r["resolved_after"], r
+PY
+cp "$TMP/out" "$TMP/resym.json"
+# the text line counts the made names apart from the symbols' (before, it
+# counted both as named): the debug file turns made names into symbols
+expect_exit 0 "$DCPROF" report -i "$F" --resymbolize --debuginfo-dir "$DBG"
+python3 - "$TMP/resym.json" "$TMP/out" <<'PY' || die "the text does not count made names apart: $(grep '^# resymbolized' "$TMP/out")"
+import json, re, sys
+r = json.load(open(sys.argv[1]))["resymbolize"]
+line = next(l for l in open(sys.argv[2]) if l.startswith("# resymbolized"))
+print(line.strip())
+m = re.search(r": (\d+) addresses named by symbols and (\d+) given made names "
+              r"\(file\+0xSTART, from \.eh_frame\); before, (\d+) and (\d+)$", line)
+assert m, line
+sym, made, sym0, made0 = map(int, m.groups())
+assert (sym, made) == (r["symbols_after"], r["resolved_after"] - r["symbols_after"]), r
+assert (sym0, made0) == (r["symbols_before"], r["resolved_before"] - r["symbols_before"]), r
+assert made < made0, "the debug file left as many made names"
 PY
 expect_exit 0 "$DCPROF" report -i "$F" --resymbolize --debuginfo-dir "$DBG" --write
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,file,symbol

@@ -4,8 +4,14 @@
 # every CPU, until the file system fills. dcprof must exit non-zero (within
 # the 30 s --duration it was given) with one error line on stderr naming the
 # file and "No space left on device"; the file left behind must open with
-# `dcprof report` (exit 0, incomplete) and hold the samples of the flushes
-# written before the disk filled, and no temporary file may be left.
+# `dcprof report` (exit 0, incomplete, and the disk full: its last META
+# chunk says so, in room kept past the file's end) and hold the samples of
+# the flushes written before the disk filled, and no temporary file may be
+# left. Then a command recorded into the full disk: it is neither killed
+# nor abandoned (issue 41: it was killed without a word): dcprof says in
+# one line that the disk is full and that it waits for the command, which
+# runs to its end (its last step writes a marker), exits 1, and its file
+# reports the disk full, with the samples written before.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 mount umount
 need_root
@@ -30,6 +36,7 @@ one_line_error
 grep -qF "$F" "$TMP/err" || die "the error does not name '$F'"
 grep -q "No space left on device" "$TMP/err" ||
 	die "the error does not say 'No space left on device'"
+grep -q "disk is full" "$TMP/err" || die "the error does not say the disk is full"
 ls -la "$MNT"
 [ "$(ls -A "$MNT" | grep -v -x -F "full.data")" = "" ] ||
 	die "files left beside the profile: $(ls -A "$MNT")"
@@ -43,8 +50,42 @@ kept = sum(r["samples"] for r in d["rows"])
 print("file of %d bytes: %d samples kept in %d rows, complete %s" % (
     os.path.getsize(sys.argv[2]), kept, len(d["rows"]), d["meta"]["complete"]))
 assert not d["meta"]["complete"]
+assert d["meta"]["disk_full"], "the file does not say the disk was full"
 assert kept > 0, "no samples survived"
 assert d["meta"]["callchain"]
 PY
 expect_exit 0 "$DCPROF" report -i "$F"
+grep -q "^# INCOMPLETE: the disk was full" "$TMP/out" ||
+	die "report does not say the disk was full: $(grep INCOMPLETE "$TMP/out")"
+kill -KILL "$SPAWNED"
+wait "$SPAWNED" 2>/dev/null
+
+# --- a command recorded into a disk that fills ---------------------------
+rm -f "$MNT"/*
+# 24 KiB left: the command's stacks fill it within its first second or two
+dd if=/dev/zero of="$MNT/fill" bs=4k count=58 2>/dev/null
+F=$MNT/cmd.data
+start=$(date +%s%N)
+expect_exit 1 "$DCPROF" record -g --flush-interval 0.2 -o "$F" -- \
+	sh -c '"$0" 2 4 16; echo done >"$1"' "$BUSY" "$TMP/marker"
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "a command into a full disk: dcprof returned after $took ms: $(cat "$TMP/err")"
+one_line_error
+grep -q "disk is full" "$TMP/err" || die "the error does not say the disk is full"
+grep -q "waiting for 'sh' (pid [0-9]*) to exit" "$TMP/err" ||
+	die "the error does not say that dcprof waits for the command"
+[ "$(cat "$TMP/marker" 2>/dev/null)" = done ] ||
+	die "the command did not run to its end (no marker)"
+[ "$took" -ge 3500 ] || die "dcprof returned after $took ms, before the command's 4 s"
+expect_exit 0 "$DCPROF" report -i "$F" --format json
+cp "$TMP/out" "$TMP/cmd.json"
+python3 - "$TMP/cmd.json" <<'PY' || die "the command's file does not say the disk was full"
+import json, sys
+d = json.load(open(sys.argv[1]))
+kept = sum(r["samples"] for r in d["rows"])
+print("command's file: %d samples kept, %.1f s, disk_full %s" % (
+    kept, d["meta"]["duration_ns"] / 1e9, d["meta"]["disk_full"]))
+assert not d["meta"]["complete"] and d["meta"]["disk_full"]
+assert kept > 0
+PY
 pass

@@ -3,8 +3,9 @@
 # asked as bash would ask it (COMP_WORDS, COMP_CWORD, _dcprof): it offers
 # exactly the commands `dcprof --help` lists, and after a command and "-"
 # exactly the options `dcprof COMMAND --help` prints (and --help); values
-# for --format, --kind and --tree; files after -i; the profiled command's
-# name after "record --" and "top --".
+# for --format, --kind and --tree, --sort's keys not given yet; files
+# after -i; annotate's sampled functions; the profiled command's name
+# after "record --" and "top --".
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/t08-help.inc"
 
@@ -62,9 +63,20 @@ want "html svg" dcprof flamegraph --format ""
 want "maps tasks" dcprof collect --kind ""
 want "callee caller" dcprof report --tree ""
 want "comm,file" dcprof report -s comm,f
+# a key already given is not offered again (it offered comm,comm)
+want "comm,file comm,pid comm,process comm,symbol comm,tid" dcprof report --sort comm,
+want "pid,tid,comm pid,tid,file pid,tid,process pid,tid,symbol" dcprof report --sort pid,tid,
 touch "$TMP/prof-a.data" "$TMP/prof-b.data"
 want "$TMP/prof-a.data $TMP/prof-b.data" dcprof report -i "$TMP/prof-"
 want "$TMP/prof-a.data" dcprof flamegraph --diff "$TMP/prof-b.data" "$TMP/prof-a"
+# annotate's SYMBOL: the profile's sampled functions (it offered files)
+P=$TOP/tests/fuzz/corpus/fuzz_profile_read/compact-g.data
+"$DCPROF" report -i "$P" --sort symbol --no-demangle --limit 500 |
+	sed -n 's/^ *[0-9]* *[0-9.]*%  \[[.k]\] \(__s[^ []*\)$/\1/p' |
+	LC_ALL=C sort -u | tr '\n' ' ' | sed 's/ $//' >"$TMP/syms"
+[ -s "$TMP/syms" ] || die "no __s symbol in $P"
+PATH=$BUILD:$PATH want "$(cat "$TMP/syms")" dcprof annotate -i "$P" __s
+echo "annotate -i $(basename "$P") __s<TAB>: $(cat "$TMP/syms")"
 complete_words dcprof record -g -- bas | grep -qx bash ||
 	die "'record -g -- bas' does not offer the command bash"
 complete_words dcprof top --stdio -- bas | grep -qx bash ||
