@@ -66,7 +66,8 @@ P=$(build_workload plt_calls -fno-builtin)
 F=$TMP/plt.data
 expect_exit 0 "$DCPROF" record -o "$F" -- "$P" 1
 expect_exit 0 "$DCPROF" annotate main -i "$F"
-sed -n 's/^ *\([0-9a-f]*\):  call 0x[0-9a-f]* <\(.*\)>$/\1 \2/p' "$TMP/out" |
+# (a sampled instruction's line begins with its percent and samples)
+sed -n 's/^ *\([0-9.]*% *[0-9]* *\)\{0,1\}\([0-9a-f]*\):  call 0x[0-9a-f]* <\(.*\)>$/\2 \3/p' "$TMP/out" |
 	sort -u >"$TMP/ours"
 objdump -d --no-show-raw-insn "$P" |
 	sed -n 's/^ *\([0-9a-f]*\):[[:space:]]*call *[0-9a-f]* <\(.*\)>$/\1 \2/p' |
