@@ -332,10 +332,8 @@ static int start_source(struct dcp_recorder *r,
 			return 0;
 		if (!strcmp(backend, "bpf"))
 			return ret;
-		/* without privilege the perf backend's own warning says what
-		 * the recording lacks: this one is for -v */
-		dcp_log(ret == -EPERM ? DCP_LOG_INFO : DCP_LOG_WARN,
-			"using the perf backend: %s", dcp_last_error());
+		dcp_log(DCP_LOG_WARN, "using the perf backend: %s",
+			dcp_last_error());
 	}
 	r->backend = "perf";
 	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_DWARF)

@@ -109,16 +109,6 @@ int record_parse_backend(const char *cmd, const char *arg, const char **backend)
 	return 0;
 }
 
-const char *record_default_backend(const struct dcp_recorder_opts *o, bool cpus)
-{
-	/* what only the perf backend records is asked for: no fallback to
-	 * say, the options chose */
-	if (cpus || o->sample_period || o->filter_uid ||
-	    (o->event && strcmp(o->event, "cpu-clock")))
-		return "perf";
-	return "auto";
-}
-
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns)
 {
 	char *end;
