@@ -62,7 +62,7 @@ struct bpf_unwind {
 	} * placed;
 	size_t nr_placed, cap_placed;
 	uint64_t tables, table_bytes; /* in the kernel now */
-	uint64_t evicted; /* taken out, the least recently used, for room */
+	uint64_t evicted; /* taken out to make room for others */
 	uint64_t refused; /* no room left in the memory given */
 	/* files refused, asked for again from after_ns on: room may have
 	 * been made by then */
