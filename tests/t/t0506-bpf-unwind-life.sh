@@ -111,8 +111,12 @@ gcc $NOFP -O2 -shared -fPIC -o "$TMP/first/libdcpwork.so" "$W/unwind_lib.c" &&
 	gcc $NOFP -O2 -o "$TMP/first/unwind_main" "$W/unwind_main.c" \
 		-L"$TMP/first" -ldcpwork -Wl,-rpath,"$TMP/first" ||
 	die "cannot build the first program"
-first=$(rows_of "$TMP/first/unwind_main" leaf 0.3)
-second=$(rows_of "$TMP/nofp/unwind_main" cb 0.3)
+# long enough for every table to be built (smallest first, at the polls;
+# libc's last)
+first=$(rows_of "$TMP/first/unwind_main" leaf 1.5)
+second=$(rows_of "$TMP/nofp/unwind_main" cb 1.5)
+[ "$first" -ge 10000 ] && [ "$second" -ge 10000 ] ||
+	die "the rows of the programs' tables ($first, $second) leave libc's out"
 memory=$(python3 -c '
 import sys
 want = max(int(sys.argv[1]), int(sys.argv[2])) + 8
