@@ -145,7 +145,8 @@ size_t annotate_closest(const struct profile_view *v, const char *name,
 		}
 		c[k].samples += row.count;
 	}
-	qsort(c, n, sizeof(*c), by_score);
+	if (n)
+		qsort(c, n, sizeof(*c), by_score);
 	for (size_t k = 0; k < n && shown < 5 && len + 8 < size; k++, shown++)
 		len += (size_t)snprintf(buf + len, size - len, "%s'%s'",
 					shown ? ", " : "", c[k].name);
