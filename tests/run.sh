@@ -73,7 +73,9 @@ for t in tests/t/t[0-9]*.sh; do
 	: >"$notes/$name.skips"
 	start=$SECONDS
 	start_us=$(us)
-	DCPROF_SKIPS=$notes/$name.skips bash "$t"
+	# through a process substitution, not a pipe: a process the script
+	# leaves behind with its output open must not hold the suite up
+	DCPROF_SKIPS=$notes/$name.skips bash "$t" > >(tee "$notes/$name.log") 2>&1
 	rc=$?
 	# how long each script takes: CI has to stay within its time
 	echo "--- $name: $((SECONDS - start)) s"
@@ -111,6 +113,11 @@ done
 } >"$notes/table"
 head -21 "$notes/table"
 [ -n "${BUILD:-}" ] && [ -d "$BUILD" ] && cp "$notes/table" "$BUILD/test-times"
+# why each failed, last: a CI log may be read from its end only
+for name in ${failed[@]+"${failed[@]}"}; do
+	echo "--- why $name failed (its last lines):"
+	tail -n 4 "$notes/$name.log" 2>/dev/null | cut -c1-300 | sed 's/^/    /'
+done
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -12,6 +12,8 @@
  * rows as struct dcp_unwind_row (12 bytes, little endian). An entry whose
  * length does not match, or whose rows are not in order, is compiled
  * again.
+ *
+ * The vdso has no file: its table is compiled from this process's image.
  */
 #include <endian.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 
 #include "buildid_internal.h"
 #include "cache_internal.h"
+#include "elf_segments_internal.h"
 #include "log_internal.h"
 #include "unwind_table_internal.h"
 
@@ -186,4 +189,35 @@ int dcp_unwind_table_for_fd(int fd, const struct dcp_cache *cache, bool build,
 	ret = dcp_unwind_table_build(elf, t);
 	elf_end(elf);
 	return ret;
+}
+
+int dcp_unwind_table_build_vdso(struct dcp_unwind_table *t)
+{
+	const unsigned char *img;
+	unsigned char *copy;
+	size_t size;
+	Elf *elf;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = dcp_vdso_image(&img, &size);
+	if (err < 0)
+		return dcp_error(-err, "cannot read the vdso's image");
+	/* libelf reads from a buffer of its own: the vdso's pages are the
+	 * kernel's */
+	copy = malloc(size);
+	if (!copy)
+		return dcp_error(ENOMEM, "out of memory");
+	memcpy(copy, img, size);
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)copy, size);
+	if (!elf) {
+		free(copy);
+		return dcp_error(ENOEXEC, "cannot read the vdso's image: %s",
+				 elf_errmsg(-1));
+	}
+	err = dcp_unwind_table_build(elf, t);
+	elf_end(elf);
+	free(copy);
+	return err;
 }

@@ -40,6 +40,13 @@ struct dcp_unwind_table {
  */
 int dcp_unwind_table_build(Elf *elf, struct dcp_unwind_table *t);
 
+/*
+ * The table of the vdso, built from this process's image: every 64-bit
+ * process of this kernel maps the same one, at offset 0 of its mapping.
+ * 0 or a negative errno as dcp_unwind_table_build().
+ */
+int dcp_unwind_table_build_vdso(struct dcp_unwind_table *t);
+
 void dcp_unwind_table_free(struct dcp_unwind_table *t);
 
 /* The row in force at file offset off (binary search), NULL before the first row. */

@@ -206,6 +206,19 @@ spawn() {
 	_spawned+=("$SPAWNED")
 }
 
+# wait_exec PID PROGRAM [SECONDS]: until process PID runs PROGRAM (its
+# exe's base name), past the fork and exec that started it
+wait_exec() {
+	local pid=$1 limit=$(( ${3:-10} * 20 )) i exe
+	for ((i = 0; i < limit; i++)); do
+		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || true
+		[ "${exe##*/}" = "$2" ] && return 0
+		[ -e "/proc/$pid" ] || die "process $pid exited"
+		sleep 0.05
+	done
+	die "process $pid does not run $2"
+}
+
 wait_stopped() {
 	local pid=$1 limit=$(( ${2:-10} * 20 )) i state
 	for ((i = 0; i < limit; i++)); do

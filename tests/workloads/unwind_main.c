@@ -11,6 +11,9 @@
  *                                main -> recurse x DEPTH -> bottom_burn
  *   unwind_main memcpy SECONDS   main -> copy_burn -> memcpy (libc), most
  *                                of the time in memcpy
+ *   unwind_main clock SECONDS    main -> clock_burn -> clock_gettime
+ *                                (libc) -> the vdso, most of the time in
+ *                                the vdso
  *   unwind_main signal SECONDS   main -> interrupted, and a SIGPROF every
  *                                5 ms of CPU time whose handler (on_prof ->
  *                                handler_burn) burns 2 ms
@@ -141,6 +144,17 @@ __attribute__((noinline)) void copy_burn(void)
 	}
 }
 
+/* CLOCK_MONOTONIC is read in the vdso, without entering the kernel */
+__attribute__((noinline)) void clock_burn(void)
+{
+	struct timespec ts;
+
+	for (int i = 0; i < 100000; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (uint64_t)ts.tv_nsec;
+	}
+}
+
 __attribute__((noinline)) void handler_burn(void)
 {
 	BURN_BODY(2000000);
@@ -229,6 +243,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "memcpy")) {
 		while (thread_cpu_ns() < end)
 			copy_burn();
+	} else if (!strcmp(mode, "clock")) {
+		while (thread_cpu_ns() < end)
+			clock_burn();
 	} else if (!strcmp(mode, "signal")) {
 		run_signal(end);
 	} else if (!strcmp(mode, "qsort")) {

@@ -164,6 +164,9 @@ struct dcp_bpf_file_key {
 	unsigned int dev;
 	unsigned int pad;
 };
+/* the vdso's key (dev 0): it has no file, and its table is built by user
+ * space from its own image, the same in every 64-bit process */
+#define DCP_BPF_VDSO_INO 0xffffffffffffffffull
 
 /*
  * An executable mapping of a file as it is made (perf_event_mmap(), where

@@ -96,23 +96,6 @@ static void window_unmap(struct window *w)
 	munmap(w->map, w->map_len);
 }
 
-int dcp_bpf_unwind_start(struct bpf_source *bs)
-{
-	struct bpf_unwind *u = &bs->unwind;
-
-	if (!u->on)
-		return 0;
-	if (dcp_bpf_unwind_space_init(u))
-		return -ENOMEM;
-	dcp_cache_open(&u->cache);
-	u->files_fd = bs->skel->maps.unwind_files.map_fd;
-	u->targets_fd = bs->skel->maps.unwind_targets.map_fd;
-	u->wanted_fd = bs->skel->maps.unwind_wanted.map_fd;
-	u->rows_fd = bs->skel->maps.unwind_rows.map_fd;
-	u->pages_fd = bs->skel->maps.unwind_pages.map_fd;
-	return 0;
-}
-
 /*
  * The file the kernel asked for, through the process that maps it: fd, or
  * -errno (the process or the mapping is gone: the next walk asks again).
@@ -330,6 +313,51 @@ static int build_one(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 }
 
 /*
+ * The vdso's table, placed before any walk needs it: the vdso has no file
+ * for a walk to ask for. Without one (no room, no CFI) its frames are
+ * walked by frame pointers, and its entry says so.
+ */
+static int place_vdso(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+	const struct dcp_bpf_file_key k = { .ino = DCP_BPF_VDSO_INO };
+	struct dcp_bpf_unwind_file f = { 0 };
+	struct dcp_unwind_table t;
+	int ret;
+
+	ret = dcp_unwind_table_build_vdso(&t);
+	if (!ret)
+		ret = place_table(bs, &k, &t, &f);
+	dcp_unwind_table_free(&t);
+	if (ret) {
+		u->failed++;
+		dcp_log(DCP_LOG_DEBUG, "no unwind table for the vdso (%s)",
+			strerror(-ret));
+	}
+	if (bpf_map_update_elem(u->files_fd, &k, &f, BPF_ANY))
+		return dcp_error(errno, "cannot add an unwind table: %s",
+				 strerror(errno));
+	return 0;
+}
+
+int dcp_bpf_unwind_start(struct bpf_source *bs)
+{
+	struct bpf_unwind *u = &bs->unwind;
+
+	if (!u->on)
+		return 0;
+	if (dcp_bpf_unwind_space_init(u))
+		return -ENOMEM;
+	dcp_cache_open(&u->cache);
+	u->files_fd = bs->skel->maps.unwind_files.map_fd;
+	u->targets_fd = bs->skel->maps.unwind_targets.map_fd;
+	u->wanted_fd = bs->skel->maps.unwind_wanted.map_fd;
+	u->rows_fd = bs->skel->maps.unwind_rows.map_fd;
+	u->pages_fd = bs->skel->maps.unwind_pages.map_fd;
+	return place_vdso(bs);
+}
+
+/*
  * The processes recorded (-p, a command) not yet in the kernel's
  * unwind_targets, put in: their walks ask for tables, and the fork
  * program adds their children.
@@ -381,7 +409,8 @@ void dcp_bpf_unwind_want(struct bpf_source *bs, uint32_t pid, uint64_t start,
 	 * dcp_bpf_unwind_work(); asked for by another process, taken over
 	 * by a recorded one, which goes first; a process not recorded
 	 * needs no table */
-	if (u->on && (!bs->r->targeted || is_target(bs, pid)))
+	if (u->on && ino != DCP_BPF_VDSO_INO &&
+	    (!bs->r->targeted || is_target(bs, pid)))
 		bpf_map_update_elem(u->wanted_fd, &k, &w,
 				    is_target(bs, pid) ? BPF_ANY : BPF_NOEXIST);
 }

@@ -184,7 +184,9 @@ static size_t evict_candidates(struct bpf_source *bs,
 		uint64_t h = file_key_hash(&u->placed[i].key);
 		bool in_use;
 
-		if (bpf_map_lookup_elem(u->files_fd, &u->placed[i].key, &f))
+		/* the vdso's table is placed once, never asked for again */
+		if (u->placed[i].key.ino == DCP_BPF_VDSO_INO ||
+		    bpf_map_lookup_elem(u->files_fd, &u->placed[i].key, &f))
 			continue;
 		in_use = !mapped ||
 			 bsearch(&h, mapped, nr_mapped, sizeof(h), dcp_cmp_u64);

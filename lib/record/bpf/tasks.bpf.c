@@ -226,8 +226,9 @@ static __always_inline __u64 send_mapping(__u64 addr, bool vdso,
 	if (vdso ? m.start != addr : !m.ino)
 		return m.end; /* not executable, or no file */
 	id = bpf_get_current_pid_tgid();
-	if (keep_ranges && !vdso)
-		add_range(id >> 32, m.start, m.end, m.pgoff, m.ino, m.dev);
+	if (keep_ranges)
+		add_range(id >> 32, m.start, m.end, m.pgoff,
+			  vdso ? DCP_BPF_VDSO_INO : m.ino, vdso ? 0 : m.dev);
 	if (!send_events)
 		return m.end;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -283,8 +284,8 @@ int BPF_PROG(dcp_exec, struct task_struct *p, pid_t old_pid,
 		addr = send_mapping(addr, false, send_exec_mappings);
 	/* clock_gettime() and friends run there, with no file to name them */
 	addr = (__u64)BPF_CORE_READ(mm, context.vdso);
-	if (addr && send_exec_mappings)
-		send_mapping(addr, true, true);
+	if (addr)
+		send_mapping(addr, true, send_exec_mappings);
 	return 0;
 }
 
@@ -339,8 +340,13 @@ int dcp_ranges_seed(struct bpf_iter__task_vma *ctx)
 	if (!t || !vma || !(vma->vm_flags & DCP_VM_EXEC))
 		return 0;
 	file = vma->vm_file;
-	if (!file)
+	if (!file) {
+		if (vma->vm_start ==
+		    (__u64)BPF_CORE_READ(vma, vm_mm, context.vdso))
+			add_range(t->tgid, vma->vm_start, vma->vm_end, 0,
+				  DCP_BPF_VDSO_INO, 0);
 		return 0;
+	}
 	inode = file->f_inode;
 	add_range(t->tgid, vma->vm_start, vma->vm_end,
 		  (__u64)vma->vm_pgoff << 12, inode->i_ino, inode->i_sb->s_dev);
