@@ -449,10 +449,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cmd_usage_error(
 			"record",
 			"--continuous records the system or -p processes into its directory: no -o, no command");
-	/* perf stays the default while the BPF backend costs more CPU per
-	 * sample (docs/PERFORMANCE.md "BPF backend") */
 	if (!a->opts.backend)
-		a->opts.backend = "perf";
+		a->opts.backend = record_default_backend(&a->opts, a->nr_cpus);
 	if (!strcmp(a->opts.backend, "bpf") &&
 	    (a->nr_cpus || a->opts.sample_period || a->opts.filter_uid))
 		return cmd_usage_error(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* dcprof record: the option values checked before anything starts. */
 #include <errno.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "record_opts.h"
@@ -107,6 +110,39 @@ int record_parse_backend(const char *cmd, const char *arg, const char **backend)
 			cmd, "invalid backend '%s' (bpf, perf or auto)", arg);
 	*backend = arg;
 	return 0;
+}
+
+/* CAP_BPF and CAP_PERFMON (kernel 5.8), in the effective set */
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+
+/* Whether this process may load the BPF backend's programs. */
+static bool may_load_bpf(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	uint32_t high;
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	high = data[1].effective;
+	return (high & (1u << (CAP_PERFMON_BIT - 32))) &&
+	       (high & (1u << (CAP_BPF_BIT - 32)));
+}
+
+const char *record_default_backend(const struct dcp_recorder_opts *o, bool cpus)
+{
+	/* what only the perf backend records is asked for, or the user may
+	 * not load BPF programs: no fallback to say, the perf backend says
+	 * itself what an unprivileged recording lacks */
+	if (cpus || o->sample_period || o->filter_uid ||
+	    (o->event && strcmp(o->event, "cpu-clock")) || !may_load_bpf())
+		return "perf";
+	return "auto";
 }
 
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns)

@@ -20,6 +20,15 @@ int record_check_only(const char *arg);
  * the command cmd (record, top) */
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns);
 
+struct dcp_recorder_opts;
+
+/*
+ * The backend when --backend is not given: auto (the BPF backend, whose -g
+ * unwinds full stacks in the kernel, and the perf backend when it cannot
+ * load), or perf when the options ask for what only it records (cpus: -C).
+ */
+const char *record_default_backend(const struct dcp_recorder_opts *o,
+				   bool cpus);
 /* --backend of record and top: bpf, perf or auto into *backend; else a
  * usage error of cmd (status 2). */
 int record_parse_backend(const char *cmd, const char *arg,

@@ -638,6 +638,8 @@ int cmd_top(int argc, char **argv)
 	a.opts.only = a.only;
 	a.opts.nr_only = a.nr_only;
 	a.opts.cmdline = cmdline ? cmdline : "dcprof top";
+	if (!a.opts.backend)
+		a.opts.backend = record_default_backend(&a.opts, false);
 	if (a.output) {
 		a.opts.output = a.output;
 	} else {

@@ -26,7 +26,9 @@
 #    hint (dwarf with the perf ring);
 #  - unprivileged (setpriv nobody): auto falls back to perf with one line
 #    saying why; --backend bpf fails in one line, non-zero, no file;
-#  - no kernel BTF (DCPROF_BPF_BTF pointing nowhere): the same.
+#  - no kernel BTF (DCPROF_BPF_BTF pointing nowhere): the same;
+#  - the default backend: bpf for root, perf for nobody (no fallback said)
+#    and with -c.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3 readelf
 need_perf_events
@@ -344,6 +346,24 @@ rc=$?
 if [ "$rc" -eq 0 ]; then
 	expect_exit 0 "$DCPROF" report -i "$TMP/u/auto.data"
 	grep -q '^# backend: perf$' "$TMP/out" || die "nobody's profile does not say backend perf"
+fi
+
+# --- the default backend: bpf for root; for a user who may not load BPF
+# programs, perf without a word of fallback; perf when -c asks for what
+# only the ring records
+expect_exit 0 "$DCPROF" record -o "$TMP/default.data" -- true
+expect_exit 0 "$DCPROF" report -i "$TMP/default.data"
+grep -q '^# backend: bpf$' "$TMP/out" || die "root's default backend is not bpf"
+expect_exit 0 "$DCPROF" record -c 100000 -o "$TMP/default-c.data" -- true
+expect_exit 0 "$DCPROF" report -i "$TMP/default-c.data"
+grep -q '^# backend: perf$' "$TMP/out" || die "-c does not choose the perf backend"
+as_nobody "$DCPROF" record -o "$TMP/u/default.data" -- true >"$TMP/out" 2>"$TMP/err"
+rc=$?
+! grep -q "using the perf backend" "$TMP/err" ||
+	die "nobody's default recording speaks of a fallback: $(cat "$TMP/err")"
+if [ "$rc" -eq 0 ]; then
+	expect_exit 0 "$DCPROF" report -i "$TMP/u/default.data"
+	grep -q '^# backend: perf$' "$TMP/out" || die "nobody's default backend is not perf"
 fi
 
 pass

@@ -64,36 +64,41 @@ void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory)
 }
 
 /*
- * The bytes [off, off + len) of the BPF array behind fd, mapped for
- * writing (w->at points at off) until window_unmap(): only while a table
- * is written, so that the recorder's address space holds no page of the
- * arrays (a mapping of the whole array would count all of it in its
- * resident set, written or not).
+ * n elements of elem bytes from src (src_stride apart) into the BPF array
+ * behind fd (stride bytes apart), from element first on, through a
+ * mapping of a window of the array at a time: the pages of a mapping of
+ * an array all count in the recorder's resident set while it is mapped,
+ * so a large table written through one mapping would raise the
+ * recorder's peak by its size.
  */
-struct window {
-	void *map;
-	size_t map_len;
-	char *at;
-};
+#define WINDOW_BYTES (256u << 10)
 
-static int window_map(int fd, size_t off, size_t len, struct window *w)
+static int copy_to_array(int fd, size_t first, size_t stride, const void *src,
+			 size_t src_stride, size_t elem, size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t first = off & ~(page - 1);
+	size_t per_window = WINDOW_BYTES / stride;
+	const char *from = src;
 
-	w->map_len = (off + len - first + page - 1) & ~(page - 1);
-	w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		      (off_t)first);
-	if (w->map == MAP_FAILED)
-		return dcp_error(errno, "cannot map the unwind tables: %s",
-				 strerror(errno));
-	w->at = (char *)w->map + (off - first);
+	for (size_t i = 0; i < n; i += per_window) {
+		size_t k = n - i < per_window ? n - i : per_window;
+		size_t off = (first + i) * stride;
+		size_t map_off = off & ~(page - 1);
+		size_t len =
+			(off + k * stride - map_off + page - 1) & ~(page - 1);
+		char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 fd, (off_t)map_off);
+
+		if (map == MAP_FAILED)
+			return dcp_error(errno,
+					 "cannot map the unwind tables: %s",
+					 strerror(errno));
+		for (size_t j = 0; j < k; j++)
+			memcpy(map + (off - map_off) + j * stride,
+			       from + (i + j) * src_stride, elem);
+		munmap(map, len);
+	}
 	return 0;
-}
-
-static void window_unmap(struct window *w)
-{
-	munmap(w->map, w->map_len);
 }
 
 /*
@@ -125,7 +130,6 @@ static int place_table(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 {
 	struct bpf_unwind *u = &bs->unwind;
 	struct dcp_bpf_unwind_page *pages;
-	struct window rows_w, pages_w;
 	struct unwind_placed placed = { .key = *k }, *pl;
 	uint64_t base, last, nr_pages;
 	size_t r = 0;
@@ -142,26 +146,15 @@ static int place_table(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 	if (!pl)
 		return dcp_error(ENOMEM, "out of memory");
 	u->placed = pl;
+	pages = malloc(nr_pages * sizeof(*pages));
+	if (!pages)
+		return dcp_error(ENOMEM, "out of memory");
 	ret = dcp_bpf_unwind_take_room(bs, (uint32_t)t->nr_rows,
 				       (uint32_t)nr_pages, &placed);
-	if (ret)
-		return ret;
-	ret = window_map(u->rows_fd,
-			 (size_t)placed.rows.start * DCP_BPF_UNWIND_ROW_STRIDE,
-			 t->nr_rows * DCP_BPF_UNWIND_ROW_STRIDE, &rows_w);
-	if (ret)
-		goto give_back;
-	ret = window_map(u->pages_fd,
-			 (size_t)placed.pages.start * sizeof(*pages),
-			 nr_pages * sizeof(*pages), &pages_w);
 	if (ret) {
-		window_unmap(&rows_w);
-		goto give_back;
+		free(pages);
+		return ret;
 	}
-	for (size_t i = 0; i < t->nr_rows; i++)
-		memcpy(rows_w.at + i * DCP_BPF_UNWIND_ROW_STRIDE, &t->rows[i],
-		       sizeof(t->rows[i]));
-	pages = (struct dcp_bpf_unwind_page *)pages_w.at;
 	for (uint64_t p = 0; p < nr_pages; p++) {
 		uint64_t start = (base + p) << DCP_BPF_UNWIND_PAGE_SHIFT;
 		uint64_t end = start + (1u << DCP_BPF_UNWIND_PAGE_SHIFT);
@@ -181,8 +174,16 @@ static int place_table(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 		pages[p].first_row = (uint32_t)(placed.rows.start + first);
 		pages[p].nr_rows = (uint32_t)(next > first ? next - first : 1);
 	}
-	window_unmap(&rows_w);
-	window_unmap(&pages_w);
+	if (!ret)
+		ret = copy_to_array(u->rows_fd, placed.rows.start,
+				    DCP_BPF_UNWIND_ROW_STRIDE, t->rows,
+				    sizeof(*t->rows), sizeof(*t->rows),
+				    t->nr_rows);
+	if (!ret)
+		ret = copy_to_array(u->pages_fd, placed.pages.start,
+				    sizeof(*pages), pages, sizeof(*pages),
+				    sizeof(*pages), nr_pages);
+	free(pages);
 	if (ret)
 		goto give_back;
 	f->first_page = placed.pages.start;
