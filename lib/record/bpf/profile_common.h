@@ -157,6 +157,9 @@ struct dcp_bpf_event {
 	char comm[DCP_BPF_COMM_LEN];
 	char path[DCP_BPF_PATH_LEN]; /* exec: the program's path as given */
 };
+/* a fork's or an exit's event: the same without the path */
+#define DCP_BPF_TASK_EVENT_SIZE \
+	(sizeof(struct dcp_bpf_event) - DCP_BPF_PATH_LEN)
 
 /* A program's file, by inode and device (s_dev), in known_execs. */
 struct dcp_bpf_file_key {

@@ -456,7 +456,7 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct dcp_bpf_mmap_event) &&
 	    (e->type == DCP_BPF_EVENT_MMAP || e->type == DCP_BPF_EVENT_VDSO))
 		return take_mmap(bs, data);
-	if (size < sizeof(*e))
+	if (size < DCP_BPF_TASK_EVENT_SIZE)
 		return 0;
 	switch (e->type) {
 	case DCP_BPF_EVENT_FORK:
@@ -464,7 +464,7 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 	case DCP_BPF_EVENT_EXIT:
 		return take_task(bs, PERF_RECORD_EXIT, e);
 	case DCP_BPF_EVENT_EXEC:
-		return take_exec(bs, e);
+		return size < sizeof(*e) ? 0 : take_exec(bs, e);
 	}
 	return 0;
 }

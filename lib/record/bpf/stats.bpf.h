@@ -18,7 +18,9 @@ struct dcp_stats_map {
 
 extern struct dcp_stats_map stats SEC(".maps");
 
-#define DCP_BPF_EVENTS_SIZE (4 * 1024 * 1024)
+/* mapped twice by its reader, all of it resident: as small as the task
+ * events of a storm of short-lived processes allow between two drains */
+#define DCP_BPF_EVENTS_SIZE (2 * 1024 * 1024)
 
 struct dcp_events_map {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

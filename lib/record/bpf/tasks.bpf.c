@@ -122,7 +122,10 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 				       struct task_struct *parent,
 				       struct linux_binprm *bprm)
 {
-	struct dcp_bpf_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* the path is an exec's alone: forks and exits, most of a storm's
+	 * events, leave it out of the ring */
+	struct dcp_bpf_event *e = bpf_ringbuf_reserve(
+		&events, bprm ? sizeof(*e) : DCP_BPF_TASK_EVENT_SIZE, 0);
 	bool known = false;
 
 	if (!e) {
@@ -137,7 +140,6 @@ static __always_inline void task_event(__u32 type, struct task_struct *t,
 	e->exec_id = (__u32)BPF_CORE_READ(t, self_exec_id);
 	e->time = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
-	e->path[0] = 0;
 	e->ino = 0;
 	e->dev = 0;
 	if (bprm) {
