@@ -280,7 +280,7 @@ struct dcp_profile_stats {
 	 * on (kernel frames, and the user ip where the kernel shows it) */
 	uint64_t off_cpu_under_way;
 	/* The BPF backend's -g, unwound in the kernel by the files' unwind
-	 * tables: walks, frames, ends, tables (docs/FORMAT.md, fields 39-53) */
+	 * tables: walks, frames, ends, tables (docs/FORMAT.md, fields 39-54) */
 	uint64_t unwind_walks;
 	uint64_t unwind_table_frames;
 	uint64_t unwind_fp_frames;
@@ -296,6 +296,7 @@ struct dcp_profile_stats {
 	uint64_t unwind_tables_refused;
 	uint64_t unwind_tables_failed;
 	uint64_t unwind_tables_evicted;
+	uint64_t unwind_named_frames; /* named (file, offset) by the walk */
 };
 
 /*

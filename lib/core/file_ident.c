@@ -88,8 +88,10 @@ int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 	unsigned int gen = 0;
 	int fd, ret;
 
-	if (c->held_max && c->held >= c->held_max)
+	if (c->held_max && c->held >= c->held_max) {
 		dcp_ident_cache_free(c); /* *out of earlier calls is gone */
+		c->resets++;
+	}
 	if (c->used * 2 >= c->cap) {
 		ret = ident_cache_grow(c);
 		if (ret < 0)

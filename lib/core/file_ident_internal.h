@@ -32,6 +32,9 @@ struct dcp_ident_cache {
 	struct dcp_ident_entry *e;
 	size_t cap, used;
 	size_t held, held_max;
+	/* times the cache let every file go for want of room: what a user
+	 * relies on its holding (an inode number's file) is gone then */
+	unsigned int resets;
 };
 
 /* A new descriptor of the mapped file, or a negative errno. */

@@ -57,6 +57,7 @@ static void take_source_counts(struct dcp_recorder *r)
 	SOURCE_COUNT(unwind_tables_refused);
 	SOURCE_COUNT(unwind_tables_failed);
 	SOURCE_COUNT(unwind_tables_evicted);
+	SOURCE_COUNT(unwind_named_frames);
 #undef SOURCE_COUNT
 	/* what the kernel holds now, not what a period added */
 	r->stats.unwind_tables = c->unwind_tables;

@@ -58,6 +58,7 @@ struct dcp_source_counts {
 	uint64_t unwind_tables, unwind_table_bytes;
 	uint64_t unwind_tables_refused, unwind_tables_failed;
 	uint64_t unwind_tables_evicted;
+	uint64_t unwind_named_frames;
 };
 
 struct dcp_source_ops {

@@ -66,10 +66,11 @@ static void print_header_text(const struct profile_view *v,
 		       " frames by unwind tables, %" PRIu64
 		       " by frame pointers (%" PRIu64
 		       " in files without a table, %" PRIu64
-		       " in no known file)\n",
+		       " in no known file); %" PRIu64
+		       " frames named (file, offset) there\n",
 		       s->unwind_walks, s->unwind_table_frames,
 		       s->unwind_fp_frames, s->unwind_no_table_frames,
-		       s->unwind_no_mapping_frames);
+		       s->unwind_no_mapping_frames, s->unwind_named_frames);
 		printf("# stacks ended: %" PRIu64
 		       " at the outermost frame, %" PRIu64
 		       " where the frame-pointer chain ended, %" PRIu64
@@ -238,7 +239,8 @@ static void print_header_json(const struct profile_view *v,
 		       ",\"table_bytes\":%" PRIu64
 		       ",\"tables_refused\":%" PRIu64
 		       ",\"tables_failed\":%" PRIu64
-		       ",\"tables_evicted\":%" PRIu64 "}",
+		       ",\"tables_evicted\":%" PRIu64
+		       ",\"named_frames\":%" PRIu64 "}",
 		       s->unwind_walks, s->unwind_table_frames,
 		       s->unwind_fp_frames, s->unwind_no_table_frames,
 		       s->unwind_no_mapping_frames, s->unwind_end_root,
@@ -246,7 +248,7 @@ static void print_header_json(const struct profile_view *v,
 		       s->unwind_end_read, s->unwind_end_depth,
 		       s->unwind_tables, s->unwind_table_bytes,
 		       s->unwind_tables_refused, s->unwind_tables_failed,
-		       s->unwind_tables_evicted);
+		       s->unwind_tables_evicted, s->unwind_named_frames);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

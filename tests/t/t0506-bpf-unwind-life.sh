@@ -3,6 +3,8 @@
 # while it is recorded, every program built with -fomit-frame-pointer:
 #  - a function whose time is in libc's memcpy keeps those samples, under
 #    main (a frame-pointer walk skips it: memcpy has no frame);
+#  - the walks name >= 90% of the frames (file, offset) themselves, in a
+#    command's recording and in one of a running process (-p);
 #  - time in the vdso (clock_gettime) stays with its callers: the vdso has
 #    no file, and its table is built from the recorder's own image;
 #  - a signal handler's frames lead back through the signal frame to the
@@ -54,10 +56,23 @@ assert whole >= 0.95 * n, "only %d of %d under main" % (whole, n)
 '
 }
 
+# named NAME: the walks named >= 90% of the user frames they found
+# (file, offset) in the kernel, the rest being addresses user space named
+named() {
+	local walked n
+	expect_exit 0 "$DCPROF" report -i "$TMP/$1.data" --format json
+	walked=$(json_get "$TMP/out" 'd["unwind"]["table_frames"] + d["unwind"]["fp_frames"]')
+	n=$(json_get "$TMP/out" 'd["unwind"]["named_frames"]')
+	echo "$1: $n of $walked frames named in the kernel"
+	[ "$walked" -ge 1000 ] && [ "$n" -ge $((walked * 9 / 10)) ] ||
+		die "$1: $n of $walked frames named in the kernel"
+}
+
 # 1. time in memcpy stays with its caller
 record memcpy -g -- "$TMP/nofp/unwind_main" memcpy 1.5
 whole "$TMP/memcpy.folded" unwind_main "memcpy" \
 	'["copy_burn", [g for f, c in rows for g in f if g.startswith("__mem")][0]]'
+named memcpy
 
 # running(): record NAME for 1.5 s of a process already running
 # unwind_main ARGS...: its tables are built before the recording starts,
@@ -81,6 +96,7 @@ print("the vdso: %d samples, %d (%.1f%%) under main" % (n, whole, 100.0 * whole 
 assert n >= 500, "only %d samples in the vdso" % n
 assert whole >= 0.99 * n, "only %d of %d under main" % (whole, n)
 '
+named clock
 # ... walked by the vdso's table, not by frame pointers
 expect_exit 0 "$DCPROF" report -i "$TMP/clock.data" --format json
 walks=$(json_get "$TMP/out" 'd["unwind"]["walks"]')

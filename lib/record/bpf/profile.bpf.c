@@ -332,6 +332,17 @@ static __always_inline void take_stacks(void *ctx, __u64 *user, __u64 *kernel,
 	}
 }
 
+/*
+ * Whether process tgid is recorded: with some processes only (-p, a
+ * command), the others' samples and switches are counted, and dropped by
+ * user space, so their stacks are not walked.
+ */
+static __always_inline bool recorded(__u32 tgid)
+{
+	return !unwind_targeted ||
+	       bpf_map_lookup_elem(&unwind_targets, &tgid) != NULL;
+}
+
 SEC("perf_event")
 int dcp_sample(struct bpf_perf_event_data *ctx)
 {
@@ -350,8 +361,9 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 		}
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
 		key.exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
-		take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0, 1,
-			    &key);
+		if (recorded(key.pid))
+			take_stacks(ctx, &key.user_stack, &key.kernel_stack, 0,
+				    1, &key);
 		if (!key.user_stack && !key.kernel_stack) {
 			__u64 ip = ctx->regs.ip;
 
@@ -519,8 +531,11 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 			 * __traceiter_sched_switch when other probes share
 			 * the tracepoint: user space drops it,
 			 * source_bpf_counts.c) */
-			take_stacks(ctx, &st->user_stack, &st->kernel_stack, 2,
-				    0, NULL);
+			if (recorded(st->pid))
+				take_stacks(ctx, &st->user_stack,
+					    &st->kernel_stack, 2, 0, NULL);
+			else
+				st->user_stack = st->kernel_stack = 0;
 			bpf_get_current_comm(st->comm, sizeof(st->comm));
 		}
 	}

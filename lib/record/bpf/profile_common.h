@@ -127,6 +127,8 @@ enum dcp_bpf_stat {
 	/* an executable mapping the kernel could not add to its process's
 	 * ranges (DCP_BPF_MAX_RANGES, or no memory) */
 	DCP_BPF_STAT_UNWIND_RANGES_FULL,
+	/* user frames the walk named (file cookie, offset) itself */
+	DCP_BPF_STAT_UNWIND_NAMED,
 	DCP_BPF_STAT_NR,
 };
 
@@ -170,6 +172,17 @@ struct dcp_bpf_file_key {
 /* the vdso's key (dev 0): it has no file, and its table is built by user
  * space from its own image, the same in every 64-bit process */
 #define DCP_BPF_VDSO_INO 0xffffffffffffffffull
+
+/*
+ * A user frame the walk named in the kernel, in place of its address:
+ * the top bit set (no user address has it), the file's cookie (user
+ * space's, put in file_cookies by it) and the offset in the file. A frame
+ * whose cookie or offset does not fit stays an address.
+ */
+#define DCP_BPF_NAMED_FRAME (1ull << 63)
+#define DCP_BPF_NAMED_OFF_BITS 40
+#define DCP_BPF_NAMED_COOKIE_MAX ((1u << 23) - 1)
+#define DCP_BPF_NAMED_OFF_MASK ((1ull << DCP_BPF_NAMED_OFF_BITS) - 1)
 
 /*
  * An executable mapping of a file as it is made (perf_event_mmap(), where

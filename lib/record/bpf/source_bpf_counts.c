@@ -123,6 +123,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 		       uint64_t hash, uint32_t n, uint64_t leaf)
 {
 	struct dcp_recorder *r = bs->r;
+	uint64_t first;
 	int ret;
 
 	const struct stack_copy *sc;
@@ -134,21 +135,38 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 
 		if (!ic || !ic->nr)
 			return (int)n;
-		if (n < MAX_STACK &&
-		    leaf_before_exec(bs, p, leaf ? leaf : ic->ips[0],
-				     &bs->frames[n]))
+		first = leaf ? leaf : ic->ips[0];
+		if (n < MAX_STACK && !(first & DCP_BPF_NAMED_FRAME) &&
+		    leaf_before_exec(bs, p, first, &bs->frames[n]))
 			return (int)n + 1;
 		for (uint32_t i = 0; i < ic->nr && n < MAX_STACK; i++) {
 			uint64_t ip = i == 0 && leaf ? leaf : ic->ips[i];
-
+			struct dcp_frame *f = &bs->frames[n++];
 			/* the first is where the user program was
 			 * interrupted or entered the kernel: the instruction
 			 * itself, as the ring's (samples.c) */
-			ret = dcp_bpf_map_frame(bs, p, ip - (i ? 1 : 0),
-						&bs->frames[n]);
+			uint64_t back = i ? 1 : 0;
+
+			if (ip & DCP_BPF_NAMED_FRAME) {
+				/* named by the walk (dcp_bpf_name_file()) */
+				f->flags = 0;
+				f->cookie = (uint32_t)((ip &
+							~DCP_BPF_NAMED_FRAME) >>
+						       DCP_BPF_NAMED_OFF_BITS);
+				f->offset =
+					(ip & DCP_BPF_NAMED_OFF_MASK) - back;
+				if (!dcp_cookie_table_pin_tried(r->cookies,
+								f->cookie)) {
+					ret = dcp_bpf_pin_cookie(bs, p,
+								 f->cookie);
+					if (ret)
+						return ret;
+				}
+				continue;
+			}
+			ret = dcp_bpf_map_frame(bs, p, ip - back, f);
 			if (ret)
 				return ret;
-			n++;
 		}
 		bs->user_chain = true;
 		return (int)n;
@@ -489,6 +507,7 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.unwind_tables_refused = bs->unwind.refused;
 	bs->base.counts.unwind_tables_failed = bs->unwind.failed;
 	bs->base.counts.unwind_tables_evicted = bs->unwind.evicted;
+	bs->base.counts.unwind_named_frames = now[DCP_BPF_STAT_UNWIND_NAMED];
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)

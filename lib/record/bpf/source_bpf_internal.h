@@ -169,6 +169,9 @@ struct bpf_source {
 	bool user_chain;
 	/* the identities of mapped files, kept open while cached */
 	struct dcp_ident_cache idents;
+	/* idents.resets when the kernel's file_cookies were last in step
+	 * with it (dcp_bpf_name_file()) */
+	unsigned int named_resets;
 	/* the kernel sends executable mappings (mmap(2) and exec's own) */
 	bool mapping_events;
 	uint64_t mmaps_named, mmaps_unnamed; /* for -v */
@@ -288,6 +291,18 @@ void dcp_bpf_pre_exec_expire(struct bpf_source *bs, bool all);
 /* The file mapped at [start, end) in pid, through /proc/PID/map_files:
  * an fd, or -errno. */
 int dcp_bpf_open_mapping(uint32_t pid, uint64_t start, uint64_t end);
+/*
+ * File (dev: s_dev, ino), whose identity the cache holds open, is cookie:
+ * the kernel's walks name its frames (cookie, offset) from now on. No
+ * other file can take its inode number while the cache holds it; when
+ * the cache lets its files go, the kernel forgets every name.
+ */
+void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
+		       int64_t cookie);
+/* The files of pid's ranges (the kernel's) that the start-up walk named,
+ * named in the kernel too. */
+void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
+			 const struct dcp_bpf_ranges *rs);
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f);

@@ -236,6 +236,9 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 		close(fd);
 		return (int)cookie;
 	}
+	dcp_bpf_name_file(bs,
+			  (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev)),
+			  st.st_ino, cookie);
 	if (dcp_cookie_table_pin_tried(bs->r->cookies, (uint32_t)cookie)) {
 		close(fd);
 		return 0;
@@ -355,6 +358,53 @@ static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
 	return buf[0] == '/';
 }
 
+void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
+		       int64_t cookie)
+{
+	struct dcp_bpf_file_key k = { .ino = ino, .dev = dev }, next;
+	int fd = bs->skel->maps.file_cookies.map_fd;
+	uint32_t c = (uint32_t)cookie;
+
+	if (!bs->unwind.on)
+		return;
+	if (bs->named_resets != bs->idents.resets) {
+		struct dcp_bpf_file_key vdso = { .ino = DCP_BPF_VDSO_INO };
+
+		while (!bpf_map_get_next_key(fd, NULL, &next))
+			bpf_map_delete_elem(fd, &next);
+		/* the vdso's name is no file's: it stays */
+		bpf_map_update_elem(fd, &vdso, &bs->r->cookie_vdso, BPF_ANY);
+		bs->named_resets = bs->idents.resets;
+	}
+	if (cookie <= 0 || cookie > DCP_BPF_NAMED_COOKIE_MAX ||
+	    !dcp_ident_cache_find(&bs->idents, dev >> 20, dev & 0xfffff, ino))
+		return;
+	/* a full map: the file's frames stay addresses, named here */
+	bpf_map_update_elem(fd, &k, &c, BPF_ANY);
+}
+
+void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
+			 const struct dcp_bpf_ranges *rs)
+{
+	for (uint32_t i = 0; i < rs->nr && i < DCP_BPF_MAX_RANGES; i++) {
+		const struct dcp_bpf_range *g = &rs->r[i];
+		struct mapped m = { pid, g->start, g->end };
+		const struct dcp_file_id *id;
+		int64_t cookie;
+
+		if (g->ino == DCP_BPF_VDSO_INO ||
+		    dcp_ident_cache_get(&bs->idents, g->dev >> 20,
+					g->dev & 0xfffff, g->ino,
+					open_mapped_file, &m, &id) ||
+		    !id->build_id_size)
+			continue;
+		/* the start-up walk's records made its cookie, with its path */
+		cookie = dcp_cookie_table_find_file(bs->r->cookies, id);
+		if (cookie > 0)
+			dcp_bpf_name_file(bs, g->dev, g->ino, cookie);
+	}
+}
+
 /*
  * An executable mapping the kernel reported: an MMAP2 record with the
  * file's build id, when the identity cache has it (held open: its inode is
@@ -399,6 +449,7 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 				 0;
 		if (cookie < 0)
 			return (int)cookie;
+		dcp_bpf_name_file(bs, e->dev, e->ino, cookie);
 		if (!cookie || !mapped_path(bs, (uint32_t)cookie, &m, path,
 					    sizeof(path))) {
 			/* named from /proc when a frame needs it: maps read

@@ -338,6 +338,11 @@ static int place_vdso(struct bpf_source *bs)
 	if (bpf_map_update_elem(u->files_fd, &k, &f, BPF_ANY))
 		return dcp_error(errno, "cannot add an unwind table: %s",
 				 strerror(errno));
+	/* its frames named by the walks, as user space names them: offsets
+	 * from the vdso's start, under its cookie (nothing to pin) */
+	dcp_cookie_table_set_pin_tried(bs->r->cookies, bs->r->cookie_vdso);
+	bpf_map_update_elem(bs->skel->maps.file_cookies.map_fd, &k,
+			    &bs->r->cookie_vdso, BPF_ANY);
 	return 0;
 }
 
@@ -552,8 +557,10 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 		    (!is_target(bs, pid) || is_own_child(bs, pid)))
 			continue;
 		build = bs->r->targeted;
-		if ((!build && u->cache.dir_fd < 0) ||
-		    bpf_map_lookup_elem(fd, &pid, rs))
+		if (bpf_map_lookup_elem(fd, &pid, rs))
+			continue;
+		dcp_bpf_name_ranges(bs, pid, rs);
+		if (!build && u->cache.dir_fd < 0)
 			continue;
 		for (uint32_t i = 0; i < rs->nr && i < DCP_BPF_MAX_RANGES;
 		     i++) {

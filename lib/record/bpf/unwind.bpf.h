@@ -71,6 +71,19 @@ struct {
 	__type(value, struct dcp_bpf_unwind_want);
 } unwind_wanted SEC(".maps");
 
+/* the files user space has named, by their cookie: the walk names their
+ * frames (file, offset) itself (DCP_BPF_NAMED_FRAME) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_file_key);
+	__type(value, __u32);
+} file_cookies SEC(".maps");
+
+/* x86-64 system call numbers (pt_regs.orig_ax at the kernel's entry) */
+#define DCP_NR_EXECVE 59
+#define DCP_NR_EXECVEAT 322
+
 /* the ucontext a signal handler returns through (__restore_rt's CFI) */
 #define DCP_SIGFRAME_RBP 120
 #define DCP_SIGFRAME_RSP 160
@@ -86,12 +99,20 @@ struct unwind_regs {
 	__u32 pid;
 	__u32 n;
 	__u32 end; /* the DCP_BPF_STAT_UNWIND_END_* slot, 0 going on */
-	__u32 by_table, by_fp, no_table, no_mapping;
+	__u32 by_table, by_fp, no_table, no_mapping, named;
 	__u32 lo, hi; /* a search's bounds */
-	/* the range and table of the last frame found by a table, for the
-	 * next frame, often in the same file (cached_end 0: none) */
+	/* the range, table and cookie of the last frame's file, for the
+	 * next frame, often in the same file (cached_end 0: none; a table
+	 * of no pages: none) */
 	__u64 cached_start, cached_end, cached_bias;
 	struct dcp_bpf_unwind_file cached_file;
+	__u32 cached_cookie;
+	/* the frame's file by cookie (0: not named) and its bias */
+	__u32 frame_cookie;
+	__u64 frame_bias;
+	/* 0: the frames stay addresses (a walk inside execve(2), whose
+	 * registers are the old program's and ranges the new one's) */
+	__u8 naming;
 	__u8 tables; /* 0: frame pointers alone, nothing counted */
 	__u8 bp_known;
 	/* pc is where the thread was interrupted (the leaf, or the frame a
@@ -268,7 +289,10 @@ static __always_inline void ask_for_table(struct unwind_regs *st,
 	}
 }
 
-/* The table row in force at pc; NULL: none (counted when not a gap). */
+/*
+ * The table row in force at pc; NULL: none (counted when not a gap). The
+ * file's cookie and bias go to st->frame_cookie and st->frame_bias.
+ */
 static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 						     __u64 pc)
 {
@@ -276,38 +300,48 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 	struct dcp_bpf_file_key key = {};
 	struct dcp_bpf_unwind_file *f;
 	struct dcp_bpf_range *r;
+	__u32 *cookie;
 	__u64 now;
 
+	st->frame_cookie = 0;
 	if (!st->tables)
 		return NULL;
-	if (pc >= st->cached_start && pc < st->cached_end)
-		return find_row(st, &st->cached_file, pc + st->cached_bias);
-	r = w->ranges ? find_range(st, w->ranges, pc) : NULL;
-	if (!r) {
-		st->no_mapping++;
-		return NULL;
+	if (pc < st->cached_start || pc >= st->cached_end) {
+		r = w->ranges ? find_range(st, w->ranges, pc) : NULL;
+		if (!r) {
+			st->no_mapping++;
+			return NULL;
+		}
+		key.ino = r->ino;
+		key.dev = r->dev;
+		f = bpf_map_lookup_elem(&unwind_files, &key);
+		if (!f)
+			ask_for_table(st, r, &key);
+		cookie = st->naming ? bpf_map_lookup_elem(&file_cookies, &key) :
+				      NULL;
+		st->cached_cookie = cookie ? *cookie : 0;
+		st->cached_start = r->start;
+		st->cached_end = r->end;
+		st->cached_bias = r->bias;
+		if (f) {
+			/* a store only when the mark is stale: every CPU's
+			 * walks share it */
+			now = bpf_ktime_get_ns();
+			if (f->nr_pages &&
+			    now - f->last_used > DCP_BPF_UNWIND_USE_NS)
+				f->last_used = now;
+			st->cached_file = *f;
+		} else {
+			st->cached_file.nr_pages = 0;
+		}
 	}
-	key.ino = r->ino;
-	key.dev = r->dev;
-	f = bpf_map_lookup_elem(&unwind_files, &key);
-	if (!f) {
-		ask_for_table(st, r, &key);
+	st->frame_cookie = st->cached_cookie;
+	st->frame_bias = st->cached_bias;
+	if (!st->cached_file.nr_pages) {
 		st->no_table++;
 		return NULL;
 	}
-	if (!f->nr_pages) {
-		st->no_table++;
-		return NULL;
-	}
-	/* a store only when the mark is stale: every CPU's walks share it */
-	now = bpf_ktime_get_ns();
-	if (now - f->last_used > DCP_BPF_UNWIND_USE_NS)
-		f->last_used = now;
-	st->cached_start = r->start;
-	st->cached_end = r->end;
-	st->cached_bias = r->bias;
-	st->cached_file = *f;
-	return find_row(st, f, pc + r->bias);
+	return find_row(st, &st->cached_file, pc + st->cached_bias);
 }
 
 /* One frame: r->pc into the stack, then its caller into r. 1: stop. */
@@ -329,6 +363,12 @@ static long unwind_step(__u32 i, struct unwind_walk *w)
 		return 1;
 	}
 	row = row_of(w, r->activation ? pc : pc - 1);
+	if (r->frame_cookie && pc + r->frame_bias <= DCP_BPF_NAMED_OFF_MASK) {
+		w->ips[n] = DCP_BPF_NAMED_FRAME |
+			    (__u64)r->frame_cookie << DCP_BPF_NAMED_OFF_BITS |
+			    (pc + r->frame_bias);
+		r->named++;
+	}
 	if (!row || row->kind == DCP_UNWIND_ROW_GAP)
 		return fp_step(r) ? 0 : 1;
 	switch (row->kind) {
@@ -414,8 +454,13 @@ static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
 	r->bp = BPF_CORE_READ(regs, bp);
 	r->n = 0;
 	r->end = 0;
-	r->by_table = r->by_fp = r->no_table = r->no_mapping = 0;
+	r->by_table = r->by_fp = r->no_table = r->no_mapping = r->named = 0;
 	r->cached_end = 0;
+	r->cached_start = 0;
+	/* inside execve(2), past its point of no return, the registers are
+	 * the old program's and the ranges the new one's */
+	r->naming = BPF_CORE_READ(regs, orig_ax) != DCP_NR_EXECVE &&
+		    BPF_CORE_READ(regs, orig_ax) != DCP_NR_EXECVEAT;
 	r->tables = by_tables;
 	r->bp_known = 1;
 	r->activation = 1;
@@ -436,6 +481,8 @@ static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
 		count_stat_n(DCP_BPF_STAT_UNWIND_NO_TABLE, r->no_table);
 	if (r->no_mapping)
 		count_stat_n(DCP_BPF_STAT_UNWIND_NO_MAPPING, r->no_mapping);
+	if (r->named)
+		count_stat_n(DCP_BPF_STAT_UNWIND_NAMED, r->named);
 	return r->n;
 }
 
