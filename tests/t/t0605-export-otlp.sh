@@ -1,0 +1,127 @@
+#!/bin/bash
+# dcprof export --format otlp on a known 50/30/20 split, decoded by
+# python3-protobuf with protoc's Python of proto/otlp_profiles.proto and
+# checked by tests/tools/otlp_check.py (every dictionary table has its
+# zero entry at 0, every index is inside its table): one resource with
+# service.name and the host's attributes, one scope (dcprof), a Profile
+# per sample type with the report's period, time and duration; each
+# Profile's total equal to the report's (samples, and samples x period
+# ns), its stacks equal to `export --format folded` stack for stack, its
+# process.executable.name and process.pid attributes equal to the
+# report's comm/pid rows; the three functions' shares within 3 points of
+# the CPU time the workload measured; the workload's mapping with its
+# build id (readelf's); the file 0600, as every export.
+. "$(dirname "$0")/test-lib.sh"
+need gcc readelf
+need_python_protobuf
+need_perf_events
+
+SPLIT=$(build_workload split)
+F=$TMP/split.data
+
+expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 3 --truth
+grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
+expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,pid
+cp "$TMP/out" "$TMP/report.json"
+expect_exit 0 "$DCPROF" export --format folded --no-comm -i "$F"
+cp "$TMP/out" "$TMP/folded"
+
+expect_exit 0 "$DCPROF" export --format otlp -i "$F" -o "$TMP/out.otlp"
+[ -s "$TMP/err" ] && die "export wrote to stderr: $(head -c 500 "$TMP/err")"
+"$PYPB" "$TOP/tests/tools/otlp_check.py" "$TMP/pb" "$TMP/out.otlp" \
+	>"$TMP/flat.json" || die "the OTLP export breaks the schema's rules"
+
+BUILD_ID=$(readelf -n "$SPLIT" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$BUILD_ID" ] || die "readelf shows no build id for '$SPLIT'"
+
+python3 - "$TMP/flat.json" "$TMP/report.json" "$TMP/folded" "$SPLIT" \
+	"$BUILD_ID" "$TMP/truth" "$(uname -r)" <<'PY' ||
+import collections, json, re, sys
+flat = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[2]))
+split_path, build_id, release = sys.argv[4], sys.argv[5], sys.argv[7]
+meta = report["meta"]
+
+assert len(flat["resources"]) == 1, "resources: %d" % len(flat["resources"])
+res = flat["resources"][0]
+attrs = res["attrs"]
+assert attrs["service.name"] == "dcprof", attrs
+assert attrs["host.name"] == meta["hostname"], attrs
+assert attrs["os.type"] == "linux" and attrs["os.version"] == release, attrs
+assert len(res["scopes"]) == 1 and res["scopes"][0]["name"] == "dcprof"
+profiles = res["scopes"][0]["profiles"]
+types = [(p["type"], p["unit"]) for p in profiles]
+assert types == [("samples", "count"), ("cpu", "nanoseconds")], types
+period = 10**9 // meta["sample_freq"]
+for p in profiles:
+    assert (p["period_type"], p["period_unit"], p["period"]) == \
+        ("cpu", "nanoseconds", period), p["period"]
+    assert p["time_unix_nano"] == meta["start_realtime_ns"], "time"
+    assert p["duration_nano"] == meta["duration_ns"], "duration"
+
+samples, cpu = profiles
+total = sum(s["value"] for s in samples["samples"])
+assert total == report["total"], "total %d, report %d" % (total,
+                                                         report["total"])
+cpu_total = sum(s["value"] for s in cpu["samples"])
+assert cpu_total == total * period, "cpu %d, %d x %d" % (cpu_total, total,
+                                                         period)
+
+# the stacks: as the folded export has them (kernel and inlined frames
+# unmarked)
+want = collections.Counter()
+for line in open(sys.argv[3]).read().splitlines():
+    stack, n = line.rsplit(" ", 1)
+    want[re.sub(r"_\[[ki]\](?=;|$)", "", stack)] += int(n)
+got = collections.Counter()
+for s in samples["samples"]:
+    got[";".join(s["stack"])] += s["value"]
+if got != want:
+    sys.exit("stacks: %d missing, %d extra: %s / %s" % (
+        len(want - got), len(got - want), list((want - got).items())[:3],
+        list((got - want).items())[:3]))
+print("%d stacks, %d samples, as the folded export" % (len(got), total))
+
+per_pid = collections.Counter()
+for s in samples["samples"]:
+    a = s["attrs"]
+    assert set(a) == {"process.executable.name", "process.pid",
+                      "thread.name", "thread.id"}, a
+    assert isinstance(a["process.pid"], int), a
+    per_pid[(a["process.executable.name"], a["process.pid"])] += s["value"]
+by_pid = {(r["comm"], r["pid"]): r["samples"] for r in report["rows"]}
+assert dict(per_pid) == by_pid, "comm/pid %r, report %r" % (per_pid, by_pid)
+
+t = open(sys.argv[6]).read().split()
+took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
+truth = {fn: 100.0 * ns / sum(took.values()) for fn, ns in took.items()}
+leaf = collections.Counter()
+for s in samples["samples"]:
+    leaf[s["stack"][-1]] += s["value"]
+three = sum(leaf[fn] for fn in truth)
+assert three >= 2000, "only %d samples in the three functions" % three
+for fn in ("work_fifty", "work_thirty", "work_twenty"):
+    share = 100.0 * leaf[fn] / three
+    print("%s: %.2f%% (the workload measured %.2f%%)" % (fn, share, truth[fn]))
+    assert abs(share - truth[fn]) <= 3, "%s: %.2f%%" % (fn, share)
+
+ours = [m for m in flat["mappings"] if m["file"] == split_path]
+assert len(ours) == 1, "mappings of the workload: %d" % len(ours)
+got_id = ours[0]["attrs"].get("process.executable.build_id.gnu")
+assert got_id == build_id, "build id %s, readelf %s" % (got_id, build_id)
+PY
+	die "the OTLP export does not match the report or the workload"
+
+# the default output name, in the current directory
+(cd "$TMP" && "$DCPROF" export --format otlp -i "$F") ||
+	die "export without -o failed"
+cmp -s "$TMP/dcprof.otlp.pb" "$TMP/out.otlp" ||
+	die "export without -o did not write the same dcprof.otlp.pb"
+[ "$(stat -c %a "$TMP/out.otlp")" = 600 ] ||
+	die "the export's mode is $(stat -c %a "$TMP/out.otlp")"
+# a planted link is not followed
+ln -s "$TMP/victim" "$TMP/link.otlp"
+"$DCPROF" export --format otlp -i "$F" -o "$TMP/link.otlp" 2>/dev/null
+[ ! -e "$TMP/victim" ] || die "the export followed a planted symlink"
+
+pass
