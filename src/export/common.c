@@ -144,6 +144,22 @@ int64_t export_intern(struct string_table *t, const char *s)
 	return i;
 }
 
+int export_expand(const struct profile_view *v, const struct dcp_frame *f,
+		  struct dcp_expanded_frame *ex)
+{
+	int n = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+
+	if (n < 1) {
+		/* cannot happen: an unresolved frame is one entry */
+		ex[0] = (struct dcp_expanded_frame){
+			.name = profile_view_symbol(v, f)
+		};
+		n = 1;
+	}
+	/* deeper inlining is cut: the function and outer calls stay */
+	return n > PROFILE_VIEW_EXPAND_MAX ? PROFILE_VIEW_EXPAND_MAX : n;
+}
+
 const char *export_object_name(const struct profile_view *v, uint32_t cookie,
 			       char *buf, size_t size)
 {

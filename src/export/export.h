@@ -156,6 +156,14 @@ struct string_table;
 int64_t export_intern(struct string_table *t, const char *s);
 
 /*
+ * A frame as ex[0..n) (ex has room for PROFILE_VIEW_EXPAND_MAX): the
+ * calls inlined at its address and the function that holds them, the
+ * function first; n, at least 1.
+ */
+int export_expand(const struct profile_view *v, const struct dcp_frame *f,
+		  struct dcp_expanded_frame *ex);
+
+/*
  * The name an object carries in a profile. Module names are bare
  * ("ext4"): bracketed like perf shows them, so that pprof does not look
  * for a file of that name in the current directory.

@@ -125,16 +125,8 @@ static int32_t function_of(struct otlp *x, const char *name,
 static int add_lines(struct otlp *x, struct oloc *l, const struct dcp_frame *f)
 {
 	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
-	int n = profile_view_expand(x->v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+	int n = export_expand(x->v, f, ex);
 
-	if (n < 1) {
-		ex[0] = (struct dcp_expanded_frame){
-			.name = profile_view_symbol(x->v, f)
-		};
-		n = 1;
-	}
-	if (n > PROFILE_VIEW_EXPAND_MAX)
-		n = PROFILE_VIEW_EXPAND_MAX;
 	l->first_line = x->nr_lines;
 	for (int k = n; k-- > 0;) {
 		const struct dcp_expanded_frame *e = &ex[k];

@@ -148,18 +148,8 @@ static int add_lines(struct pprof *pp, struct loc *l, const struct dcp_frame *f)
 {
 	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
 	pb_mapping *m = &pp->mappings[l->mapping_id - 1];
-	int n = profile_view_expand(pp->v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+	int n = export_expand(pp->v, f, ex);
 
-	if (n < 1) {
-		/* cannot happen: an unresolved frame is one entry */
-		ex[0] = (struct dcp_expanded_frame){
-			.name = profile_view_symbol(pp->v, f)
-		};
-		n = 1;
-	}
-	/* deeper inlining is cut: the function and outer calls stay */
-	if (n > PROFILE_VIEW_EXPAND_MAX)
-		n = PROFILE_VIEW_EXPAND_MAX;
 	l->first_line = pp->nr_lines;
 	for (int k = n; k-- > 0;) {
 		const struct dcp_expanded_frame *e = &ex[k];

@@ -36,20 +36,12 @@ start_server() {
 # account DIR ERRLOG: every period logged in ERRLOG is in the requests
 # the receiver took, stack for stack, and nothing else is
 account() {
-	python3 - "$1" "$2" "$DCPROF" <<'PY'
-import collections, glob, json, os, re, subprocess, sys
+	python3 - "$1" "$2" "$DCPROF" "$TOP/tests/tools" <<'PY'
+import collections, glob, json, os, sys
+sys.path.insert(0, sys.argv[-1])
+import period_stacks
 d, err, dcprof = sys.argv[1:4]
-logged = re.findall(r"^dcprof: period '([^']*)'", open(err).read(), re.M)
-want = {}
-for path in logged:
-    folded = subprocess.run([dcprof, "export", "--format", "folded", "--no-comm",
-                             "-i", path], capture_output=True, check=True,
-                            text=True).stdout
-    c = collections.Counter()
-    for line in folded.splitlines():
-        stack, n = line.rsplit(" ", 1)
-        c[re.sub(r"_\[[ki]\](?=;|$)", "", stack)] += int(n)
-    want[path] = c
+want = period_stacks.logged(err, dcprof)
 got = collections.defaultdict(collections.Counter)
 for f in sorted(glob.glob(os.path.join(d, "*.flat.json"))):
     for r in json.load(open(f))["resources"]:

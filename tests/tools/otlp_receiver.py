@@ -31,18 +31,13 @@ CONFIG: {"multitenant": bool, "html": bool, "answer": {...}, "reject": N,
          "port": 0}
 """
 import gzip
-import http.server
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import otlp_check  # noqa: E402
-
-
-class Refused(Exception):
-    def __init__(self, status, message):
-        self.status, self.message = status, message
+from push_receiver import Refused, serve  # noqa: E402
 
 
 def decide(req, cfg, pb):
@@ -79,66 +74,36 @@ def main():
     out, portfile, pbdir = sys.argv[1], sys.argv[2], sys.argv[3]
     cfg = json.loads(sys.argv[4])
     pb = otlp_check.load(pbdir)
-    os.makedirs(out, exist_ok=True)
-    seen = [0]
 
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def answer(self, status, ctype, body):
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def handle(req, rec, base):
+        try:
+            if cfg.get("html"):
+                rec["verdict"] = "html"
+                req.answer(200, "text/html; charset=utf-8",
+                           b"<!doctype html><html><body>UI</body></html>")
+            elif cfg.get("answer"):
+                rec["verdict"] = "other"
+                req.answer(200, cfg["answer"]["type"],
+                           cfg["answer"]["body"].encode("latin-1"))
+            else:
+                r, raw = decide(req, cfg, pb)
+                rec["verdict"], rec["raw_len"] = "taken", raw
+                with open(base + ".flat.json", "w") as f:
+                    json.dump(otlp_check.flatten(r), f)
+                resp = pb.ExportProfilesServiceResponse()
+                if cfg.get("reject"):
+                    ps = resp.partial_success
+                    ps.rejected_profiles = cfg["reject"]
+                    ps.error_message = "profile type not allowed"
+                req.answer(200, "application/x-protobuf",
+                           resp.SerializeToString())
+        except Refused as e:
+            rec["verdict"] = "refused"
+            rec["status"], rec["message"] = e.status, e.message
+            req.answer(e.status, "text/plain; charset=utf-8",
+                       (e.message + "\n").encode())
 
-        def do_POST(self):
-            n = int(self.headers.get("Content-Length", 0))
-            self.body = self.rfile.read(n)
-            seen[0] += 1
-            base = os.path.join(out, "%04d" % seen[0])
-            rec = {"line": self.requestline, "headers": dict(self.headers),
-                   "len": len(self.body)}
-            try:
-                if cfg.get("html"):
-                    rec["verdict"] = "html"
-                    self.answer(200, "text/html; charset=utf-8",
-                                b"<!doctype html><html><body>UI</body></html>")
-                elif cfg.get("answer"):
-                    rec["verdict"] = "other"
-                    self.answer(200, cfg["answer"]["type"],
-                                cfg["answer"]["body"].encode("latin-1"))
-                else:
-                    r, raw = decide(self, cfg, pb)
-                    rec["verdict"], rec["raw_len"] = "taken", raw
-                    with open(base + ".flat.json", "w") as f:
-                        json.dump(otlp_check.flatten(r), f)
-                    resp = pb.ExportProfilesServiceResponse()
-                    if cfg.get("reject"):
-                        ps = resp.partial_success
-                        ps.rejected_profiles = cfg["reject"]
-                        ps.error_message = "profile type not allowed"
-                    self.answer(200, "application/x-protobuf",
-                                resp.SerializeToString())
-            except Refused as e:
-                rec["verdict"] = "refused"
-                rec["status"], rec["message"] = e.status, e.message
-                self.answer(e.status, "text/plain; charset=utf-8",
-                            (e.message + "\n").encode())
-            with open(base + ".json.tmp", "w") as f:
-                json.dump(rec, f)
-            os.rename(base + ".json.tmp", base + ".json")
-
-        do_GET = do_POST
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", cfg.get("port", 0)),
-                                    Receiver)
-    with open(portfile + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(portfile + ".tmp", portfile)
-    server.serve_forever()
-
+    serve(out, portfile, cfg.get("port", 0), handle)
 
 if __name__ == "__main__":
     main()
