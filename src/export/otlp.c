@@ -304,6 +304,34 @@ void otlp_free(struct otlp *x)
 	free(x->attrs);
 	key_map_free(&x->attr_index);
 	free(x->rows);
+	key_map_free(&x->row_index);
+}
+
+/*
+ * A sample's identity is its stack and attributes: rows that differ only
+ * in what is not exported (a pid, with comm the only attribute) are one
+ * Sample, their values added. 0 when r went into an earlier row, 1 when
+ * it is a new one, -ENOMEM.
+ */
+static int merge_row(struct otlp *x, struct orow *r)
+{
+	uint64_t h = dcp_hash_fnv1a(0xcbf29ce484222325ull, r->attrs,
+				    r->nr_attrs * sizeof(r->attrs[0]));
+	uint64_t a = (uint64_t)(uint32_t)r->stack << 32 | r->nr_attrs;
+	uint32_t i;
+
+	if (key_map_find(&x->row_index, a, h, &i))
+		return key_map_add(&x->row_index, a, h, (uint32_t)x->nr_rows) <
+				       0 ?
+			       -ENOMEM :
+			       1;
+	/* a hash shared by other attributes: a row of its own */
+	if (memcmp(x->rows[i].attrs, r->attrs,
+		   r->nr_attrs * sizeof(r->attrs[0])))
+		return 1;
+	for (int t = 0; t < NR_TYPES; t++)
+		x->rows[i].values[t] += r->values[t];
+	return 0;
 }
 
 /* Rows [lo, hi) into x->rows: those with frames and a value, as the
@@ -341,7 +369,10 @@ int otlp_add_rows(struct otlp *x, size_t lo, size_t hi)
 		r->values[0] = (int64_t)row.count;
 		r->values[1] = (int64_t)row.count * kind.period;
 		r->values[2] = (int64_t)off_cpu;
-		x->nr_rows++;
+		ret = merge_row(x, r);
+		if (ret < 0)
+			return ret;
+		x->nr_rows += (size_t)ret;
 	}
 	return 0;
 }

@@ -106,8 +106,10 @@ struct otlp {
 	size_t nr_attrs, cap_attrs;
 	struct key_map attr_index;
 
+	/* the samples: rows of the same stack and attributes as one */
 	struct orow *rows;
 	size_t nr_rows;
+	struct key_map row_index; /* (stack, attributes' hash) -> first */
 };
 
 /* The tables of rows [lo, hi) of v's profile, each from its zero entry:

@@ -8,6 +8,8 @@
 #     tenant header; service.name, host.name and the --push-label on the
 #     resource; every stack of every period there once, with the counts
 #     of `dcprof export --format folded` of the period's file
+#     two processes of one name, comm their only attribute: a stack of
+#     both is one sample, as the schema's sample identity wants
 #  2. a server that answers 200 text/html: not counted as sent, said once,
 #     the periods kept; the next run to a receiver delivers them; a 200
 #     of another API (JSON, or protobuf that is not the answer) alike
@@ -104,6 +106,20 @@ print("%d requests: path, headers, resource, sample types and attributes as want
 PY
 [ -z "$(ls "$TMP/d1/.spool" | grep pb.gz)" ] || die "periods left in the spool"
 kill "$SERVER"
+
+# 1b. two processes of one name and the default sample attribute (comm):
+# their rows of one stack are one sample (the schema's identity: stack and
+# attributes), else the receiver refuses the request; every stack there
+spawn sh -c 'exec "$0" 120 >/dev/null' "$SPLIT"
+pid2=$SPAWNED
+start_server "$TMP/r1b" '{}'
+expect_exit 0 "$DCPROF" record -g -F 499 -p "$pid,$pid2" --continuous "$TMP/d1b" \
+	--period 1 --duration 2 --push "otlp+http://127.0.0.1:$PORT"
+cat "$TMP/err"
+grep -q "^dcprof: push: [1-9][0-9]* requests taken, 0 failed tries, 0 periods dropped (spool full), 0 requests set aside" "$TMP/err" ||
+	die "the requests of two processes of one name were not all taken"
+account "$TMP/r1b" "$TMP/err" || die "the periods of two processes did not arrive whole"
+kill "$SERVER" "$pid2"
 
 # 2. 200 with a web page: not the receiver's answer; then delivered
 start_server "$TMP/html" '{"html": true}'

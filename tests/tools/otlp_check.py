@@ -11,7 +11,9 @@ flattened for the tests:
   - every *_index and *_strindex is inside its table; a stack names real
     locations (not 0), a sample a real stack; attribute keys are not
     repeated in one list of indices;
-  - each Profile has one sample type, each sample one value.
+  - each Profile has one sample type, each sample one value, and no two
+    samples of a Profile share an identity (stack, attributes, link),
+    which the schema asks to be one sample.
 
 usage: otlp_check.py PBDIR FILE
   prints the flattened request as JSON; exits 1 with the violations.
@@ -103,8 +105,14 @@ def violations(req):
                 check("string", p.period_type.type_strindex, ns, where)
                 check("string", p.period_type.unit_strindex, ns, where)
                 attrs(p.attribute_indices, where)
+                ids = set()
                 for sk, s in enumerate(p.samples):
                     w = "%s sample %d" % (where, sk)
+                    ident = (s.stack_index, tuple(sorted(s.attribute_indices)),
+                             s.link_index)
+                    if ident in ids:
+                        errs.append("%s: the identity of an earlier sample" % w)
+                    ids.add(ident)
                     check("stack", s.stack_index, len(d.stack_table), w, True)
                     check("link", s.link_index, len(d.link_table), w)
                     attrs(s.attribute_indices, w)
