@@ -8,6 +8,7 @@
 #     tenant header; service.name, host.name and the --push-label on the
 #     resource; every stack of every period there once, with the counts
 #     of `dcprof export --format folded` of the period's file
+#     periods cut within --push-max-bytes alike;
 #     two processes of one name, comm their only attribute: a stack of
 #     both is one sample, as the schema's sample identity wants
 #  2. a server that answers 200 text/html: not counted as sent, said once,
@@ -105,6 +106,31 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.flat.json")):
 print("%d requests: path, headers, resource, sample types and attributes as wanted" % n)
 PY
 [ -z "$(ls "$TMP/d1/.spool" | grep pb.gz)" ] || die "periods left in the spool"
+kill "$SERVER"
+
+# 1a. the bytes limit: requests of at most 1500 bytes before gzip, unless
+# one of a single row (each Profile one sample at most), every stack there
+start_server "$TMP/r1a" '{}'
+expect_exit 0 "$DCPROF" record -g -F 499 -p "$pid" --continuous "$TMP/d1a" --period 1 \
+	--duration 2 --push "otlp+http://127.0.0.1:$PORT" --push-max-bytes 1500
+cat "$TMP/err"
+grep -q "^dcprof: push: period .* cut into [0-9]* requests for the server's limits" "$TMP/err" ||
+	die "no period was cut: the test's bytes limit did not bite"
+grep -q "^dcprof: push: [1-9][0-9]* requests taken, 0 failed tries, 0 periods dropped (spool full), 0 requests set aside" "$TMP/err" ||
+	die "the requests within the bytes limit were not all taken"
+account "$TMP/r1a" "$TMP/err" || die "the periods cut by bytes did not arrive whole"
+python3 - "$TMP/r1a" <<'PY' || die "a request is over the bytes limit"
+import glob, json, sys
+sizes = []
+for f in sorted(glob.glob(sys.argv[1] + "/*[0-9].json")):
+    r = json.load(open(f))
+    flat = json.load(open(f[:-5] + ".flat.json"))
+    most = max(len(p["samples"]) for p in
+               flat["resources"][0]["scopes"][0]["profiles"])
+    assert r["raw_len"] <= 1500 or most <= 1, (r["raw_len"], most)
+    sizes.append(r["raw_len"])
+print("%d requests of %d to %d bytes before gzip" % (len(sizes), min(sizes), max(sizes)))
+PY
 kill "$SERVER"
 
 # 1b. two processes of one name and the default sample attribute (comm):

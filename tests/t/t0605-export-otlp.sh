@@ -10,7 +10,8 @@
 # process.executable.name and process.pid attributes equal to the
 # report's comm/pid rows; the three functions' shares within 3 points of
 # the CPU time the workload measured; the workload's mapping with its
-# build id (readelf's); the file 0600, as every export.
+# build id (readelf's); with --off-cpu a third Profile with every ns off
+# the CPU, stack for stack; the file 0600, as every export.
 . "$(dirname "$0")/test-lib.sh"
 need gcc readelf
 need_python_protobuf
@@ -111,6 +112,44 @@ got_id = ours[0]["attrs"].get("process.executable.build_id.gnu")
 assert got_id == build_id, "build id %s, readelf %s" % (got_id, build_id)
 PY
 	die "the OTLP export does not match the report or the workload"
+
+# --off-cpu: a third Profile, off_cpu/nanoseconds, whose samples carry
+# every ns off the CPU that the folded export has, stack for stack; the
+# other two hold only the stacks with CPU samples
+W=$(build_workload off_cpu)
+expect_exit 0 "$DCPROF" record --off-cpu -g -o "$TMP/off.data" -- "$W" rounds 2 "$TMP/off-main"
+expect_exit 0 "$DCPROF" export --format folded --no-comm --value off-cpu -i "$TMP/off.data"
+cp "$TMP/out" "$TMP/off.folded"
+expect_exit 0 "$DCPROF" export --format folded --no-comm -i "$TMP/off.data"
+cp "$TMP/out" "$TMP/off-cpu.folded"
+expect_exit 0 "$DCPROF" export --format otlp -i "$TMP/off.data" -o "$TMP/off.otlp"
+"$PYPB" "$TOP/tests/tools/otlp_check.py" "$TMP/pb" "$TMP/off.otlp" \
+	>"$TMP/off.json" || die "the --off-cpu OTLP export breaks the schema's rules"
+python3 - "$TMP/off.json" "$TMP/off.folded" "$TMP/off-cpu.folded" <<'PY' ||
+import collections, json, re, sys
+profiles = json.load(open(sys.argv[1]))["resources"][0]["scopes"][0]["profiles"]
+types = [(p["type"], p["unit"]) for p in profiles]
+assert types == [("samples", "count"), ("cpu", "nanoseconds"),
+                 ("off_cpu", "nanoseconds")], types
+def folded(path):
+    c = collections.Counter()
+    for line in open(path).read().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        c[re.sub(r"_\[[ki]\](?=;|$)", "", stack)] += int(n)
+    return c
+def stacks(p):
+    c = collections.Counter()
+    for s in p["samples"]:
+        assert s["value"] > 0, s
+        c[";".join(s["stack"])] += s["value"]
+    return c
+off, cpu = folded(sys.argv[2]), folded(sys.argv[3])
+assert sum(off.values()) > 10**8, "only %d ns off the CPU" % sum(off.values())
+assert stacks(profiles[2]) == off, "the off_cpu Profile differs from folded --value off-cpu"
+assert stacks(profiles[0]) == cpu, "the samples Profile differs from folded"
+print("off_cpu: %d ns on %d stacks, as the folded export" % (sum(off.values()), len(off)))
+PY
+	die "the --off-cpu OTLP export does not match the folded export"
 
 # the default output name, in the current directory
 (cd "$TMP" && "$DCPROF" export --format otlp -i "$F") ||
