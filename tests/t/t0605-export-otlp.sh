@@ -36,8 +36,10 @@ BUILD_ID=$(readelf -n "$SPLIT" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
 [ -n "$BUILD_ID" ] || die "readelf shows no build id for '$SPLIT'"
 
 python3 - "$TMP/flat.json" "$TMP/report.json" "$TMP/folded" "$SPLIT" \
-	"$BUILD_ID" "$TMP/truth" "$(uname -r)" <<'PY' ||
-import collections, json, re, sys
+	"$BUILD_ID" "$TMP/truth" "$(uname -r)" "$TOP/tests/tools" <<'PY' ||
+import collections, json, sys
+sys.path.insert(0, sys.argv[8])
+import period_stacks
 flat = json.load(open(sys.argv[1]))
 report = json.load(open(sys.argv[2]))
 split_path, build_id, release = sys.argv[4], sys.argv[5], sys.argv[7]
@@ -70,10 +72,7 @@ assert cpu_total == total * period, "cpu %d, %d x %d" % (cpu_total, total,
 
 # the stacks: as the folded export has them (kernel and inlined frames
 # unmarked)
-want = collections.Counter()
-for line in open(sys.argv[3]).read().splitlines():
-    stack, n = line.rsplit(" ", 1)
-    want[re.sub(r"_\[[ki]\](?=;|$)", "", stack)] += int(n)
+want = period_stacks.stacks(open(sys.argv[3]).read())
 got = collections.Counter()
 for s in samples["samples"]:
     got[";".join(s["stack"])] += s["value"]
@@ -125,18 +124,17 @@ cp "$TMP/out" "$TMP/off-cpu.folded"
 expect_exit 0 "$DCPROF" export --format otlp -i "$TMP/off.data" -o "$TMP/off.otlp"
 "$PYPB" "$TOP/tests/tools/otlp_check.py" "$TMP/pb" "$TMP/off.otlp" \
 	>"$TMP/off.json" || die "the --off-cpu OTLP export breaks the schema's rules"
-python3 - "$TMP/off.json" "$TMP/off.folded" "$TMP/off-cpu.folded" <<'PY' ||
-import collections, json, re, sys
+python3 - "$TMP/off.json" "$TMP/off.folded" "$TMP/off-cpu.folded" \
+	"$TOP/tests/tools" <<'PY' ||
+import collections, json, sys
+sys.path.insert(0, sys.argv[4])
+import period_stacks
 profiles = json.load(open(sys.argv[1]))["resources"][0]["scopes"][0]["profiles"]
 types = [(p["type"], p["unit"]) for p in profiles]
 assert types == [("samples", "count"), ("cpu", "nanoseconds"),
                  ("off_cpu", "nanoseconds")], types
 def folded(path):
-    c = collections.Counter()
-    for line in open(path).read().splitlines():
-        stack, n = line.rsplit(" ", 1)
-        c[re.sub(r"_\[[ki]\](?=;|$)", "", stack)] += int(n)
-    return c
+    return period_stacks.stacks(open(path).read())
 def stacks(p):
     c = collections.Counter()
     for s in p["samples"]:

@@ -7,6 +7,7 @@ folded --no-comm` of each period file, with the folded format's marks of
 kernel (_[k]) and inlined (_[i]) frames taken off, as pprof and OTLP have
 no such marks.
 
+stacks(folded, marks) -> Counter(stack -> count) of folded text;
 logged(err, dcprof, marks) -> {period file: Counter(stack -> samples)},
 for each "dcprof: period 'FILE'" line of the log err; marks: the letters
 of the marks taken off ("ki": both).
@@ -14,6 +15,15 @@ of the marks taken off ("ki": both).
 import collections
 import re
 import subprocess
+
+
+def stacks(folded, marks="ki"):
+    """Counter(stack -> count) of folded text, the marks taken off."""
+    c = collections.Counter()
+    for line in folded.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        c[re.sub(r"_\[[%s]\](?=;|$)" % marks, "", stack)] += int(n)
+    return c
 
 
 def logged(err, dcprof, marks="ki"):
@@ -24,9 +34,5 @@ def logged(err, dcprof, marks="ki"):
                                  "--no-comm", "-i", path],
                                 capture_output=True, check=True,
                                 text=True).stdout
-        c = collections.Counter()
-        for line in folded.splitlines():
-            stack, n = line.rsplit(" ", 1)
-            c[re.sub(r"_\[[%s]\](?=;|$)" % marks, "", stack)] += int(n)
-        want[path] = c
+        want[path] = stacks(folded, marks)
     return want
