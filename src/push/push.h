@@ -58,9 +58,12 @@ struct push_opts {
 	/* http(s):// (Pyroscope), parca+http(s):// or otlp+http(s)://,
 	 * with a path prefix or not */
 	const char *url;
-	const char *app; /* the application name of name=APP{...} */
+	/* the application name of name=APP{...}, OTLP's service.name */
+	const char *app;
 	/* "key=value" each; the host name and kernel release are added
-	 * unless a label of the same key is given */
+	 * unless a label of the same key is given; OTLP: resource
+	 * attributes. OTLP exports each period with app and labels, which
+	 * must live until push_stop() */
 	const char *const *labels;
 	size_t nr_labels;
 	/* the sample labels (EXPORT_LABEL_*): each of their values makes a
