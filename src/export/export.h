@@ -77,10 +77,12 @@ int export_pprof_pieces(const struct profile_view *v,
  * OpenTelemetry profiles (OTLP, opentelemetry-proto's profiles/
  * v1development): an ExportProfilesServiceRequest of one resource
  * (service.name, host.name, os.type, os.version and the caller's), one
- * scope (dcprof), and one Profile per sample type of export_pprof, over
- * one dictionary whose tables each begin with their zero entry. Each row
- * is a Sample of one value in each Profile where its value is not 0, its
- * stack shared by the rows of the same stack; its attributes are
+ * scope (dcprof), and one Profile per sample type, over one dictionary
+ * whose tables each begin with their zero entry: samples/count, its
+ * period_type and period export_pprof's period (cpu/nanoseconds and
+ * 1e9 / -F for cpu-clock), then off_cpu/nanoseconds with --off-cpu. Each
+ * row is a Sample of one value in each Profile where its value is not 0,
+ * its stack shared by the rows of the same stack; its attributes are
  * process.executable.name (comm), process.pid, thread.name and
  * thread.id; a mapping's build id is process.executable.build_id.gnu.
  */

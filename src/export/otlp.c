@@ -367,8 +367,7 @@ int otlp_add_rows(struct otlp *x, size_t lo, size_t hi)
 			return ret;
 		r->stack = stack;
 		r->values[0] = (int64_t)row.count;
-		r->values[1] = (int64_t)row.count * kind.period;
-		r->values[2] = (int64_t)off_cpu;
+		r->values[1] = (int64_t)off_cpu;
 		ret = merge_row(x, r);
 		if (ret < 0)
 			return ret;

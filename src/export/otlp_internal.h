@@ -42,8 +42,15 @@ typedef Dcprof__Otlp__KeyValueAndUnit pb_attribute;
 #define KEY_THREAD "thread.name"
 #define KEY_TID "thread.id"
 
-/* the sample types: samples/count, the event's, off_cpu/nanoseconds */
-#define NR_TYPES 3
+/*
+ * The sample types: samples/count, whose period_type and period say what
+ * a sample stands for (cpu/nanoseconds and 1e9 / -F, as OpenTelemetry's
+ * profiler sends CPU samples), and off_cpu/nanoseconds. pprof's second
+ * type, count x period, is no Profile of its own: a receiver that turns
+ * samples/count with a period into time (Pyroscope's process_cpu) would
+ * count the CPU twice.
+ */
+#define NR_TYPES 2
 
 /* One (cookie, offset): its lines are lines[first_line, + nr_lines). */
 struct oloc {

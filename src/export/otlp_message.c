@@ -25,7 +25,7 @@ struct pb_parts {
 	pb_scope_profiles sp, *sp_ptr;
 	pb_scope scope;
 	pb_profile profiles[NR_TYPES], *profile_ptrs[NR_TYPES];
-	pb_value_type types[NR_TYPES];
+	pb_value_type types[NR_TYPES], period_type;
 	pb_sample *samples, **sample_ptrs;
 	pb_mapping **mapping_ptrs;
 	pb_location *locations, **location_ptrs;
@@ -218,7 +218,8 @@ static int build_dictionary(struct otlp *x, struct pb_parts *p)
 	return 0;
 }
 
-/* The Profiles, one per sample type, of the rows that have its value. */
+/* The Profiles, one per sample type (NR_TYPES), of the rows that have its
+ * value. */
 static int build_profiles(struct otlp *x, struct pb_parts *p,
 			  const struct dcp_profile_meta *meta)
 {
@@ -229,15 +230,19 @@ static int build_profiles(struct otlp *x, struct pb_parts *p,
 
 	export_sample_kind_of(meta, &kind);
 	has[0] = true;
-	has[1] = kind.period != 0;
-	has[2] = meta->off_cpu;
+	has[1] = meta->off_cpu;
 	type[0] = export_intern(&x->strings, "samples");
 	unit[0] = export_intern(&x->strings, "count");
-	type[1] = export_intern(&x->strings, kind.time ? "cpu" : kind.event);
-	unit[1] =
+	type[1] = export_intern(&x->strings, "off_cpu");
+	unit[1] = export_intern(&x->strings, "nanoseconds");
+	dcprof__otlp__value_type__init(&p->period_type);
+	p->period_type.type_strindex =
+		export_intern(&x->strings, kind.time ? "cpu" : kind.event);
+	p->period_type.unit_strindex =
 		export_intern(&x->strings, kind.time ? "nanoseconds" : "count");
-	type[2] = export_intern(&x->strings, "off_cpu");
-	unit[2] = export_intern(&x->strings, "nanoseconds");
+	if (p->period_type.type_strindex < 0 ||
+	    p->period_type.unit_strindex < 0)
+		return -ENOMEM;
 	for (int t = 0; t < NR_TYPES; t++)
 		if (type[t] < 0 || unit[t] < 0)
 			return -ENOMEM;
@@ -274,9 +279,10 @@ static int build_profiles(struct otlp *x, struct pb_parts *p,
 		}
 		prof->time_unix_nano = meta->start_realtime_ns;
 		prof->duration_nano = meta->duration_ns;
-		/* what the sampling counts: the event's period, if known */
-		if (kind.period) {
-			prof->period_type = &p->types[1];
+		/* what a sample stands for: the event's period, if known
+		 * (off-CPU time is measured, not sampled) */
+		if (t == 0 && kind.period) {
+			prof->period_type = &p->period_type;
 			prof->period = kind.period;
 		}
 		p->profile_ptrs[np++] = prof;

@@ -95,8 +95,9 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.flat.json")):
     assert a["service.name"] == "dcprof" and a["env"] == "test", a
     assert a["host.name"] == sys.argv[2], a
     profiles = res[0]["scopes"][0]["profiles"]
-    assert [(p["type"], p["unit"]) for p in profiles] == \
-        [("samples", "count"), ("cpu", "nanoseconds")], profiles
+    assert [(p["type"], p["unit"], p["period_type"], p["period_unit"])
+            for p in profiles] == \
+        [("samples", "count", "cpu", "nanoseconds")], profiles
     for p in profiles:
         assert len(p["samples"]) <= 8, len(p["samples"])
         assert p["period"] == 10**9 // 499, p["period"]

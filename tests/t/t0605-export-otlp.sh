@@ -3,15 +3,16 @@
 # python3-protobuf with protoc's Python of proto/otlp_profiles.proto and
 # checked by tests/tools/otlp_check.py (every dictionary table has its
 # zero entry at 0, every index is inside its table): one resource with
-# service.name and the host's attributes, one scope (dcprof), a Profile
-# per sample type with the report's period, time and duration; each
-# Profile's total equal to the report's (samples, and samples x period
-# ns), its stacks equal to `export --format folded` stack for stack, its
+# service.name and the host's attributes, one scope (dcprof), one Profile
+# (samples/count; no cpu/nanoseconds Profile, which is the samples times
+# the period and would be counted twice) with period_type cpu/nanoseconds,
+# the report's period, time and duration; its total equal to the
+# report's, its stacks equal to `export --format folded` stack for stack, its
 # process.executable.name and process.pid attributes equal to the
 # report's comm/pid rows; the three functions' shares within 3 points of
 # the CPU time the workload measured; the workload's mapping with its
-# build id (readelf's); with --off-cpu a third Profile with every ns off
-# the CPU, stack for stack; the file 0600, as every export.
+# build id (readelf's); with --off-cpu a second Profile with every ns off
+# the CPU, stack for stack, and no period; the file 0600, as every export.
 . "$(dirname "$0")/test-lib.sh"
 need gcc readelf
 need_python_protobuf
@@ -54,21 +55,17 @@ assert attrs["os.type"] == "linux" and attrs["os.version"] == release, attrs
 assert len(res["scopes"]) == 1 and res["scopes"][0]["name"] == "dcprof"
 profiles = res["scopes"][0]["profiles"]
 types = [(p["type"], p["unit"]) for p in profiles]
-assert types == [("samples", "count"), ("cpu", "nanoseconds")], types
+assert types == [("samples", "count")], types
 period = 10**9 // meta["sample_freq"]
-for p in profiles:
-    assert (p["period_type"], p["period_unit"], p["period"]) == \
-        ("cpu", "nanoseconds", period), p["period"]
-    assert p["time_unix_nano"] == meta["start_realtime_ns"], "time"
-    assert p["duration_nano"] == meta["duration_ns"], "duration"
+samples = profiles[0]
+assert (samples["period_type"], samples["period_unit"], samples["period"]) == \
+    ("cpu", "nanoseconds", period), samples["period"]
+assert samples["time_unix_nano"] == meta["start_realtime_ns"], "time"
+assert samples["duration_nano"] == meta["duration_ns"], "duration"
 
-samples, cpu = profiles
 total = sum(s["value"] for s in samples["samples"])
 assert total == report["total"], "total %d, report %d" % (total,
                                                          report["total"])
-cpu_total = sum(s["value"] for s in cpu["samples"])
-assert cpu_total == total * period, "cpu %d, %d x %d" % (cpu_total, total,
-                                                         period)
 
 # the stacks: as the folded export has them (kernel and inlined frames
 # unmarked)
@@ -112,9 +109,9 @@ assert got_id == build_id, "build id %s, readelf %s" % (got_id, build_id)
 PY
 	die "the OTLP export does not match the report or the workload"
 
-# --off-cpu: a third Profile, off_cpu/nanoseconds, whose samples carry
-# every ns off the CPU that the folded export has, stack for stack; the
-# other two hold only the stacks with CPU samples
+# --off-cpu: a second Profile, off_cpu/nanoseconds without a period, whose
+# samples carry every ns off the CPU that the folded export has, stack for
+# stack; the first holds only the stacks with CPU samples
 W=$(build_workload off_cpu)
 expect_exit 0 "$DCPROF" record --off-cpu -g -o "$TMP/off.data" -- "$W" rounds 2 "$TMP/off-main"
 expect_exit 0 "$DCPROF" export --format folded --no-comm --value off-cpu -i "$TMP/off.data"
@@ -131,8 +128,9 @@ sys.path.insert(0, sys.argv[4])
 import period_stacks
 profiles = json.load(open(sys.argv[1]))["resources"][0]["scopes"][0]["profiles"]
 types = [(p["type"], p["unit"]) for p in profiles]
-assert types == [("samples", "count"), ("cpu", "nanoseconds"),
-                 ("off_cpu", "nanoseconds")], types
+assert types == [("samples", "count"), ("off_cpu", "nanoseconds")], types
+assert (profiles[1]["period_type"], profiles[1]["period"]) == ("", 0), \
+    "the off_cpu Profile has a period"
 def folded(path):
     return period_stacks.stacks(open(path).read())
 def stacks(p):
@@ -143,7 +141,7 @@ def stacks(p):
     return c
 off, cpu = folded(sys.argv[2]), folded(sys.argv[3])
 assert sum(off.values()) > 10**8, "only %d ns off the CPU" % sum(off.values())
-assert stacks(profiles[2]) == off, "the off_cpu Profile differs from folded --value off-cpu"
+assert stacks(profiles[1]) == off, "the off_cpu Profile differs from folded --value off-cpu"
 assert stacks(profiles[0]) == cpu, "the samples Profile differs from folded"
 print("off_cpu: %d ns on %d stacks, as the folded export" % (sum(off.values()), len(off)))
 PY
