@@ -49,7 +49,8 @@ endif
 #   record   lib/record    the recorder and its record sources
 #   view     src/view      naming frames and interning keys for reading
 #                          commands, through the public API only
-#   export   src/export    pprof, folded, flame graphs
+#   export   src/export    pprof, OpenTelemetry profiles, folded, flame
+#                          graphs
 #   push     src/push      continuous recording's periods sent to a
 #                          Pyroscope-compatible endpoint: libcurl
 #   cmd      src/cmd       the subcommands
@@ -159,7 +160,8 @@ CMD_SRCS := $(CMD_ONLY_SRCS) $(VIEW_SRCS) $(EXPORT_SRCS) $(PUSH_SRCS)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/profile.pb-c.o \
+PB_OBJS := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.o,$(wildcard proto/*.proto))
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(PB_OBJS) \
 	$(BUILD)/gen/flamegraph_assets.o
 FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -193,15 +195,16 @@ $(BUILD)/layer-check/record.so: $(LIB_OBJS)
 check-layers: $(LAYER_CHECKS)
 	scripts/check-layers.sh
 
-# pprof's schema, compiled by protoc-c; its output is not ours to lint.
-$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: proto/profile.proto | $(DEPS_STAMP)
+# The schemas of the exports (pprof's, OpenTelemetry profiles'), compiled
+# by protoc-c; their output is not ours to lint.
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/gen
-	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/profile.proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
 
-$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+$(PB_OBJS): $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -fPIC -I$(BUILD)/gen $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
-$(CMD_OBJS): | $(BUILD)/gen/profile.pb-c.h
+$(CMD_OBJS): | $(PB_OBJS:.o=.h)
 
 # The BPF programs (see BPF_MISSING above): vmlinux.h, objects, skeletons.
 $(BUILD)/gen/vmlinux.h: | $(DEPS_STAMP)

@@ -139,7 +139,7 @@ _dcprof()
 		;;
 	--format)
 		case $cmd in
-		export) _dcprof_words "pprof folded" "$cur" ;;
+		export) _dcprof_words "pprof otlp folded" "$cur" ;;
 		flamegraph) _dcprof_words "html svg" "$cur" ;;
 		*) _dcprof_words "text json" "$cur" ;;
 		esac

@@ -8,8 +8,9 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 # strace (t0770), readelf/objcopy/strip (binutils), protoc (above), gzip,
 # setpriv/mount (util-linux), libc's separate debug files (t0460), tmux and
 # man (the t08 tests drive a terminal and render the man page), openssl (a
-# certificate for t0187's TLS receiver).
-PACKAGES="$PACKAGES gcc g++ make clang-format python3 strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
+# certificate for t0187's TLS receiver), python3-protobuf (the OTLP tests
+# decode with protoc's Python of proto/otlp_profiles.proto).
+PACKAGES="$PACKAGES gcc g++ make clang-format python3 python3-protobuf strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
 # Debian's own programs, built without frame pointers, for t0505
 PACKAGES="$PACKAGES perl xz-utils sqlite3"
 # libFuzzer for `make fuzz`.

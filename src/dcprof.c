@@ -95,7 +95,9 @@ static const struct cmd commands[] = {
 	  "      --keep-size BYTES  remove the oldest periods past BYTES in all (K, M, G)\n"
 	  "      --push URL         send each period as pprof to Pyroscope (http(s)://:\n"
 	  "                         POST URL/ingest) or Parca (parca+http(s)://: its\n"
-	  "                         WriteRaw at URL/api/profiles/writeraw), from a spool\n"
+	  "                         WriteRaw at URL/api/profiles/writeraw), or as\n"
+	  "                         OpenTelemetry profiles (otlp+http(s)://: POST\n"
+	  "                         URL/v1development/profiles), from a spool\n"
 	  "                         in DIR/.spool: kept and retried while the server is\n"
 	  "                         down or refuses what may pass later, set aside in\n"
 	  "                         DIR/.spool/set-aside when it can never take it\n"
@@ -200,14 +202,17 @@ static const struct cmd commands[] = {
 	  READ_HELP_INPUT
 	  READ_HELP_FORMAT_TEXT_JSON },
 	{ "export", cmd_export, 0,
-	  "write a recording as pprof or folded stacks",
-	  "--format pprof|folded [-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT]\n"
-	  "              [--no-comm] [--value cpu|off-cpu|wall]\n"
+	  "write a recording as pprof, OpenTelemetry profiles or folded stacks",
+	  "--format pprof|otlp|folded [-i FILE|DIR [--since TIME] [--until TIME]]\n"
+	  "              [-o OUT] [--no-comm] [--value cpu|off-cpu|wall]\n"
 	  "\n"
-	  "      --format FORMAT    pprof (gzipped profile.proto) or folded (one line per stack)\n"
+	  "      --format FORMAT    pprof (gzipped profile.proto), otlp (an OpenTelemetry\n"
+	  "                         ExportProfilesServiceRequest, protobuf) or folded\n"
+	  "                         (one line per stack)\n"
 	  READ_HELP_INPUT
 	  READ_HELP_RANGE
-	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz for pprof)\n"
+	  "  -o, --output OUT       file to write (default: stdout for folded, dcprof.pb.gz\n"
+	  "                         for pprof, dcprof.otlp.pb for otlp)\n"
 	  "      --no-comm          folded: no process name as the root frame\n"
 	  "      --value V          folded: samples (cpu, the default), or ns off the CPU\n"
 	  "                         (off-cpu) or of wall-clock time (wall); pprof has\n"

@@ -383,18 +383,25 @@ static void stop_push(struct push *p, const char *spool)
 {
 	struct push_counts n;
 	struct push_item item;
+	char otlp[96] = "";
 
 	if (!p)
 		return;
 	/* what the server has not taken within a few seconds waits in the
 	 * spool for the next run */
 	push_stop(p, 5, &n);
+	if (n.profiles_rejected)
+		snprintf(
+			otlp, sizeof(otlp),
+			", %llu profiles dropped by the receiver (OTLP partial success)",
+			(unsigned long long)n.profiles_rejected);
 	fprintf(stderr,
-		"dcprof: push: %llu requests taken, %llu failed tries, %llu periods dropped (spool full), %llu requests set aside (never acceptable), %llu periods split%s\n",
+		"dcprof: push: %llu requests taken, %llu failed tries, %llu periods dropped (spool full), %llu requests set aside (never acceptable), %llu periods split%s%s\n",
 		(unsigned long long)n.sent,
 		(unsigned long long)n.attempts_failed,
 		(unsigned long long)n.dropped_full,
 		(unsigned long long)n.rejected, (unsigned long long)n.split,
+		otlp,
 		push_spool_oldest(spool, &item) > 0 ?
 			"; the rest stays in the spool" :
 			"");

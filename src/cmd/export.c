@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dcprof export: a recording in the formats other tools read (pprof,
- * folded stacks). The output appears whole or not at all.
+ * folded stacks, OpenTelemetry profiles). The output appears whole or not
+ * at all.
  */
 #include <getopt.h>
 #include <string.h>
@@ -11,9 +12,9 @@
 #include "output.h"
 #include "read_opts.h"
 
-enum export_format { FORMAT_PPROF, FORMAT_FOLDED };
+enum export_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_OTLP };
 
-static const char *const formats[] = { "pprof", "folded", NULL };
+static const char *const formats[] = { "pprof", "folded", "otlp", NULL };
 
 /* The export into out: 0, else the exit status of the error printed. */
 static int run_export(const struct profile_view *v, int fmt, FILE *out,
@@ -22,10 +23,16 @@ static int run_export(const struct profile_view *v, int fmt, FILE *out,
 	struct export_error err;
 	int ret;
 
-	if (fmt == FORMAT_PPROF)
+	if (fmt == FORMAT_PPROF) {
 		ret = export_pprof(v, out, &err);
-	else
+	} else if (fmt == FORMAT_OTLP) {
+		const struct export_otlp_opts o = { .labels =
+							    EXPORT_LABELS_ALL };
+
+		ret = export_otlp(v, out, &o, &err);
+	} else {
 		ret = export_folded(v, out, with_comm, value, &err);
+	}
 	return ret < 0 ? cmd_error("%s", err.msg) : 0;
 }
 
@@ -94,17 +101,19 @@ int cmd_export(int argc, char **argv)
 		return cmd_usage_error("export", "unexpected argument '%s'",
 				       argv[optind]);
 	if (ro.format < 0)
-		return cmd_usage_error("export",
-				       "--format is needed (pprof, folded)");
+		return cmd_usage_error(
+			"export", "--format is needed (pprof, folded, otlp)");
 	if (value_given && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export",
-			"--value applies to --format folded only (pprof has samples, cpu and off_cpu as sample types)");
+			"--value applies to --format folded only (pprof and otlp have samples, cpu and off_cpu as sample types)");
 	if (no_comm && ro.format != FORMAT_FOLDED)
 		return cmd_usage_error(
 			"export", "--no-comm applies to --format folded only");
 	if (!output)
-		output = ro.format == FORMAT_PPROF ? "dcprof.pb.gz" : "-";
+		output = ro.format == FORMAT_PPROF ? "dcprof.pb.gz" :
+			 ro.format == FORMAT_OTLP  ? "dcprof.otlp.pb" :
+						     "-";
 
 	cmd_setup_log(0);
 	ret = cmd_open_input(&v, &ro, false);

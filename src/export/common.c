@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the exporters share: UTF-8 checks of the names they write, what a
- * sample stands for, and the message they leave for the command when they
- * fail.
+ * What the exporters share: UTF-8 checks of the names they write, their
+ * string tables and growing arrays, the names of objects, what a sample
+ * stands for, and the message they leave for the command when they fail.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
+#include "grow.h"
+#include "intern.h"
 
 int export_fail(struct export_error *err, int errnum, const char *fmt, ...)
 {
@@ -77,4 +81,95 @@ void export_sample_kind_of(const struct dcp_profile_meta *m,
 			k->time ? (int64_t)(1000000000ull / m->sample_freq) : 0;
 	else
 		k->period = (int64_t)m->sample_period;
+}
+
+int export_reserve(void *p, size_t *cap, size_t n, size_t sz)
+{
+	void **pp = p;
+	void *np = dcp_grow(*pp, cap, n + 1, sz);
+
+	if (!np)
+		return -ENOMEM;
+	*pp = np;
+	return 0;
+}
+
+/*
+ * s with every byte that is not part of valid UTF-8 written as \xNN, or
+ * NULL when s is valid as it is (or memory ran out: *oom).
+ */
+static char *utf8_escape(const char *s, bool *oom)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), bad = 0, len;
+	char *out, *o;
+
+	for (size_t i = 0; i < n; i += len ? len : 1)
+		if (!(len = export_utf8_len(p + i, n - i)))
+			bad++;
+	if (!bad)
+		return NULL;
+	out = o = malloc(n + 3 * bad + 1);
+	if (!out) {
+		*oom = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i += len ? len : 1) {
+		len = export_utf8_len(p + i, n - i);
+		if (len) {
+			memcpy(o, p + i, len);
+			o += len;
+		} else {
+			o += sprintf(o, "\\x%02x", p[i]);
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+int64_t export_intern(struct string_table *t, const char *s)
+{
+	bool oom = false;
+	char *escaped;
+	int64_t i;
+
+	/* protobuf strings are UTF-8: decoders reject anything else */
+	escaped = utf8_escape(s, &oom);
+	if (oom)
+		return -ENOMEM;
+	if (!escaped)
+		return string_table_intern(t, s);
+	i = string_table_intern(t, escaped);
+	free(escaped);
+	return i;
+}
+
+int export_expand(const struct profile_view *v, const struct dcp_frame *f,
+		  struct dcp_expanded_frame *ex)
+{
+	int n = profile_view_expand(v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+
+	if (n < 1) {
+		/* cannot happen: an unresolved frame is one entry */
+		ex[0] = (struct dcp_expanded_frame){
+			.name = profile_view_symbol(v, f)
+		};
+		n = 1;
+	}
+	/* deeper inlining is cut: the function and outer calls stay */
+	return n > PROFILE_VIEW_EXPAND_MAX ? PROFILE_VIEW_EXPAND_MAX : n;
+}
+
+const char *export_object_name(const struct profile_view *v, uint32_t cookie,
+			       char *buf, size_t size)
+{
+	struct dcp_cookie_info info = { .sz = sizeof(info) };
+	const char *name = profile_view_file_name(v, cookie);
+
+	if (!dcp_cookie_table_lookup(v->cookies, cookie, &info) &&
+	    info.kind == DCP_COOKIE_KIND_MODULE && name[0] != '[') {
+		snprintf(buf, size, "[%s]", name);
+		return buf;
+	}
+	return name;
 }

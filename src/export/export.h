@@ -74,6 +74,48 @@ int export_pprof_pieces(const struct profile_view *v,
 			struct export_error *err);
 
 /*
+ * OpenTelemetry profiles (OTLP, opentelemetry-proto's profiles/
+ * v1development): an ExportProfilesServiceRequest of one resource
+ * (service.name, host.name, os.type, os.version and the caller's), one
+ * scope (dcprof), and one Profile per sample type, over one dictionary
+ * whose tables each begin with their zero entry: samples/count, its
+ * period_type and period export_pprof's period (cpu/nanoseconds and
+ * 1e9 / -F for cpu-clock), then off_cpu/nanoseconds with --off-cpu. Each
+ * row is a Sample of one value in each Profile where its value is not 0,
+ * its stack shared by the rows of the same stack; its attributes are
+ * process.executable.name (comm), process.pid, thread.name and
+ * thread.id; a mapping's build id is process.executable.build_id.gnu.
+ */
+struct export_otlp_opts {
+	const char *service_name; /* NULL: "dcprof" */
+	const char *const *attrs; /* more resource attributes, "key=value" */
+	size_t nr_attrs;
+	unsigned labels; /* EXPORT_LABEL_*: the sample attributes */
+	bool ids_as_strings; /* process.pid and thread.id as strings */
+	size_t max_samples; /* samples in a Profile of a piece, 0: no limit */
+	size_t max_bytes; /* a piece's encoding before gzip, 0: no limit */
+};
+
+/* The request, not compressed (protobuf binary), as export_pprof. */
+int export_otlp(const struct profile_view *v, FILE *out,
+		const struct export_otlp_opts *o, struct export_error *err);
+
+/* The request in pieces within the limits of o, each gzipped, as
+ * export_pprof_pieces cuts the rows. */
+int export_otlp_pieces(const struct profile_view *v,
+		       const struct export_otlp_opts *o,
+		       export_pprof_piece_fn fn, void *ctx,
+		       struct export_error *err);
+
+/*
+ * An answer's body read as an ExportProfilesServiceResponse (an empty
+ * body is one): 0 with *rejected its partial success's rejected profiles
+ * and msg its error message; -EBADMSG when it is not one.
+ */
+int export_otlp_answer(const void *body, size_t len, int64_t *rejected,
+		       char *msg, size_t size);
+
+/*
  * Folded stacks, one "comm;root;...;leaf count" line per distinct stack
  * (rows that differ only in pid are merged); with_comm false drops the
  * comm frame. value: what each line counts, samples or ns (--value).
@@ -104,6 +146,32 @@ struct export_sample_kind {
 
 void export_sample_kind_of(const struct dcp_profile_meta *m,
 			   struct export_sample_kind *k);
+
+/* Room in the array *p (of *cap elements of size sz) for n + 1: 0, or
+ * -ENOMEM with the array as it was. */
+int export_reserve(void *p, size_t *cap, size_t n, size_t sz);
+
+struct string_table;
+/* The index of s in t, added on first use, with each byte that is not
+ * part of valid UTF-8 written as \xNN: protobuf decoders refuse strings
+ * that are not UTF-8. -ENOMEM. */
+int64_t export_intern(struct string_table *t, const char *s);
+
+/*
+ * A frame as ex[0..n) (ex has room for PROFILE_VIEW_EXPAND_MAX): the
+ * calls inlined at its address and the function that holds them, the
+ * function first; n, at least 1.
+ */
+int export_expand(const struct profile_view *v, const struct dcp_frame *f,
+		  struct dcp_expanded_frame *ex);
+
+/*
+ * The name an object carries in a profile. Module names are bare
+ * ("ext4"): bracketed like perf shows them, so that pprof does not look
+ * for a file of that name in the current directory.
+ */
+const char *export_object_name(const struct profile_view *v, uint32_t cookie,
+			       char *buf, size_t size);
 
 /* Leave the message in err (when not NULL) and return -errnum. */
 int export_fail(struct export_error *err, int errnum, const char *fmt, ...)

@@ -78,3 +78,23 @@ int gzip_pack(const ProtobufCMessage *m, FILE *out)
 	free(g);
 	return -err;
 }
+
+int gzip_pack_mem(const ProtobufCMessage *m, char **out, size_t *len)
+{
+	FILE *mem;
+	int ret;
+
+	*out = NULL;
+	*len = 0;
+	mem = open_memstream(out, len);
+	if (!mem)
+		return -ENOMEM;
+	ret = gzip_pack(m, mem);
+	if (fclose(mem) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}

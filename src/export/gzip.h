@@ -15,4 +15,7 @@
  */
 int gzip_pack(const ProtobufCMessage *m, FILE *out);
 
+/* The same into memory: *out (malloc'd, *len bytes), or -errno. */
+int gzip_pack_mem(const ProtobufCMessage *m, char **out, size_t *len);
+
 #endif

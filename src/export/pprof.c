@@ -12,7 +12,6 @@
 #include "profile.pb-c.h"
 
 #include "export.h"
-#include "grow.h"
 #include "gzip.h"
 #include "intern.h"
 
@@ -24,18 +23,6 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
-
-/* Room in the array *p of *cap elements of size sz for n + 1. */
-static int vec_reserve(void *p, size_t *cap, size_t n, size_t sz)
-{
-	void **pp = p;
-	void *np = dcp_grow(*pp, cap, n + 1, sz);
-
-	if (!np)
-		return -ENOMEM;
-	*pp = np;
-	return 0;
-}
 
 /* One (cookie, offset): its lines are lines[first_line, + nr_lines). */
 struct loc {
@@ -70,74 +57,10 @@ struct pprof {
 	size_t nr_lines, cap_lines;
 };
 
-/*
- * s with every byte that is not part of valid UTF-8 written as \xNN, or
- * NULL when s is valid as it is (or memory ran out: *oom).
- */
-static char *utf8_escape(const char *s, bool *oom)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), bad = 0, len;
-	char *out, *o;
-
-	for (size_t i = 0; i < n; i += len ? len : 1)
-		if (!(len = export_utf8_len(p + i, n - i)))
-			bad++;
-	if (!bad)
-		return NULL;
-	out = o = malloc(n + 3 * bad + 1);
-	if (!out) {
-		*oom = true;
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i += len ? len : 1) {
-		len = export_utf8_len(p + i, n - i);
-		if (len) {
-			memcpy(o, p + i, len);
-			o += len;
-		} else {
-			o += sprintf(o, "\\x%02x", p[i]);
-		}
-	}
-	*o = 0;
-	return out;
-}
-
 /* The string table index of s, adding it on first use; -ENOMEM. */
 static int64_t intern(struct pprof *pp, const char *s)
 {
-	bool oom = false;
-	char *escaped;
-	int64_t i;
-
-	/* profile.proto's strings are UTF-8: decoders reject anything else */
-	escaped = utf8_escape(s, &oom);
-	if (oom)
-		return -ENOMEM;
-	if (!escaped)
-		return string_table_intern(&pp->strings, s);
-	i = string_table_intern(&pp->strings, escaped);
-	free(escaped);
-	return i;
-}
-
-/*
- * The name a mapping and its functions carry. Module names are bare
- * ("ext4"): bracketed like perf shows them, so that pprof does not look
- * for a file of that name in the current directory.
- */
-static const char *object_name(const struct pprof *pp, uint32_t cookie,
-			       char *buf, size_t size)
-{
-	struct dcp_cookie_info info = { .sz = sizeof(info) };
-	const char *name = profile_view_file_name(pp->v, cookie);
-
-	if (!dcp_cookie_table_lookup(pp->v->cookies, cookie, &info) &&
-	    info.kind == DCP_COOKIE_KIND_MODULE && name[0] != '[') {
-		snprintf(buf, size, "[%s]", name);
-		return buf;
-	}
-	return name;
+	return export_intern(&pp->strings, s);
 }
 
 /* The mapping id of a cookie, creating its Mapping on first use. */
@@ -155,10 +78,10 @@ static int64_t mapping_of(struct pprof *pp, uint32_t cookie)
 		/* cookie_table_size covers every cookie a frame can name */
 		return -EINVAL;
 	}
-	if (vec_reserve(&pp->mappings, &pp->cap_mappings, pp->nr_mappings,
-			sizeof(*pp->mappings)))
+	if (export_reserve(&pp->mappings, &pp->cap_mappings, pp->nr_mappings,
+			   sizeof(*pp->mappings)))
 		return -ENOMEM;
-	name = intern(pp, object_name(pp, cookie, buf, sizeof(buf)));
+	name = intern(pp, export_object_name(pp->v, cookie, buf, sizeof(buf)));
 	if (name < 0)
 		return name;
 	if (!dcp_cookie_table_lookup(pp->v->cookies, cookie, &info) &&
@@ -203,8 +126,8 @@ static int64_t function_of(struct pprof *pp, const char *name,
 	key = (uint64_t)name_i << 32 | (uint64_t)system_i;
 	if (!key_map_find(&pp->function_index, key, (uint64_t)file, &i))
 		return (int64_t)pp->functions[i].id;
-	if (vec_reserve(&pp->functions, &pp->cap_functions, pp->nr_functions,
-			sizeof(*pp->functions)) ||
+	if (export_reserve(&pp->functions, &pp->cap_functions, pp->nr_functions,
+			   sizeof(*pp->functions)) ||
 	    key_map_add(&pp->function_index, key, (uint64_t)file,
 			(uint32_t)pp->nr_functions) < 0)
 		return -ENOMEM;
@@ -225,18 +148,8 @@ static int add_lines(struct pprof *pp, struct loc *l, const struct dcp_frame *f)
 {
 	struct dcp_expanded_frame ex[PROFILE_VIEW_EXPAND_MAX];
 	pb_mapping *m = &pp->mappings[l->mapping_id - 1];
-	int n = profile_view_expand(pp->v, f, ex, PROFILE_VIEW_EXPAND_MAX);
+	int n = export_expand(pp->v, f, ex);
 
-	if (n < 1) {
-		/* cannot happen: an unresolved frame is one entry */
-		ex[0] = (struct dcp_expanded_frame){
-			.name = profile_view_symbol(pp->v, f)
-		};
-		n = 1;
-	}
-	/* deeper inlining is cut: the function and outer calls stay */
-	if (n > PROFILE_VIEW_EXPAND_MAX)
-		n = PROFILE_VIEW_EXPAND_MAX;
 	l->first_line = pp->nr_lines;
 	for (int k = n; k-- > 0;) {
 		const struct dcp_expanded_frame *e = &ex[k];
@@ -250,8 +163,8 @@ static int add_lines(struct pprof *pp, struct loc *l, const struct dcp_frame *f)
 		fn = function_of(pp, e->name, e->raw_name, file);
 		if (fn < 0)
 			return (int)fn;
-		if (vec_reserve(&pp->lines, &pp->cap_lines, pp->nr_lines,
-				sizeof(*pp->lines)))
+		if (export_reserve(&pp->lines, &pp->cap_lines, pp->nr_lines,
+				   sizeof(*pp->lines)))
 			return -ENOMEM;
 		line = &pp->lines[pp->nr_lines++];
 		perftools__profiles__line__init(line);
@@ -279,8 +192,8 @@ static int64_t location_of(struct pprof *pp, const struct dcp_frame *f)
 
 	if (!key_map_find(&pp->loc_index, f->cookie, f->offset, &i))
 		return (int64_t)i + 1;
-	if (vec_reserve(&pp->locs, &pp->cap_locs, pp->nr_locs,
-			sizeof(*pp->locs)))
+	if (export_reserve(&pp->locs, &pp->cap_locs, pp->nr_locs,
+			   sizeof(*pp->locs)))
 		return -ENOMEM;
 	mid = mapping_of(pp, f->cookie);
 	if (mid < 0)
@@ -658,14 +571,8 @@ static int piece_emit(struct pieces *ps, struct piece *p, size_t raw)
 {
 	char *gz = NULL;
 	size_t len = 0;
-	FILE *mem = open_memstream(&gz, &len);
-	int ret;
+	int ret = gzip_pack_mem(&p->prof.base, &gz, &len);
 
-	if (!mem)
-		return -ENOMEM;
-	ret = gzip_pack(&p->prof.base, mem);
-	if (fclose(mem) && !ret)
-		ret = -ENOMEM;
 	if (!ret) {
 		struct export_pprof_piece info = {
 			.gz = gz,

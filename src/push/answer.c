@@ -3,7 +3,8 @@
  * What a server's answer means: taken, to try again, a refusal of the
  * configuration, or never acceptable, by the rules of the servers' own
  * code (grafana/pyroscope's ingest handler and pkg/validation; Parca's UI
- * fallback and WriteRaw gateway).
+ * fallback and WriteRaw gateway; OTLP/HTTP's, which Pyroscope's and the
+ * collector's receivers follow).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "export.h"
 #include "push_internal.h"
 
 size_t push_keep_answer(char *b, size_t size, size_t n, void *ctx)
@@ -59,6 +61,22 @@ static bool html_answer(const struct push_answer *a)
 	while (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\n')
 		b++;
 	return strncasecmp(a->type, "text/html", 9) == 0 || *b == '<';
+}
+
+/* A 2xx of an OTLP receiver: protobuf, an ExportProfilesServiceResponse
+ * (an empty body is one; one longer than what is kept is taken for one,
+ * its start having been read as protobuf). */
+static bool otlp_answer(const struct push_answer *a)
+{
+	int64_t rejected;
+	char msg[8];
+
+	if (strncasecmp(a->type, "application/x-protobuf", 22) &&
+	    strncasecmp(a->type, "application/protobuf", 20))
+		return false;
+	return a->len >= PUSH_ANSWER_MAX ||
+	       !export_otlp_answer(a->body, a->len, &rejected, msg,
+				   sizeof(msg));
 }
 
 /* Any of the needles in hay. */
@@ -152,10 +170,15 @@ enum push_verdict push_classify(enum push_kind kind,
 		if (kind == PUSH_PARCA &&
 		    strncasecmp(a->type, "application/json", 16))
 			return PUSH_CONFIG;
+		if (kind == PUSH_OTLP && !otlp_answer(a))
+			return PUSH_CONFIG;
 		return PUSH_TAKEN;
 	}
 	if (a->status == 401 || a->status == 403 || a->status == 404 ||
 	    a->status == 405)
+		return PUSH_CONFIG;
+	/* OTLP/HTTP: a receiver that does not take protobuf */
+	if (kind == PUSH_OTLP && a->status == 415)
 		return PUSH_CONFIG;
 	push_answer_message(a, msg, sizeof(msg));
 	if (push_never_acceptable((int)a->status, msg, item->from,

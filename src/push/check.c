@@ -54,12 +54,15 @@ int push_read_secret(const char *path, const char *what, char **out,
 	return *out ? 0 : push_fail(err, ENOMEM, "out of memory");
 }
 
-/* http(s):// is Pyroscope; parca+http(s):// is Parca, *rest the URL */
 enum push_kind push_kind_of(const char *url, const char **rest)
 {
 	if (!strncmp(url, "parca+", 6)) {
 		*rest = url + 6;
 		return PUSH_PARCA;
+	}
+	if (!strncmp(url, "otlp+", 5)) {
+		*rest = url + 5;
+		return PUSH_OTLP;
 	}
 	*rest = url;
 	return PUSH_PYROSCOPE;
@@ -214,7 +217,7 @@ int push_check(const struct push_opts *o, struct push_error *err)
 	    strchr(url, '?') || strchr(url, '#'))
 		ret = push_fail(
 			err, EINVAL,
-			"invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH] (Pyroscope) or parca+http(s)://... (Parca)",
+			"invalid --push URL '%s': expected http(s)://HOST[:PORT][/PATH] (Pyroscope), parca+http(s)://... (Parca) or otlp+http(s)://... (OpenTelemetry)",
 			o->url);
 	push_curl.free(scheme);
 	push_curl.free(host);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The push thread: the spool sent oldest first to Pyroscope's /ingest or
- * Parca's WriteRaw with libcurl (TLS, bearer or basic auth, a tenant),
- * each answer classified as the server's code gives it (push_classify);
- * what goes in the spool (each period exported as pprof pieces within the
- * server's limits) and its bound; the checks made before recording.
+ * The push thread: the spool sent oldest first to Pyroscope's /ingest,
+ * Parca's WriteRaw or an OTLP receiver's /v1development/profiles with
+ * libcurl (TLS, bearer or basic auth, a tenant), each answer classified
+ * as the server's code gives it (push_classify); what goes in the spool
+ * (each period exported as pprof or OTLP pieces within the server's
+ * limits) and its bound; the checks made before recording.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -39,6 +40,7 @@ struct push {
 	char *auth_header; /* "Authorization: Bearer ..." or NULL */
 	char *tenant_header; /* "X-Scope-OrgID: ..." or NULL */
 	struct export_pprof_opts export;
+	struct export_otlp_opts otlp; /* its labels: the caller's push_opts' */
 	size_t last_pieces;
 	/* the configuration refusal last said (HTTP status, or 1 for a
 	 * 2xx that is not the API's), 0: none since the last success */
@@ -153,7 +155,13 @@ static void post(struct push *p, const struct push_item *item, const char *gz,
 		snprintf(why, why_len, "cannot start libcurl");
 		return;
 	}
-	if (p->kind == PUSH_PARCA) {
+	if (p->kind == PUSH_OTLP) {
+		snprintf(url, sizeof(url), "%s/v1development/profiles", p->url);
+		headers = push_curl.slist_append(
+			headers, "Content-Type: application/x-protobuf");
+		headers = push_curl.slist_append(headers,
+						 "Content-Encoding: gzip");
+	} else if (p->kind == PUSH_PARCA) {
 		json = parca_body(p, gz, gz_len, &len);
 		if (!json) {
 			snprintf(why, why_len, "out of memory");
@@ -263,7 +271,12 @@ static void say_config(struct push *p, const struct push_item *item,
 		return;
 	p->config_said = key;
 	push_answer_message(a, msg, sizeof(msg));
-	if (key == 1)
+	if (key == 1 && p->kind == PUSH_OTLP)
+		say(p,
+		    "push: the server answered HTTP %ld with %s, not an OTLP receiver's answer (application/x-protobuf, an ExportProfilesServiceResponse): it is no OTLP/HTTP profiles endpoint: nothing counted as sent, the periods stay in the spool, asked again every %d s",
+		    a->status, a->type[0] ? a->type : "no content type",
+		    BACKOFF_CONFIG_S);
+	else if (key == 1)
 		say(p,
 		    "push: the server answered HTTP %ld with %s, not the %s API's answer: it is no %s endpoint (Parca's UI answers every unknown path so; for Parca, --push parca+http://HOST:PORT): nothing counted as sent, the periods stay in the spool, asked again every %d s",
 		    a->status, a->type[0] ? a->type : "a page",
@@ -279,6 +292,25 @@ static void say_config(struct push *p, const struct push_item *item,
 	if (a->status == 401 && !p->tenant_header)
 		say(p,
 		    "push: a multi-tenant Pyroscope wants its tenant: --push-tenant ID (X-Scope-OrgID)");
+}
+
+/* OTLP: the profiles of a taken request that the receiver dropped (its
+ * partial_success), counted and said; the request is not sent again, as
+ * OTLP/HTTP asks. */
+static void otlp_partial(struct push *p, const struct push_item *item,
+			 const struct push_answer *a)
+{
+	int64_t rejected = 0;
+	char msg[512];
+
+	if (export_otlp_answer(a->body, a->len, &rejected, msg, sizeof(msg)) ||
+	    rejected <= 0)
+		return;
+	p->counts.profiles_rejected += (uint64_t)rejected;
+	say(p,
+	    "push: the receiver took period %s but dropped %lld of its profiles%s%s%s (%llu dropped so far)",
+	    item->name, (long long)rejected, msg[0] ? " (" : "", msg,
+	    msg[0] ? ")" : "", (unsigned long long)p->counts.profiles_rejected);
 }
 
 /* Wait s seconds or until stopped; called and returns with the lock. */
@@ -345,6 +377,8 @@ static void *push_thread(void *arg)
 		if (v == PUSH_TAKEN) {
 			drop_item(p, &item);
 			p->counts.sent++;
+			if (p->kind == PUSH_OTLP)
+				otlp_partial(p, &item, &ans);
 			if (failed_run)
 				say(p,
 				    "push: sent again after %llu failed tries",
@@ -470,6 +504,15 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 		o->max_samples ? o->max_samples : PUSH_DEFAULT_MAX_SAMPLES;
 	p->export.max_bytes = o->max_bytes ? (size_t)o->max_bytes :
 					     (size_t)PUSH_DEFAULT_MAX_BYTES;
+	p->otlp = (struct export_otlp_opts){
+		.service_name = o->app ? o->app : PUSH_DEFAULT_APP,
+		.attrs = o->labels,
+		.nr_attrs = o->nr_labels,
+		.labels = p->export.labels,
+		.ids_as_strings = true,
+		.max_samples = p->export.max_samples,
+		.max_bytes = p->export.max_bytes,
+	};
 	ret = push_build_labels(o, &p->name_escaped, &p->parca_labels, err);
 	if (!ret && o->tenant &&
 	    asprintf(&p->tenant_header, "X-Scope-OrgID: %s", o->tenant) < 0) {
@@ -564,7 +607,9 @@ int push_enqueue(struct push *p, const char *path, uint64_t from,
 				 path, dcp_last_error());
 	/* in pieces within the server's limits: the period whole, never a
 	 * part of it refused for its size */
-	ret = export_pprof_pieces(&v, &p->export, gather, &g, &xerr);
+	ret = p->kind == PUSH_OTLP ?
+		      export_otlp_pieces(&v, &p->otlp, gather, &g, &xerr) :
+		      export_pprof_pieces(&v, &p->export, gather, &g, &xerr);
 	profile_view_close(&v);
 	if (ret) {
 		gathered_free(&g);

@@ -9,6 +9,10 @@
  *              [&sampleRate=]&format=pprof (X-Scope-OrgID with a tenant)
  *   Parca      POST {URL}/api/profiles/writeraw, its gRPC gateway's JSON
  *              of ProfileStoreService/WriteRaw (--push parca+http://...)
+ *   OTLP       POST {URL}/v1development/profiles, an OpenTelemetry
+ *              profiles ExportProfilesServiceRequest, protobuf, gzipped
+ *              (--push otlp+http://...): a collector's OTLP/HTTP
+ *              receiver, Pyroscope's
  * What the server answers decides: taken (and only an answer of the API
  * counts: a 2xx HTML page does not), kept and retried with backoff (the
  * server down, busy, or refusing what may pass later), or set aside in
@@ -43,6 +47,7 @@
 enum push_kind {
 	PUSH_PYROSCOPE, /* http(s)://: /ingest */
 	PUSH_PARCA, /* parca+http(s)://: /api/profiles/writeraw */
+	PUSH_OTLP, /* otlp+http(s)://: /v1development/profiles */
 };
 
 struct push_error {
@@ -50,12 +55,15 @@ struct push_error {
 };
 
 struct push_opts {
-	/* http(s):// (Pyroscope) or parca+http(s)://, with a path prefix
-	 * or not */
+	/* http(s):// (Pyroscope), parca+http(s):// or otlp+http(s)://,
+	 * with a path prefix or not */
 	const char *url;
-	const char *app; /* the application name of name=APP{...} */
+	/* the application name of name=APP{...}, OTLP's service.name */
+	const char *app;
 	/* "key=value" each; the host name and kernel release are added
-	 * unless a label of the same key is given */
+	 * unless a label of the same key is given; OTLP: resource
+	 * attributes. OTLP exports each period with app and labels, which
+	 * must live until push_stop() */
 	const char *const *labels;
 	size_t nr_labels;
 	/* the sample labels (EXPORT_LABEL_*): each of their values makes a
@@ -80,6 +88,9 @@ struct push_counts {
 	uint64_t dropped_full; /* periods not spooled: the spool was full */
 	uint64_t rejected; /* requests set aside: never acceptable */
 	uint64_t split; /* periods cut in pieces for the server's limits */
+	/* OTLP: profiles a taken request carried that the receiver said it
+	 * dropped (its partial_success) */
+	uint64_t profiles_rejected;
 };
 
 /* The checks made before recording starts (URL, labels, files). */

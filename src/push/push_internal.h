@@ -20,7 +20,8 @@ int push_fail(struct push_error *err, int errnum, const char *fmt, ...)
 /* A secret from a file: its first line, never from the command line. */
 int push_read_secret(const char *path, const char *what, char **out,
 		     struct push_error *err);
-/* http(s):// is Pyroscope; parca+http(s):// is Parca, *rest the URL */
+/* http(s):// is Pyroscope; parca+http(s):// Parca, otlp+http(s):// an
+ * OTLP receiver, *rest the URL */
 enum push_kind push_kind_of(const char *url, const char **rest);
 /* The sample labels pushed (EXPORT_LABEL_* and maybe the none bit). */
 unsigned push_sample_labels_of(const struct push_opts *o);

@@ -49,21 +49,13 @@ start_server() {
 # $TMP/err) is in the pieces the server took, stack for stack; prints the
 # number of pieces taken
 account() {
-	python3 - "$1" "$2" "${3:-$TMP/err}" "$DCPROF" <<'PY'
-import collections, glob, json, os, re, subprocess, sys
+	python3 - "$1" "$2" "${3:-$TMP/err}" "$DCPROF" "$TOP/tests/tools" <<'PY'
+import collections, glob, json, os, sys
+sys.path.insert(0, sys.argv[-1])
+import period_stacks
 d, periods_dir, err, dcprof = sys.argv[1:5]
-logged = re.findall(r"^dcprof: period '([^']*)'", open(err).read(), re.M)
-want = {}
-for path in logged:
-    folded = subprocess.run([dcprof, "export", "--format", "folded", "--no-comm",
-                             "-i", path], capture_output=True, check=True,
-                            text=True).stdout
-    c = collections.Counter()
-    for line in folded.splitlines():
-        stack, n = line.rsplit(" ", 1)
-        # folded marks kernel frames with _[k]; pprof does not
-        c[re.sub(r"_\[k\](?=;|$)", "", stack)] += int(n)
-    want[path] = c
+# folded marks kernel frames with _[k]; pprof does not
+want = period_stacks.logged(err, dcprof, "k")
 got = collections.defaultdict(collections.Counter)
 taken = 0
 for f in sorted(glob.glob(os.path.join(d, "*.profile.json"))):

@@ -13,7 +13,7 @@ F=$TMP/p.data
 expect_exit 0 "$DCPROF" record -g -o "$F" -- "$SPLIT" 0.3
 
 # no such input, a corrupt one, an empty one
-for fmt in pprof folded; do
+for fmt in pprof otlp folded; do
 	expect_exit 1 "$DCPROF" export --format $fmt -i "$TMP/missing.data" \
 		-o "$TMP/x.out"
 	one_line_error
@@ -39,6 +39,12 @@ ls -a "$TMP" | grep -q '\.tmp$' && die "a failed export left a temporary file"
 expect_exit 2 "$DCPROF" export --format bogus -i "$F"
 expect_exit 2 "$DCPROF" export -i "$F"
 expect_exit 2 "$DCPROF" export --format pprof --no-comm -i "$F"
+expect_exit 2 "$DCPROF" export --format otlp --no-comm -i "$F"
+grep -q "^dcprof: --no-comm applies to --format folded only" "$TMP/err" ||
+	die "--no-comm with otlp: $(cat "$TMP/err")"
+expect_exit 2 "$DCPROF" export --format otlp --value off-cpu -i "$F"
+grep -q "^dcprof: --value applies to --format folded only" "$TMP/err" ||
+	die "--value with otlp: $(cat "$TMP/err")"
 expect_exit 2 "$DCPROF" export --format folded -i "$F" extra
 expect_exit 2 "$DCPROF" export --format folded --bogus
 expect_exit 2 "$DCPROF" export --format folded -i
@@ -58,7 +64,7 @@ one_line_error
 	die "a failed export left a temporary file"
 
 # a symlink planted at the output path: replaced, its target untouched
-for fmt in pprof folded; do
+for fmt in pprof otlp folded; do
 	echo precious >"$TMP/target"
 	ln -sf "$TMP/target" "$TMP/link.out"
 	expect_exit 0 "$DCPROF" export --format $fmt -i "$F" -o "$TMP/link.out"
@@ -93,6 +99,9 @@ else
 	one_line_error
 	"$DCPROF" export --format pprof -i "$F" -o - >/dev/full 2>"$TMP/err"
 	[ $? -eq 1 ] || die "a write error on stdout (pprof) did not exit 1"
+	one_line_error
+	"$DCPROF" export --format otlp -i "$F" -o - >/dev/full 2>"$TMP/err"
+	[ $? -eq 1 ] || die "a write error on stdout (otlp) did not exit 1"
 	one_line_error
 fi
 

@@ -303,6 +303,29 @@ wait_file() {
 	die "'$f' did not appear"
 }
 
+# need_python_protobuf
+#                   PYPB: a python3 that imports google.protobuf (Debian's
+#                   python3-protobuf; a version manager's python3 first in
+#                   PATH may lack it), and $TMP/pb holding protoc's Python
+#                   of proto/otlp_profiles.proto, for tests/tools/otlp_*.py
+need_python_protobuf() {
+	local p
+	need protoc
+	PYPB=
+	for p in python3 /usr/bin/python3; do
+		"$p" -c 'import google.protobuf' 2>/dev/null && PYPB=$p && break
+	done
+	if [ -z "$PYPB" ]; then
+		[ -z "${CI:-}" ] ||
+			die "no python3 imports google.protobuf under CI (scripts/install-deps.sh must install python3-protobuf)"
+		skip "no python3 imports google.protobuf (python3-protobuf)"
+	fi
+	mkdir -p "$TMP/pb" &&
+		protoc --proto_path="$TOP/proto" --python_out="$TMP/pb" \
+			"$TOP/proto/otlp_profiles.proto" ||
+		die "protoc cannot compile proto/otlp_profiles.proto"
+}
+
 # one_line_error
 #                   fail unless $TMP/err (from expect_exit) holds exactly one
 #                   line, starting "dcprof: "

@@ -375,11 +375,13 @@ def parca(req, cfg):
 # ---- the server -------------------------------------------------------------
 
 
-def main():
-    out, portfile, cfg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    cfg.setdefault("max_samples", 16000)
-    cfg.setdefault("max_bytes", 4 << 20)
-    cfg.setdefault("burst", 2 << 20)
+def serve(out, portfile, port, handle):
+    """
+    An HTTP server on 127.0.0.1:port (0: any) whose port is written to
+    portfile once it listens; handle(req, rec, base) answers each request
+    (req.answer(status, ctype, body), req.body the body) and fills rec,
+    which is logged in OUT/NNNN.json (base is OUT/NNNN).
+    """
     os.makedirs(out, exist_ok=True)
     seen = [0]
 
@@ -398,31 +400,7 @@ def main():
             base = os.path.join(out, "%04d" % seen[0])
             rec = {"line": self.requestline, "headers": dict(self.headers),
                    "len": len(self.body)}
-            try:
-                if cfg["mode"] == "parca":
-                    got = parca(self, cfg)
-                    if got is None:
-                        rec["verdict"] = "html"
-                        self.answer(200, "text/html; charset=utf-8",
-                                    b"<!doctype html><html><head><title>Parca</title></head></html>")
-                    else:
-                        rec["verdict"] = "taken"
-                        with open(base + ".profile.json", "w") as f:
-                            json.dump([[p, i] for p, i in got], f)
-                        self.answer(200, "application/json", b"{}")
-                else:
-                    p, info = pyroscope(self, cfg)
-                    rec["verdict"] = "taken"
-                    with open(base + ".profile.json", "w") as f:
-                        json.dump([[p, info]], f)
-                    self.answer(200, None, b"")
-            except Refused as e:
-                rec["verdict"], rec["status"], rec["message"] = "refused", e.status, e.message
-                code = {400: "invalid_argument", 401: "unauthenticated",
-                        404: "not_found", 422: "unknown", 429: "resource_exhausted",
-                        500: "unknown"}.get(e.status, "unknown")
-                self.answer(e.status, "application/json",
-                            json.dumps({"code": code, "message": e.message}).encode())
+            handle(self, rec, base)
             with open(base + ".json.tmp", "w") as f:
                 json.dump(rec, f)
             os.rename(base + ".json.tmp", base + ".json")
@@ -432,12 +410,47 @@ def main():
         def log_message(self, *args):
             pass
 
-    server = http.server.HTTPServer(("127.0.0.1", cfg.get("port", 0)), Receiver)
+    server = http.server.HTTPServer(("127.0.0.1", port), Receiver)
     with open(portfile + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.rename(portfile + ".tmp", portfile)
     server.serve_forever()
 
+
+def main():
+    out, portfile, cfg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    cfg.setdefault("max_samples", 16000)
+    cfg.setdefault("max_bytes", 4 << 20)
+    cfg.setdefault("burst", 2 << 20)
+
+    def handle(req, rec, base):
+        try:
+            if cfg["mode"] == "parca":
+                got = parca(req, cfg)
+                if got is None:
+                    rec["verdict"] = "html"
+                    req.answer(200, "text/html; charset=utf-8",
+                               b"<!doctype html><html><head><title>Parca</title></head></html>")
+                else:
+                    rec["verdict"] = "taken"
+                    with open(base + ".profile.json", "w") as f:
+                        json.dump([[p, i] for p, i in got], f)
+                    req.answer(200, "application/json", b"{}")
+            else:
+                p, info = pyroscope(req, cfg)
+                rec["verdict"] = "taken"
+                with open(base + ".profile.json", "w") as f:
+                    json.dump([[p, info]], f)
+                req.answer(200, None, b"")
+        except Refused as e:
+            rec["verdict"], rec["status"], rec["message"] = "refused", e.status, e.message
+            code = {400: "invalid_argument", 401: "unauthenticated",
+                    404: "not_found", 422: "unknown", 429: "resource_exhausted",
+                    500: "unknown"}.get(e.status, "unknown")
+            req.answer(e.status, "application/json",
+                       json.dumps({"code": code, "message": e.message}).encode())
+
+    serve(out, portfile, cfg.get("port", 0), handle)
 
 if __name__ == "__main__":
     main()
