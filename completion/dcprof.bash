@@ -37,7 +37,8 @@ _dcprof_options()
 		echo -i --input --format
 		;;
 	top)
-		echo -a --all-cpus -p -g -F --freq --only --backend --delay \
+		echo -a --all-cpus -p -i --no-inherit -g -F --freq --only \
+			--backend --delay \
 			-s --sort --comm --pid --stdio --iterations --format \
 			--limit -o --output --off-cpu --off-cpu-min --value
 		;;

@@ -250,7 +250,7 @@ static const struct cmd commands[] = {
 	  "                         repeatable\n" },
 	{ "top", cmd_top, CMD_NEEDS_PERF,
 	  "show the functions taking the CPU now, refreshed every interval",
-	  "[-a] [-p PID,...] [-g] [-F HZ] [--only FILE]... [--backend B]\n"
+	  "[-a] [-p PID,... [-i]] [-g] [-F HZ] [--only FILE]... [--backend B]\n"
 	  "              [--off-cpu [--off-cpu-min USEC] [--value cpu|off-cpu|wall]]\n"
 	  "              [--delay SECONDS] [--sort KEYS] [--comm C,...] [--pid P,...]\n"
 	  "              [--stdio [--iterations N] [--format text|json] [--limit N]] [-o FILE]\n"
@@ -260,6 +260,8 @@ static const struct cmd commands[] = {
 	  "                         with COMMAND, the whole system while it runs)\n"
 	  "  -p PID,...             only these processes and their descendants (those\n"
 	  "                         running already, those they fork)\n"
+	  "  -i, --no-inherit       -p or COMMAND: the processes alone, not their\n"
+	  "                         descendants, as record\n"
 	  "  -g                     record frame-pointer call chains (Enter: call tree)\n"
 	  "  -F, --freq HZ          sampling frequency (default 999)\n"
 	  "      --only FILE        keep only samples whose leaf frame is in FILE\n"

@@ -259,6 +259,7 @@ enum {
 
 static const struct option top_options[] = {
 	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "no-inherit", no_argument, NULL, 'i' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "sort", required_argument, NULL, 's' },
@@ -382,11 +383,14 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:aF:gp:o:s:h", top_options,
+	while ((c = getopt_long(argc, argv, "+:aiF:gp:o:s:h", top_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;
+			break;
+		case 'i':
+			a->opts.no_inherit = true;
 			break;
 		case 'F':
 			if (parse_ulong(optarg, 1000000, &v) || !v)
@@ -507,6 +511,10 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 				       "-p and a command exclude each other");
 	if (a->all_cpus && a->nr_targets)
 		return cmd_usage_error("top", "-a and -p exclude each other");
+	if (a->opts.no_inherit &&
+	    (a->all_cpus || (!a->nr_targets && !a->command)))
+		return cmd_usage_error(
+			"top", "-i (--no-inherit) needs -p or a command");
 	/* said, not ignored: the full-screen view runs until q */
 	if (!a->stdio && (a->iterations || a->format_given))
 		return cmd_usage_error("top", "%s applies to --stdio only",

@@ -9,7 +9,7 @@
 # and worker_spin, all of them under threads3's pid. A -p of a sleeping
 # process with no children keeps nothing: record says why in one line,
 # naming the pid, and exits 0; report of it says why its table is empty.
-# With -i (--no-inherit), -p of the top sh
+# With -i (--no-inherit; top's too), -p of the top sh
 # keeps none of threads3's samples, nor record -i of a command of a
 # child it forks while recording (without -i: at least 50). The same tree of user nobody recorded by
 # nobody (perf_event_paranoid 2: inherited per-task events, opened for the
@@ -68,6 +68,18 @@ grep -q "no samples of process $PARENT: it did not run" "$TMP/err" ||
 read -r alone _ <<<"$(samples_of "$TMP/alone.data" main_spin)"
 [ "$alone" -eq 0 ] || die "-i -p $PARENT kept $alone samples of its grandchild"
 echo "-i -p $PARENT: no samples of its grandchild, and the hint"
+# top takes -i as record does
+for i in "" -i; do
+	expect_exit 0 "$DCPROF" top --stdio $i -p "$PARENT" --iterations 2 \
+		--delay 0.5 -o "$TMP/top$i.data"
+	read -r spun _ <<<"$(samples_of "$TMP/top$i.data" main_spin)"
+	echo "top $i -p $PARENT: $spun samples of its grandchild's main_spin"
+	if [ -n "$i" ]; then
+		[ "$spun" -eq 0 ] || die "top -i -p $PARENT kept $spun samples of its grandchild"
+	else
+		[ "$spun" -ge 50 ] || die "top -p $PARENT kept $spun samples of its grandchild"
+	fi
+done
 # and a child forked while recording: kept, but not with -i
 for i in "" -i; do
 	expect_exit 0 "$DCPROF" record $i -o "$TMP/fork$i.data" -- \

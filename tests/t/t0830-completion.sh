@@ -58,7 +58,7 @@ want() {
 		die "'$*' completes to '$(complete_words "$@" | tr '\n' ' ')', want '$w'"
 }
 want "json text" dcprof report --format ""
-want "folded pprof" dcprof export --format ""
+want "folded otlp pprof" dcprof export --format ""
 want "html svg" dcprof flamegraph --format ""
 want "maps tasks" dcprof collect --kind ""
 want "callee caller" dcprof report --tree ""
