@@ -10,10 +10,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "output.h"
+
+/* Whether path is a device or a FIFO (not through a symlink). */
+static bool is_device(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st) &&
+	       (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+static int open_device(struct cmd_output *o)
+{
+	struct stat st;
+	int fd = open(o->path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+
+	/* replaced by something else between the two looks: refused */
+	if (fd >= 0 && (fstat(fd, &st) ||
+			!(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))) {
+		close(fd);
+		fd = -1;
+		errno = EEXIST;
+	}
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return cmd_error("cannot write '%s': %s", o->path,
+				 strerror(err));
+	}
+	o->device = true;
+	return 0;
+}
 
 int cmd_output_open(struct cmd_output *o, const char *path)
 {
@@ -25,10 +59,13 @@ int cmd_output_open(struct cmd_output *o, const char *path)
 	o->path = path;
 	o->tmp = NULL;
 	o->f = NULL;
+	o->device = false;
 	if (!strcmp(path, "-")) {
 		o->f = stdout;
 		return 0;
 	}
+	if (is_device(path))
+		return open_device(o);
 	if (!*base)
 		return cmd_error("cannot write '%s': %s", path,
 				 strerror(EISDIR));
@@ -67,6 +104,17 @@ int cmd_output_close(struct cmd_output *o, int status)
 {
 	int err = 0;
 
+	if (o->device) {
+		if ((fflush(o->f) || ferror(o->f)) && !status)
+			status = cmd_error("cannot write '%s': %s", o->path,
+					   strerror(errno ? errno : EIO));
+		if (fclose(o->f) && !status)
+			status = cmd_error("cannot write '%s': %s", o->path,
+					   strerror(errno ? errno : EIO));
+		o->f = NULL;
+		o->device = false;
+		return status;
+	}
 	if (!o->tmp)
 		return status ? status : cmd_finish_stdout(0);
 	if (fflush(o->f) || ferror(o->f))

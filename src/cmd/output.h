@@ -3,17 +3,20 @@
  * Files the reading commands write (exports, flame graphs): written under
  * a temporary name beside the destination and renamed over it once
  * complete, so a reader never sees half a file and a failure leaves what
- * was there. "-" means stdout.
+ * was there. "-" means stdout. A device or a FIFO at the path (/dev/null,
+ * a pipe) is written as it is: a rename would put a file in its place.
  */
 #ifndef DCPROF_OUTPUT_H
 #define DCPROF_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct cmd_output {
 	const char *path;
-	char *tmp; /* NULL for stdout */
+	char *tmp; /* NULL for stdout, and for a device or FIFO */
 	FILE *f;
+	bool device; /* f is the device or FIFO at path */
 };
 
 /*

@@ -1,6 +1,7 @@
 #!/bin/bash
 # record --continuous: 12 s of --period 3 on the split workload, alongside a
-# single recording of the same 12 s: four or more period files, each a
+# single recording of the same 12 s (the workload starts once both record,
+# and both end with it): four or more period files, each a
 # complete profile, 0600, named by start time and host; their samples add
 # up to the single recording's within 2%, and the split's shares are right
 # in each period and in all of them read as one. SIGHUP cuts a period at
@@ -13,15 +14,22 @@ need_perf_events
 SPLIT=$(build_workload split)
 D=$TMP/periods
 
-spawn sh -c 'exec "$0" 14 --truth >"$1"' "$SPLIT" "$TMP/truth"
+# the workload waits, stopped, until both recorders are recording, and
+# both record it until it exits: the same 12 s, whatever each one's
+# start-up took
+spawn sh -c 'kill -STOP $$; exec "$0" 12 --truth >"$1"' "$SPLIT" "$TMP/truth"
 pid=$SPAWNED
-sleep 0.5
-"$DCPROF" record -F 999 -p "$pid" --duration 12 -o "$TMP/single.data" \
-	>"$TMP/single.out" 2>&1 &
+wait_stopped "$pid"
+"$DCPROF" record -F 999 -p "$pid" -o "$TMP/single.data" --ready-fd 3 \
+	>"$TMP/single.out" 2>&1 3>"$TMP/single.ready" &
 single=$!
-"$DCPROF" record -F 999 -p "$pid" --duration 12 --continuous "$D" \
-	--period 3 >"$TMP/cont.out" 2>"$TMP/cont.err" ||
-	die "record --continuous failed: $(cat "$TMP/cont.err")"
+"$DCPROF" record -F 999 -p "$pid" --continuous "$D" --period 3 \
+	--ready-fd 3 >"$TMP/cont.out" 2>"$TMP/cont.err" 3>"$TMP/cont.ready" &
+cont=$!
+wait_line "$TMP/single.ready" '^recording$' 30
+wait_line "$TMP/cont.ready" '^recording$' 30
+kill -CONT "$pid"
+wait "$cont" || die "record --continuous failed: $(cat "$TMP/cont.err")"
 wait "$single" || die "the single recording failed: $(cat "$TMP/single.out")"
 cat "$TMP/cont.err"
 wait "$pid"

@@ -3,7 +3,9 @@
 # profile is one error line and exit 1; usage errors exit 2; an output into
 # a directory that does not exist fails without leaving a file; a symlink
 # planted at the output path is replaced, and what it points to is left
-# alone; a failed export never leaves a half-written file behind.
+# alone; a device or FIFO there is written, not replaced (/dev/null stays
+# a device; /dev/full's error is one line); a failed export never leaves a
+# half-written file behind.
 . "$(dirname "$0")/test-lib.sh"
 need gcc gzip
 need_perf_events
@@ -80,6 +82,26 @@ ln -s "$TMP/created-by-symlink" "$TMP/dangling.out"
 expect_exit 0 "$DCPROF" export --format pprof -i "$F" -o "$TMP/dangling.out"
 [ -e "$TMP/created-by-symlink" ] && die "export followed a dangling symlink"
 gzip -t "$TMP/dangling.out" || die "the pprof export is not gzip"
+
+# a device or a FIFO at the output path is written as it is, never
+# replaced by a file (-o /dev/null must leave /dev/null a device)
+mknod -m 666 "$TMP/null" c 1 3 || die "cannot make a null device"
+mkfifo "$TMP/fifo" || die "cannot make a FIFO"
+for fmt in pprof otlp folded; do
+	expect_exit 0 "$DCPROF" export --format $fmt -i "$F" -o "$TMP/null"
+	[ -c "$TMP/null" ] || die "export ($fmt) -o a device replaced it"
+	cat "$TMP/fifo" >"$TMP/fifo.out" &
+	reader=$!
+	expect_exit 0 "$DCPROF" export --format $fmt -i "$F" -o "$TMP/fifo"
+	wait "$reader"
+	[ -p "$TMP/fifo" ] || die "export ($fmt) -o a FIFO replaced it"
+	[ -s "$TMP/fifo.out" ] || die "export ($fmt) -o a FIFO wrote nothing into it"
+done
+expect_exit 0 "$DCPROF" flamegraph -i "$F" -o "$TMP/null"
+[ -c "$TMP/null" ] || die "flamegraph -o a device replaced it"
+mknod -m 666 "$TMP/full" c 1 7 || die "cannot make a full device"
+expect_exit 1 "$DCPROF" export --format pprof -i "$F" -o "$TMP/full"
+one_line_error
 
 # an existing output is replaced whole, and only on success
 echo old >"$TMP/keep.out"
