@@ -61,4 +61,11 @@ static inline uint64_t dcp_hash_fnv1a_str(const char *s, size_t *len)
 	return h;
 }
 
+/* The hash of a NUL-terminated string for a table: FNV-1a, spread by
+ * fmix64; *len (if given) gets its length. */
+static inline uint64_t dcp_hash_string(const char *s, size_t *len)
+{
+	return dcp_hash_fmix64(dcp_hash_fnv1a_str(s, len));
+}
+
 #endif

@@ -88,11 +88,6 @@ struct dcp_aggregate {
 
 #define MAX_ENTRIES DCP_INDEX_MAX_ID
 
-static uint64_t hash_string(const char *s, size_t *len)
-{
-	return dcp_hash_fmix64(dcp_hash_fnv1a_str(s, len));
-}
-
 static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
 {
 	uint64_t h = DCP_HASH_GOLDEN ^ n;
@@ -198,7 +193,7 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s)
 {
 	size_t len, pos;
-	uint64_t h = hash_string(s, &len);
+	uint64_t h = dcp_hash_string(s, &len);
 	struct str_entry *e;
 	uint32_t id;
 	int ret;
