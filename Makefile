@@ -41,7 +41,8 @@ endif
 # each layer's objects are linked together with -Wl,--no-undefined against
 # only their own libraries (the *-check.so targets below), so a call into a
 # higher layer or into a library the layer must not use does not link.
-#   base     lib/base      header-only helpers (hashing, growing, sorting)
+#   base     lib/base      header-only helpers (hashing, the hash index,
+#                          growing, sorting)
 #   core     lib/core      records, processes, cookies, collection, aggregate,
 #                          the profile file: zlib and zstd only
 #   symbols  lib/symbols   ELF/DWARF symbolization: libelf, libdw, libiberty

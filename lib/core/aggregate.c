@@ -12,19 +12,15 @@
 #include "aggregate_internal.h"
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "log_internal.h"
 
 /*
- * Three interning tables share one scheme: entries live in a dense array
- * (the index is the id) and an open-addressing index with linear probing
- * maps hashes to index + 1 (0 is a free slot). Each entry keeps its full
- * hash, so probing rarely touches the keys and growing never rehashes
- * them. The index stays at most half full.
+ * Four tables share one scheme: entries live in a dense array (the
+ * position is the id) and a dcp_index maps their hashes to ids. Each entry
+ * keeps its full hash, so probing rarely touches the keys and growing
+ * never hashes them again.
  */
-struct index {
-	uint32_t *slots;
-	size_t mask; /* nr_slots - 1; nr_slots is a power of two */
-};
 
 struct str_entry {
 	uint64_t hash;
@@ -69,20 +65,20 @@ struct frame_block {
 struct dcp_aggregate {
 	struct str_entry *strings;
 	size_t nr_strings, cap_strings;
-	struct index string_index;
+	struct dcp_index string_index;
 
 	struct stack_entry *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct index stack_index;
+	struct dcp_index stack_index;
 	struct frame_block *blocks; /* newest first */
 
 	struct thread_entry *threads;
 	size_t nr_threads, cap_threads;
-	struct index thread_index;
+	struct dcp_index thread_index;
 
 	struct row_entry *rows;
 	size_t nr_rows, cap_rows;
-	struct index row_index;
+	struct dcp_index row_index;
 
 	struct off_cpu_entry *off_cpu;
 	size_t nr_off_cpu, cap_off_cpu;
@@ -90,17 +86,11 @@ struct dcp_aggregate {
 	struct dcp_lives *lives; /* the recorded processes' threads */
 };
 
-/* Ids are handed out as uint32_t and stored in the index as id + 1. */
-#define MAX_ENTRIES (UINT32_MAX - 1u)
-
-static uint64_t hash_string(const char *s, size_t *len)
-{
-	return dcp_hash_fmix64(dcp_hash_fnv1a_str(s, len));
-}
+#define MAX_ENTRIES DCP_INDEX_MAX_ID
 
 static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = DCP_HASH_GOLDEN ^ n;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -115,59 +105,10 @@ static uint64_t hash_frames(const struct dcp_frame *f, uint32_t n)
 
 static uint32_t hash_row(const struct dcp_row_key *k)
 {
-	uint64_t h = (uint64_t)k->comm_id << 32 | k->pid;
+	uint64_t h = dcp_hash_mix((uint64_t)k->comm_id << 32 | k->pid,
+				  (uint64_t)k->thread_id << 32 | k->stack_id);
 
-	h = dcp_hash_fmix64(h ^ dcp_hash_fmix64(((uint64_t)k->thread_id << 32 |
-						 k->stack_id) +
-						0x9e3779b97f4a7c15ull));
 	return (uint32_t)(h ^ (h >> 32));
-}
-
-static int index_init(struct index *ix)
-{
-	ix->slots = calloc(64, sizeof(*ix->slots));
-	if (!ix->slots)
-		return -ENOMEM;
-	ix->mask = 63;
-	return 0;
-}
-
-/* Place id (at hash) in a slot; the caller made sure there is room. */
-static void index_put(struct index *ix, uint64_t hash, uint32_t id)
-{
-	size_t i = hash & ix->mask;
-
-	while (ix->slots[i])
-		i = (i + 1) & ix->mask;
-	ix->slots[i] = id + 1;
-}
-
-/*
- * Grow the index when adding one more of n entries would make it more than
- * half full. hash_of(ctx, id) gives the stored hash of entry id.
- */
-static int index_reserve(struct index *ix, size_t n,
-			 uint64_t (*hash_of)(const void *ctx, uint32_t id),
-			 const void *ctx)
-{
-	size_t nr_slots = (ix->mask + 1) * 2;
-	uint32_t *old = ix->slots;
-	size_t old_nr = ix->mask + 1, i;
-
-	if ((n + 1) * 2 <= ix->mask + 1)
-		return 0;
-	ix->slots = calloc(nr_slots, sizeof(*ix->slots));
-	if (!ix->slots) {
-		ix->slots = old;
-		return -ENOMEM;
-	}
-	ix->mask = nr_slots - 1;
-	for (i = 0; i < old_nr; i++) {
-		if (old[i])
-			index_put(ix, hash_of(ctx, old[i] - 1), old[i] - 1);
-	}
-	free(old);
-	return 0;
 }
 
 /* Room in *arr for entry n. */
@@ -212,9 +153,10 @@ struct dcp_aggregate *dcp_aggregate_new(void)
 
 	if (!a)
 		return dcp_error_null(ENOMEM, "out of memory");
-	if (index_init(&a->string_index) < 0 ||
-	    index_init(&a->stack_index) < 0 ||
-	    index_init(&a->thread_index) < 0 || index_init(&a->row_index) < 0 ||
+	if (dcp_index_init(&a->string_index, 64) < 0 ||
+	    dcp_index_init(&a->stack_index, 64) < 0 ||
+	    dcp_index_init(&a->thread_index, 64) < 0 ||
+	    dcp_index_init(&a->row_index, 64) < 0 ||
 	    !(a->lives = dcp_lives_new())) {
 		dcp_aggregate_free(a);
 		return dcp_error_null(ENOMEM, "out of memory");
@@ -232,17 +174,17 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 	for (i = 0; i < a->nr_strings; i++)
 		free(a->strings[i].s);
 	free(a->strings);
-	free(a->string_index.slots);
+	dcp_index_free(&a->string_index);
 	free(a->stacks);
-	free(a->stack_index.slots);
+	dcp_index_free(&a->stack_index);
 	for (b = a->blocks; b; b = next) {
 		next = b->next;
 		free(b);
 	}
 	free(a->threads);
-	free(a->thread_index.slots);
+	dcp_index_free(&a->thread_index);
 	free(a->rows);
-	free(a->row_index.slots);
+	dcp_index_free(&a->row_index);
 	free(a->off_cpu);
 	dcp_lives_free(a->lives);
 	free(a);
@@ -250,24 +192,19 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 
 int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s)
 {
-	size_t len, i;
-	uint64_t h = hash_string(s, &len);
+	size_t len, pos;
+	uint64_t h = dcp_hash_string(s, &len);
 	struct str_entry *e;
-	uint32_t slot;
+	uint32_t id;
 	int ret;
 
-	for (i = h & a->string_index.mask;
-	     (slot = a->string_index.slots[i]) != 0;
-	     i = (i + 1) & a->string_index.mask) {
-		e = &a->strings[slot - 1];
+	dcp_index_for_each(&a->string_index, h, pos, id) {
+		e = &a->strings[id];
 		if (e->hash == h && strcmp(e->s, s) == 0)
-			return slot - 1;
+			return id;
 	}
 	ret = grow_array((void **)&a->strings, &a->cap_strings, a->nr_strings,
 			 sizeof(*a->strings));
-	if (ret == 0)
-		ret = index_reserve(&a->string_index, a->nr_strings,
-				    string_hash_of, a);
 	if (ret < 0)
 		return dcp_error(ret, "cannot intern a string: %s",
 				 strerror(-ret));
@@ -277,7 +214,13 @@ int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s)
 		return dcp_error(ENOMEM, "out of memory");
 	memcpy(e->s, s, len + 1);
 	e->hash = h;
-	index_put(&a->string_index, h, (uint32_t)a->nr_strings);
+	ret = dcp_index_add(&a->string_index, pos, h, (uint32_t)a->nr_strings,
+			    string_hash_of, a);
+	if (ret < 0) {
+		free(e->s);
+		return dcp_error(ret, "cannot intern a string: %s",
+				 strerror(-ret));
+	}
 	return (int64_t)a->nr_strings++;
 }
 
@@ -315,30 +258,30 @@ int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 	uint64_t h = hash_frames(frames, nr_frames);
 	struct stack_entry *e;
 	struct dcp_frame *copy = NULL;
-	uint32_t slot;
-	size_t i;
+	uint32_t id;
+	size_t pos;
 	int ret;
 
-	for (i = h & a->stack_index.mask; (slot = a->stack_index.slots[i]) != 0;
-	     i = (i + 1) & a->stack_index.mask) {
-		e = &a->stacks[slot - 1];
+	dcp_index_for_each(&a->stack_index, h, pos, id) {
+		e = &a->stacks[id];
 		/* No padding in struct dcp_frame: memcmp compares fields. */
 		if (e->hash == h && e->nr_frames == nr_frames &&
 		    (nr_frames == 0 ||
 		     memcmp(e->frames, frames, nr_frames * sizeof(*frames)) ==
 			     0))
-			return slot - 1;
+			return id;
 	}
 	ret = grow_array((void **)&a->stacks, &a->cap_stacks, a->nr_stacks,
 			 sizeof(*a->stacks));
-	if (ret == 0)
-		ret = index_reserve(&a->stack_index, a->nr_stacks,
-				    stack_hash_of, a);
 	if (ret == 0 && nr_frames) {
 		copy = frames_alloc(a, nr_frames);
 		if (!copy)
 			ret = -ENOMEM;
 	}
+	/* On failure, frames taken stay in their block until the end. */
+	if (ret == 0)
+		ret = dcp_index_add(&a->stack_index, pos, h,
+				    (uint32_t)a->nr_stacks, stack_hash_of, a);
 	if (ret < 0)
 		return dcp_error(ret, "cannot intern a stack: %s",
 				 strerror(-ret));
@@ -348,7 +291,6 @@ int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 	e->hash = h;
 	e->frames = copy;
 	e->nr_frames = nr_frames;
-	index_put(&a->stack_index, h, (uint32_t)a->nr_stacks);
 	return (int64_t)a->nr_stacks++;
 }
 
@@ -357,24 +299,22 @@ _Static_assert(sizeof(struct dcp_frame) == 16, "struct dcp_frame has padding");
 int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
 				    uint32_t comm_id)
 {
-	uint64_t h = dcp_hash_fmix64((uint64_t)tid << 32 | comm_id);
+	uint64_t h = dcp_hash_mix(tid, comm_id);
 	struct thread_entry *e;
-	uint32_t slot;
-	size_t i;
+	uint32_t id;
+	size_t pos;
 	int ret;
 
-	for (i = h & a->thread_index.mask;
-	     (slot = a->thread_index.slots[i]) != 0;
-	     i = (i + 1) & a->thread_index.mask) {
-		e = &a->threads[slot - 1];
+	dcp_index_for_each(&a->thread_index, h, pos, id) {
+		e = &a->threads[id];
 		if (e->hash == h && e->tid == tid && e->comm_id == comm_id)
-			return slot;
+			return id + 1;
 	}
 	ret = grow_array((void **)&a->threads, &a->cap_threads, a->nr_threads,
 			 sizeof(*a->threads));
 	if (ret == 0)
-		ret = index_reserve(&a->thread_index, a->nr_threads,
-				    thread_hash_of, a);
+		ret = dcp_index_add(&a->thread_index, pos, h,
+				    (uint32_t)a->nr_threads, thread_hash_of, a);
 	if (ret < 0)
 		return dcp_error(ret, "cannot intern a thread: %s",
 				 strerror(-ret));
@@ -382,7 +322,6 @@ int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
 	e->hash = h;
 	e->tid = tid;
 	e->comm_id = comm_id;
-	index_put(&a->thread_index, h, (uint32_t)a->nr_threads);
 	return (int64_t)++a->nr_threads;
 }
 
@@ -405,14 +344,13 @@ bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
 static struct row_entry *row_of(struct dcp_aggregate *a,
 				const struct dcp_row_key *key)
 {
-	uint32_t h = hash_row(key), slot;
+	uint32_t h = hash_row(key), id;
 	struct row_entry *r;
-	size_t i;
+	size_t pos;
 	int ret;
 
-	for (i = h & a->row_index.mask; (slot = a->row_index.slots[i]) != 0;
-	     i = (i + 1) & a->row_index.mask) {
-		r = &a->rows[slot - 1];
+	dcp_index_for_each(&a->row_index, h, pos, id) {
+		r = &a->rows[id];
 		if (r->hash == h && r->key.stack_id == key->stack_id &&
 		    r->key.pid == key->pid && r->key.comm_id == key->comm_id &&
 		    r->key.thread_id == key->thread_id)
@@ -421,7 +359,8 @@ static struct row_entry *row_of(struct dcp_aggregate *a,
 	ret = grow_array((void **)&a->rows, &a->cap_rows, a->nr_rows,
 			 sizeof(*a->rows));
 	if (ret == 0)
-		ret = index_reserve(&a->row_index, a->nr_rows, row_hash_of, a);
+		ret = dcp_index_add(&a->row_index, pos, h, (uint32_t)a->nr_rows,
+				    row_hash_of, a);
 	if (ret < 0) {
 		dcp_error(ret, "cannot add a row: %s", strerror(-ret));
 		return NULL;
@@ -430,7 +369,6 @@ static struct row_entry *row_of(struct dcp_aggregate *a,
 	memset(r, 0, sizeof(*r));
 	r->key = *key;
 	r->hash = h;
-	index_put(&a->row_index, h, (uint32_t)a->nr_rows);
 	a->nr_rows++;
 	return r;
 }

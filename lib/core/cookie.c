@@ -17,6 +17,7 @@
 #include "cookie_internal.h"
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "log_internal.h"
 
 /* Far above any real profile; guards against absurd numbers in a file. */
@@ -43,9 +44,8 @@ struct cookie {
 struct dcp_cookie_table {
 	struct cookie *c;
 	size_t n, cap;
-	/* Open addressing, linear probing: cookie + 1 per slot, 0 is free. */
-	uint32_t *slots;
-	size_t nr_slots, used_slots;
+	/* Present cookies by key; allocated with the first one. */
+	struct dcp_index index;
 	struct dcp_file_id *marks;
 	size_t nr_marks, cap_marks;
 	/* Queue of dirty cookies: dirty[head .. nr_dirty) not yet taken. */
@@ -61,32 +61,19 @@ struct key {
 	const struct dcp_file_id *id;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h;
-}
-
-static uint64_t hash_file_id(const struct dcp_file_id *id)
-{
-	uint64_t h = DCP_FNV_OFFSET;
-
-	if (id->build_id_size)
-		return dcp_hash_fmix64(
-			dcp_hash_fnv1a(h, id->build_id, id->build_id_size));
-	h = mix(h, id->dev_major);
-	h = mix(h, id->dev_minor);
-	h = mix(h, id->ino);
-	h = mix(h, id->ino_generation);
-	return dcp_hash_fmix64(h);
-}
-
 static uint64_t hash_key(const struct key *k)
 {
-	if (k->kind == DCP_COOKIE_KIND_FILE)
-		return hash_file_id(k->id);
-	return dcp_hash_fmix64(dcp_hash_fnv1a(mix(0, (uint64_t)k->kind) + 1,
-					      k->name, strlen(k->name)));
+	const struct dcp_file_id *id = k->id;
+
+	if (k->kind != DCP_COOKIE_KIND_FILE)
+		return dcp_hash_mix(k->kind, dcp_hash_fnv1a_str(k->name, NULL));
+	if (id->build_id_size)
+		return dcp_hash_fmix64(dcp_hash_fnv1a(
+			DCP_FNV_OFFSET, id->build_id, id->build_id_size));
+	return dcp_hash_mix(
+		dcp_hash_mix((uint64_t)id->dev_major << 32 | id->dev_minor,
+			     id->ino),
+		id->ino_generation);
 }
 
 static struct key cookie_key(const struct cookie *c)
@@ -112,99 +99,67 @@ static bool indexable(const struct cookie *c)
 	       (c->kind == DCP_COOKIE_KIND_FILE || c->name);
 }
 
-/* The slot holding k, or the free slot where it would go. */
-static size_t slot_find(const struct dcp_cookie_table *t, const struct key *k)
+static uint64_t cookie_hash_of(const void *ctx, uint32_t cookie)
 {
-	size_t mask = t->nr_slots - 1, i = hash_key(k) & mask;
+	const struct dcp_cookie_table *t = ctx;
+	struct key k = cookie_key(&t->c[cookie]);
 
-	while (t->slots[i]) {
-		if (key_equal(&t->c[t->slots[i] - 1], k))
-			return i;
-		i = (i + 1) & mask;
+	return hash_key(&k);
+}
+
+/* The cookie indexed under k (hash h), else -1; *end gets its slot, else
+ * the free slot where k would go. */
+static int64_t index_find(const struct dcp_cookie_table *t, const struct key *k,
+			  uint64_t h, size_t *end)
+{
+	size_t pos;
+	uint32_t cookie;
+
+	dcp_index_for_each(&t->index, h, pos, cookie) {
+		if (key_equal(&t->c[cookie], k)) {
+			*end = pos;
+			return cookie;
+		}
 	}
-	return i;
+	*end = pos;
+	return -1;
 }
 
 static int64_t index_lookup(const struct dcp_cookie_table *t,
 			    const struct key *k)
 {
-	size_t i = slot_find(t, k);
+	size_t pos;
 
-	return t->slots[i] ? (int64_t)t->slots[i] - 1 : -1;
-}
-
-static int index_grow(struct dcp_cookie_table *t)
-{
-	size_t old_n = t->nr_slots, i, n = old_n ? old_n * 2 : 64;
-	uint32_t *old = t->slots;
-
-	t->slots = calloc(n, sizeof(*t->slots));
-	if (!t->slots) {
-		t->slots = old;
-		return dcp_error(ENOMEM, "cannot grow the cookie index");
-	}
-	t->nr_slots = n;
-	for (i = 0; i < old_n; i++) {
-		struct key k;
-
-		if (!old[i])
-			continue;
-		k = cookie_key(&t->c[old[i] - 1]);
-		t->slots[slot_find(t, &k)] = old[i];
-	}
-	free(old);
-	return 0;
+	if (!t->index.slots)
+		return -1;
+	return index_find(t, k, hash_key(k), &pos);
 }
 
 /* Index cookie under its key unless that key already names another. */
 static int index_add(struct dcp_cookie_table *t, uint32_t cookie)
 {
 	struct key k = cookie_key(&t->c[cookie]);
-	size_t i;
-	int ret;
+	uint64_t h = hash_key(&k);
+	size_t pos;
 
-	if ((t->used_slots + 1) * 2 > t->nr_slots) {
-		ret = index_grow(t);
-		if (ret < 0)
-			return ret;
-	}
-	i = slot_find(t, &k);
-	if (!t->slots[i]) {
-		t->slots[i] = cookie + 1;
-		t->used_slots++;
-	}
+	if (!t->index.slots && dcp_index_init(&t->index, 64) < 0)
+		return dcp_error(ENOMEM, "cannot grow the cookie index");
+	if (index_find(t, &k, h, &pos) >= 0)
+		return 0;
+	if (dcp_index_add(&t->index, pos, h, cookie, cookie_hash_of, t) < 0)
+		return dcp_error(ENOMEM, "cannot grow the cookie index");
 	return 0;
 }
 
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
 static void index_remove(struct dcp_cookie_table *t, uint32_t cookie)
 {
 	struct key k = cookie_key(&t->c[cookie]);
-	size_t mask = t->nr_slots - 1, i, j;
+	size_t pos;
 
-	if (!t->nr_slots || !indexable(&t->c[cookie]))
+	if (!t->index.slots || !indexable(&t->c[cookie]))
 		return;
-	i = slot_find(t, &k);
-	if (t->slots[i] != cookie + 1)
-		return;
-	j = i;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!t->slots[j])
-			break;
-		k = cookie_key(&t->c[t->slots[j] - 1]);
-		home = hash_key(&k) & mask;
-		/* Move j back to i unless its home lies cyclically in (i, j]. */
-		if (i <= j ? (home <= i || home > j) :
-			     (home <= i && home > j)) {
-			t->slots[i] = t->slots[j];
-			i = j;
-		}
-	}
-	t->slots[i] = 0;
-	t->used_slots--;
+	if (index_find(t, &k, hash_key(&k), &pos) == cookie)
+		dcp_index_remove(&t->index, pos, cookie_hash_of, t);
 }
 
 static int dirty_push(struct dcp_cookie_table *t, uint32_t cookie)
@@ -345,7 +300,7 @@ DCPROF_API void dcp_cookie_table_free(struct dcp_cookie_table *t)
 	for (i = 0; i < t->n; i++)
 		cookie_clear(&t->c[i]);
 	free(t->c);
-	free(t->slots);
+	dcp_index_free(&t->index);
 	free(t->marks);
 	free(t->dirty);
 	free(t);
@@ -413,7 +368,7 @@ int64_t dcp_cookie_table_intern_file(struct dcp_cookie_table *t,
 
 	if (!id || id->build_id_size > DCP_BUILD_ID_MAX)
 		return dcp_error(EINVAL, "invalid file identity");
-	cookie = t->nr_slots ? index_lookup(t, &k) : -1;
+	cookie = index_lookup(t, &k);
 	if (cookie < 0) {
 		cookie = cookie_new(t, DCP_COOKIE_KIND_FILE, NULL, id);
 		if (cookie < 0)
@@ -437,7 +392,7 @@ int64_t dcp_cookie_table_find_file(const struct dcp_cookie_table *t,
 {
 	struct key k = { .kind = DCP_COOKIE_KIND_FILE, .id = id };
 
-	return t->nr_slots ? index_lookup(t, &k) : -1;
+	return index_lookup(t, &k);
 }
 
 static const char *default_special_name(enum dcp_cookie_kind kind)
@@ -482,7 +437,7 @@ int64_t dcp_cookie_table_intern_special(struct dcp_cookie_table *t,
 	if (!name)
 		return dcp_error(EINVAL, "a kernel module needs a name");
 	k.name = name;
-	cookie = t->nr_slots ? index_lookup(t, &k) : -1;
+	cookie = index_lookup(t, &k);
 	if (cookie >= 0) {
 		struct cookie *c = &t->c[cookie];
 

@@ -18,6 +18,8 @@
 
 #include "buildid_internal.h"
 #include "file_ident_internal.h"
+#include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
 
 void dcp_file_id_from_info(struct dcp_file_id *id,
@@ -46,70 +48,90 @@ bool dcp_file_id_equal(const struct dcp_file_id *a, const struct dcp_file_id *b)
 	       a->ino == b->ino && a->ino_generation == b->ino_generation;
 }
 
-static size_t ident_slot(const struct dcp_ident_cache *c, uint32_t maj,
-			 uint32_t min, uint64_t ino)
+static uint64_t ident_hash(uint32_t maj, uint32_t min, uint64_t ino)
 {
-	uint64_t h = (ino ^ ((uint64_t)maj << 52) ^ ((uint64_t)min << 32)) *
-		     0x9e3779b97f4a7c15ull;
-	size_t mask = c->cap - 1;
-	size_t i = (size_t)(h >> 20) & mask;
-
-	while (c->e[i].used && !(c->e[i].ino == ino && c->e[i].maj == maj &&
-				 c->e[i].min == min))
-		i = (i + 1) & mask;
-	return i;
+	return dcp_hash_mix((uint64_t)maj << 32 | min, ino);
 }
 
-static int ident_cache_grow(struct dcp_ident_cache *c)
+static uint64_t ident_hash_of(const void *ctx, uint32_t i)
 {
-	struct dcp_ident_entry *old = c->e;
-	size_t old_cap = c->cap;
+	const struct dcp_ident_entry *e =
+		&((const struct dcp_ident_cache *)ctx)->e[i];
 
-	c->cap = old_cap ? old_cap * 2 : 256;
-	c->e = calloc(c->cap, sizeof(*c->e));
-	if (!c->e) {
-		c->e = old;
-		c->cap = old_cap;
-		return dcp_error(ENOMEM, "out of memory");
+	return ident_hash(e->maj, e->min, e->ino);
+}
+
+/* The entry of (maj, min, ino), else NULL; *end gets its slot, else the
+ * free slot where it would go. */
+static struct dcp_ident_entry *ident_find(const struct dcp_ident_cache *c,
+					  uint32_t maj, uint32_t min,
+					  uint64_t ino, uint64_t h, size_t *end)
+{
+	size_t pos;
+	uint32_t i;
+
+	dcp_index_for_each(&c->index, h, pos, i) {
+		struct dcp_ident_entry *e = &c->e[i];
+
+		if (e->ino == ino && e->maj == maj && e->min == min) {
+			*end = pos;
+			return e;
+		}
 	}
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].used)
-			c->e[ident_slot(c, old[i].maj, old[i].min,
-					old[i].ino)] = old[i];
-	free(old);
-	return 0;
+	*end = pos;
+	return NULL;
+}
+
+/* A new entry of (maj, min, ino) at the end of the array, found through
+ * the index; NULL with a message when out of memory. */
+static struct dcp_ident_entry *ident_add(struct dcp_ident_cache *c,
+					 uint32_t maj, uint32_t min,
+					 uint64_t ino, uint64_t h, size_t pos)
+{
+	struct dcp_ident_entry *e;
+
+	if (c->nr >= DCP_INDEX_MAX_ID)
+		return dcp_error_null(ENOMEM, "out of memory");
+	e = dcp_grow(c->e, &c->cap, c->nr + 1, sizeof(*e));
+	if (!e)
+		return dcp_error_null(ENOMEM, "out of memory");
+	c->e = e;
+	if (dcp_index_add(&c->index, pos, h, (uint32_t)c->nr, ident_hash_of,
+			  c) < 0)
+		return dcp_error_null(ENOMEM, "out of memory");
+	e = &c->e[c->nr++];
+	e->maj = maj;
+	e->min = min;
+	e->ino = ino;
+	return e;
 }
 
 int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 			uint64_t ino, dcp_ident_open_fn open_file, void *ctx,
 			const struct dcp_file_id **out)
 {
+	uint64_t h = ident_hash(maj, min, ino);
 	struct dcp_ident_entry *e;
 	unsigned int gen = 0;
+	size_t pos;
 	int fd, ret;
 
 	if (c->held_max && c->held >= c->held_max) {
 		dcp_ident_cache_free(c); /* *out of earlier calls is gone */
 		c->resets++;
 	}
-	if (c->used * 2 >= c->cap) {
-		ret = ident_cache_grow(c);
-		if (ret < 0)
-			return ret;
-	}
-	e = &c->e[ident_slot(c, maj, min, ino)];
-	if (e->used && (!c->held_max || e->fd >= 0)) {
+	if (!c->index.slots && dcp_index_init(&c->index, 256) < 0)
+		return dcp_error(ENOMEM, "out of memory");
+	e = ident_find(c, maj, min, ino, h, &pos);
+	if (e && (!c->held_max || e->fd >= 0)) {
 		*out = &e->id;
 		return 0;
 	}
-	if (!e->used)
-		c->used++;
-	memset(e, 0, sizeof(*e));
-	e->used = true;
+	/* an entry not trusted is read again in place */
+	if (!e && !(e = ident_add(c, maj, min, ino, h, pos)))
+		return -ENOMEM;
+	memset(&e->id, 0, sizeof(e->id));
 	e->fd = -1;
-	e->maj = maj;
-	e->min = min;
-	e->ino = ino;
 	e->id.dev_major = maj;
 	e->id.dev_minor = min;
 	e->id.ino = ino;
@@ -140,11 +162,12 @@ const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
 					       uint64_t ino)
 {
 	const struct dcp_ident_entry *e;
+	size_t pos;
 
-	if (!c->cap)
+	if (!c->index.slots)
 		return NULL;
-	e = &c->e[ident_slot(c, maj, min, ino)];
-	return e->used && (!c->held_max || e->fd >= 0) ? &e->id : NULL;
+	e = ident_find(c, maj, min, ino, ident_hash(maj, min, ino), &pos);
+	return e && (!c->held_max || e->fd >= 0) ? &e->id : NULL;
 }
 
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
@@ -157,10 +180,11 @@ bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
 
 void dcp_ident_cache_free(struct dcp_ident_cache *c)
 {
-	for (size_t i = 0; c->held && i < c->cap; i++)
-		if (c->e[i].used && c->e[i].fd >= 0)
+	for (size_t i = 0; c->held && i < c->nr; i++)
+		if (c->e[i].fd >= 0)
 			close(c->e[i].fd);
 	free(c->e);
 	c->e = NULL;
-	c->cap = c->used = c->held = 0;
+	c->nr = c->cap = c->held = 0;
+	dcp_index_free(&c->index);
 }

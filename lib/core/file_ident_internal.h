@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "cookie_internal.h"
+#include "index.h"
 
 struct dcp_ident_entry {
-	bool used;
 	uint32_t maj, min;
 	uint64_t ino;
 	struct dcp_file_id id;
@@ -22,7 +22,8 @@ struct dcp_ident_entry {
 };
 
 /*
- * An open-addressing table, at most half full; zeroed is empty. A walk's
+ * Entries in order of first sight, found through an index; zeroed is
+ * empty. A walk's
  * cache trusts (device, inode) for the walk's short time. A cache that
  * outlives walks (held_max > 0) trusts an entry only while it holds the
  * file open, as then no other file can get its inode number; at held_max
@@ -30,7 +31,8 @@ struct dcp_ident_entry {
  */
 struct dcp_ident_cache {
 	struct dcp_ident_entry *e;
-	size_t cap, used;
+	size_t nr, cap;
+	struct dcp_index index; /* allocated with the first entry */
 	size_t held, held_max;
 	/* times the cache let every file go for want of room: what a user
 	 * relies on its holding (an inode number's file) is gone then */
@@ -44,7 +46,8 @@ typedef int (*dcp_ident_open_fn)(void *ctx);
  * The identity of the file (maj, min, ino): build id, else device, inode
  * and inode generation. The first time, the file is read through
  * open_file(ctx); a file that cannot be opened keeps device and inode only.
- * *out stays valid until the cache grows or is freed. 0 or -ENOMEM.
+ * *out stays valid until a call adds another file (the entries may move)
+ * or the cache is freed. 0 or -ENOMEM.
  */
 int dcp_ident_cache_get(struct dcp_ident_cache *c, uint32_t maj, uint32_t min,
 			uint64_t ino, dcp_ident_open_fn open_file, void *ctx,

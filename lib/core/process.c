@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "log_internal.h"
 #include "process_internal.h"
 
 /*
- * Chained hash table: a removed process is unlinked and freed at once, so
- * memory follows the number of live processes, never the number of pids
- * seen, however many come and go.
+ * Chained hash table, not a dcp_index: for_each survives the removal of
+ * the process it visits, a removed process is unlinked and freed at once
+ * and the buckets shrink after a burst, so memory follows the number of
+ * live processes, never the number of pids seen.
  */
 struct node {
 	struct dcp_process p; /* first: callers hold &node->p */
@@ -34,9 +36,7 @@ struct dcp_process_table {
 
 static size_t bucket_of(const struct dcp_process_table *t, pid_t pid)
 {
-	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 32) & (t->nr_buckets - 1);
+	return (size_t)dcp_hash_fmix64((uint32_t)pid) & (t->nr_buckets - 1);
 }
 
 struct dcp_process_table *dcp_process_table_new(void)

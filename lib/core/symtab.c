@@ -12,6 +12,7 @@
 
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "log_internal.h"
 #include "symtab_internal.h"
 
@@ -33,32 +34,32 @@ struct sym_entry {
 	uint32_t nr_inline;
 };
 
-/* Entries in insertion order; an open-addressing index (entry + 1 per
- * slot, 0 free, at most half full) finds them by (cookie, offset). */
+/* Entries in insertion order (the position is the id); a dcp_index finds
+ * them by the hash of (cookie, offset), which each entry keeps. */
 struct dcp_symtab {
 	struct sym_entry *e;
 	size_t n, cap;
-	uint32_t *slots;
-	size_t mask;
+	struct dcp_index ix;
 };
 
 static uint64_t hash_key(uint32_t cookie, uint64_t offset)
 {
-	return dcp_hash_fmix64(offset ^
-			       ((uint64_t)cookie * 0x9e3779b97f4a7c15ull));
+	return dcp_hash_mix(cookie, offset);
+}
+
+static uint64_t hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_symtab *)ctx)->e[id].hash;
 }
 
 struct dcp_symtab *dcp_symtab_new(void)
 {
 	struct dcp_symtab *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->slots = calloc(64, sizeof(*s->slots));
-	if (!s || !s->slots) {
+	if (!s || dcp_index_init(&s->ix, 64) < 0) {
 		free(s);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}
-	s->mask = 63;
 	return s;
 }
 
@@ -89,17 +90,8 @@ void dcp_symtab_free(struct dcp_symtab *s)
 		detail_clear(&s->e[i]);
 	}
 	free(s->e);
-	free(s->slots);
+	dcp_index_free(&s->ix);
 	free(s);
-}
-
-static void slot_put(uint32_t *slots, size_t mask, uint64_t hash, size_t i)
-{
-	size_t k = hash & mask;
-
-	while (slots[k])
-		k = (k + 1) & mask;
-	slots[k] = (uint32_t)i + 1;
 }
 
 bool dcp_symbol_name_is_made(const char *name, uint64_t start, uint64_t size,
@@ -139,20 +131,23 @@ static void fill_inline(const struct inl_entry *e, struct dcp_inline_frame *out)
 	out->line = e->line;
 }
 
+/* The entry of (cookie, offset), else -1 with *end (if given) the slot
+ * where its probe ended. */
 static long find(const struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
-		 uint64_t hash)
+		 uint64_t hash, size_t *end)
 {
-	size_t k;
-	uint32_t slot;
+	size_t pos;
+	uint32_t id;
 
-	for (k = hash & s->mask; (slot = s->slots[k]) != 0;
-	     k = (k + 1) & s->mask) {
-		const struct sym_entry *e = &s->e[slot - 1];
+	dcp_index_for_each(&s->ix, hash, pos, id) {
+		const struct sym_entry *e = &s->e[id];
 
 		if (e->hash == hash && e->cookie == cookie &&
 		    e->offset == offset)
-			return (long)slot - 1;
+			return (long)id;
 	}
+	if (end)
+		*end = pos;
 	return -1;
 }
 
@@ -168,18 +163,6 @@ static int reserve(struct dcp_symtab *s)
 			return -ENOMEM;
 		s->e = e;
 	}
-	if ((s->n + 1) * 2 > s->mask + 1) {
-		size_t nr = (s->mask + 1) * 2, i;
-		uint32_t *slots = calloc(nr, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (i = 0; i < s->n; i++)
-			slot_put(slots, nr - 1, s->e[i].hash, i);
-		free(s->slots);
-		s->slots = slots;
-		s->mask = nr - 1;
-	}
 	return 0;
 }
 
@@ -187,7 +170,8 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 		   const char *name, uint64_t start, uint64_t size)
 {
 	uint64_t hash = hash_key(cookie, offset);
-	long i = find(s, cookie, offset, hash);
+	size_t pos;
+	long i = find(s, cookie, offset, hash, &pos);
 	char *copy = NULL;
 	struct sym_entry *e;
 	int ret;
@@ -207,6 +191,9 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 		return 0;
 	}
 	ret = reserve(s);
+	if (ret == 0)
+		ret = dcp_index_add(&s->ix, pos, hash, (uint32_t)s->n, hash_of,
+				    s);
 	if (ret < 0) {
 		free(copy);
 		return dcp_error(ret, "cannot add a symbol: %s",
@@ -224,7 +211,6 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 	e->demangled = e->file = NULL;
 	e->inl = NULL;
 	e->nr_inline = 0;
-	slot_put(s->slots, s->mask, hash, s->n);
 	s->n++;
 	return 0;
 }
@@ -232,7 +218,7 @@ int dcp_symtab_add(struct dcp_symtab *s, uint32_t cookie, uint64_t offset,
 int dcp_symtab_lookup(const struct dcp_symtab *s, uint32_t cookie,
 		      uint64_t offset, struct dcp_symbol *sym)
 {
-	long i = find(s, cookie, offset, hash_key(cookie, offset));
+	long i = find(s, cookie, offset, hash_key(cookie, offset), NULL);
 
 	/* Report code asks for every frame: a miss is expected and cheap,
 	 * so it leaves no message. */
@@ -271,7 +257,7 @@ void dcp_symtab_entry_inline(const struct dcp_symtab *s, size_t i, uint32_t j,
 int dcp_symtab_inline(const struct dcp_symtab *s, uint32_t cookie,
 		      uint64_t offset, uint32_t i, struct dcp_inline_frame *out)
 {
-	long k = find(s, cookie, offset, hash_key(cookie, offset));
+	long k = find(s, cookie, offset, hash_key(cookie, offset), NULL);
 
 	if (k < 0 || i >= s->e[k].nr_inline) {
 		memset(out, 0, sizeof(*out));
@@ -293,7 +279,7 @@ int dcp_symtab_set_detail(struct dcp_symtab *s, uint32_t cookie,
 			  const struct dcp_inline_frame *inl,
 			  uint32_t nr_inline)
 {
-	long i = find(s, cookie, offset, hash_key(cookie, offset));
+	long i = find(s, cookie, offset, hash_key(cookie, offset), NULL);
 	struct sym_entry *e, tmp;
 	bool ok;
 
@@ -335,7 +321,7 @@ int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 int dcp_symtab_copy_as(struct dcp_symtab *dst, const struct dcp_symtab *src,
 		       uint32_t cookie, uint64_t offset, uint32_t dst_cookie)
 {
-	long i = find(src, cookie, offset, hash_key(cookie, offset));
+	long i = find(src, cookie, offset, hash_key(cookie, offset), NULL);
 	struct dcp_inline_frame stack_inl[16] = { { 0 } }, *inl = stack_inl;
 	const struct sym_entry *e;
 	int ret;

@@ -19,6 +19,7 @@
 
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "log_internal.h"
 #include "off_cpu_internal.h"
 #include "records_internal.h"
@@ -63,15 +64,13 @@ struct dcp_off_cpu_tracker {
 	 * is counted as sleeping */
 	uint64_t unsplit;
 
-	/* the threads switched out now: open addressing by tid over slots
-	 * holding index + 1 into entries; freed entries form a list */
-	uint32_t *slots;
-	size_t mask;
+	/* the threads switched out now: entries found by tid through the
+	 * index (index.nr of them live); freed entries form a list */
+	struct dcp_index index;
 	struct switched_out *entries;
 	size_t nr_entries, cap_entries;
 	uint32_t *free_list;
 	size_t nr_free, cap_free;
-	size_t live;
 };
 
 /*
@@ -179,10 +178,8 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 	t->ids = calloc(nr_rings, sizeof(*t->ids));
 	t->wakeup_fds = calloc(nr_rings, sizeof(*t->wakeup_fds));
 	t->wakeup_ids = calloc(nr_rings, sizeof(*t->wakeup_ids));
-	t->slots = calloc(1024, sizeof(*t->slots));
-	t->mask = 1023;
 	if (!t->fds || !t->ids || !t->wakeup_fds || !t->wakeup_ids ||
-	    !t->slots) {
+	    dcp_index_init(&t->index, 1024) < 0) {
 		ret = dcp_error(ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -224,60 +221,36 @@ bool dcp_off_cpu_is_own(const struct dcp_off_cpu_tracker *t, uint64_t id)
 	return t && (is_switch(t, id) || is_wakeup(t, id));
 }
 
-static size_t slot_of(const struct dcp_off_cpu_tracker *t, uint32_t tid)
+static uint64_t tid_hash(uint32_t tid)
 {
-	return dcp_hash_fmix64(tid) & t->mask;
+	return dcp_hash_fmix64(tid);
+}
+
+static uint64_t entry_hash_of(const void *ctx, uint32_t index)
+{
+	const struct dcp_off_cpu_tracker *t = ctx;
+
+	return tid_hash(t->entries[index].tid);
 }
 
 /* The slot holding tid, or the free slot where it would go. */
 static size_t find_slot(const struct dcp_off_cpu_tracker *t, uint32_t tid)
 {
-	size_t i = slot_of(t, tid);
+	size_t pos;
+	uint32_t index;
 
-	while (t->slots[i] && t->entries[t->slots[i] - 1].tid != tid)
-		i = (i + 1) & t->mask;
-	return i;
+	dcp_index_for_each(&t->index, tid_hash(tid), pos, index) {
+		if (t->entries[index].tid == tid)
+			break;
+	}
+	return pos;
 }
 
-/* Remove slot i, shifting back the entries probed past it. */
+/* Remove slot i, its entry going to the free list. */
 static void remove_slot(struct dcp_off_cpu_tracker *t, size_t i)
 {
-	size_t j = i;
-
-	t->free_list[t->nr_free++] = t->slots[i] - 1;
-	t->live--;
-	for (;;) {
-		size_t home;
-
-		t->slots[i] = 0;
-		do {
-			j = (j + 1) & t->mask;
-			if (!t->slots[j])
-				return;
-			home = slot_of(t, t->entries[t->slots[j] - 1].tid);
-		} while (i <= j ? (i < home && home <= j) :
-				  (i < home || home <= j));
-		t->slots[i] = t->slots[j];
-		i = j;
-	}
-}
-
-static int grow_slots(struct dcp_off_cpu_tracker *t)
-{
-	size_t n = (t->mask + 1) * 2;
-	uint32_t *old = t->slots, *slots = calloc(n, sizeof(*slots));
-	size_t old_n = t->mask + 1;
-
-	if (!slots)
-		return -ENOMEM;
-	t->slots = slots;
-	t->mask = n - 1;
-	for (size_t i = 0; i < old_n; i++)
-		if (old[i])
-			t->slots[find_slot(t, t->entries[old[i] - 1].tid)] =
-				old[i];
-	free(old);
-	return 0;
+	t->free_list[t->nr_free++] = t->index.slots[i] - 1;
+	dcp_index_remove(&t->index, i, entry_hash_of, t);
 }
 
 /* A free entry for a new thread switched out; NULL when out of memory. */
@@ -321,18 +294,17 @@ static struct switched_out *entry_of(struct dcp_off_cpu_tracker *t,
 	uint32_t index;
 	struct switched_out *e;
 
-	if (t->slots[i])
-		return &t->entries[t->slots[i] - 1];
-	if (2 * (t->live + 1) > t->mask + 1) {
-		if (grow_slots(t))
-			return NULL;
-		i = find_slot(t, tid);
-	}
+	if (t->index.slots[i])
+		return &t->entries[t->index.slots[i] - 1];
 	e = new_entry(t, &index);
 	if (!e)
 		return NULL;
-	t->slots[i] = index + 1;
-	t->live++;
+	/* the caller sets e->tid, which growing the index does not read */
+	if (dcp_index_add(&t->index, i, tid_hash(tid), index, entry_hash_of,
+			  t) < 0) {
+		t->free_list[t->nr_free++] = index;
+		return NULL;
+	}
 	return e;
 }
 
@@ -372,11 +344,11 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 
 	t->source->counts.off_cpu_switches++;
 	i = find_slot(t, tid);
-	if (t->slots[i] && t->entries[t->slots[i] - 1].under_way &&
-	    time <= t->entries[t->slots[i] - 1].time) {
+	if (t->index.slots[i] && t->entries[t->index.slots[i] - 1].under_way &&
+	    time <= t->entries[t->index.slots[i] - 1].time) {
 		/* the switch-out that began a wait found under way: its
 		 * stack is the whole one */
-		e = &t->entries[t->slots[i] - 1];
+		e = &t->entries[t->index.slots[i] - 1];
 		set_stack(e, chain, nr_chain);
 		e->under_way = false;
 		return 0;
@@ -384,10 +356,10 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 	/* still out: it ran again, but its switch-in never came (some
 	 * switches do not reach the tracepoint), and the block it ended has
 	 * no end to charge */
-	if (t->slots[i])
+	if (t->index.slots[i])
 		t->source->counts.off_cpu_missed_switch_ins++;
 	if (prev_state & STATE_DEAD) {
-		if (t->slots[i])
+		if (t->index.slots[i])
 			remove_slot(t, i);
 		return 0;
 	}
@@ -401,7 +373,7 @@ int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
 {
 	int ret;
 
-	if (t->slots[find_slot(t, tid)])
+	if (t->index.slots[find_slot(t, tid)])
 		return 0; /* its switch-out is known */
 	ret = keep_out(t, pid, tid, time, state, true, chain, nr_chain);
 	if (!ret)
@@ -439,9 +411,9 @@ static int switch_in(struct dcp_off_cpu_tracker *t, uint64_t time, uint32_t tid)
 	struct switched_out *e;
 	uint64_t ns;
 
-	if (!t->slots[i])
+	if (!t->index.slots[i])
 		return 0; /* switched out before recording began, or taken */
-	e = &t->entries[t->slots[i] - 1];
+	e = &t->entries[t->index.slots[i] - 1];
 	if (e->under_way && time <= e->time)
 		return 0; /* of before the wait found under way */
 	ns = time > e->time ? time - e->time : 0;
@@ -475,8 +447,8 @@ static void take_wakeup(struct dcp_off_cpu_tracker *t, uint64_t time,
 	if (pid <= 0)
 		return;
 	i = find_slot(t, (uint32_t)pid);
-	if (t->slots[i]) {
-		struct switched_out *e = &t->entries[t->slots[i] - 1];
+	if (t->index.slots[i]) {
+		struct switched_out *e = &t->entries[t->index.slots[i] - 1];
 
 		if (e->state != DCP_OFF_CPU_RUNNABLE && !e->woken)
 			e->woken = time;
@@ -553,16 +525,16 @@ int dcp_off_cpu_finish(struct dcp_off_cpu_tracker *t, uint64_t end)
 
 	if (!t)
 		return 0;
-	t->source->counts.off_cpu_unfinished += t->live;
+	t->source->counts.off_cpu_unfinished += t->index.nr;
 	/* a thread still out (a hung one, a daemon's idle worker) has its
 	 * time up to the end charged: the question off-CPU time answers
 	 * most is where a thread is stuck now */
-	for (size_t i = 0; i <= t->mask && !ret; i++) {
+	for (size_t i = 0; i <= t->index.mask && !ret; i++) {
 		const struct switched_out *e;
 
-		if (!t->slots[i])
+		if (!t->index.slots[i])
 			continue;
-		e = &t->entries[t->slots[i] - 1];
+		e = &t->entries[t->index.slots[i] - 1];
 		if (end > e->time && end - e->time >= t->min_ns)
 			ret = charge(t, e, end, false);
 	}
@@ -587,7 +559,7 @@ void dcp_off_cpu_close(struct dcp_off_cpu_tracker *t)
 	free(t->ids);
 	free(t->wakeup_fds);
 	free(t->wakeup_ids);
-	free(t->slots);
+	dcp_index_free(&t->index);
 	free(t->entries);
 	free(t->free_list);
 	free(t);

@@ -23,6 +23,7 @@
 
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "kallsyms_internal.h"
 #include "log_internal.h"
 #include "off_cpu_internal.h"
@@ -270,26 +271,40 @@ static uint64_t address_of(const struct dcp_kernel_names *k, uint64_t hash)
 /*
  * Each distinct name's address, looked for once: the waiting threads of a
  * machine share a few hundred names among their frames, and each look
- * scans a bucket. Open addressing by hash (0: an empty slot).
+ * scans a bucket. The names' hashes are their keys; room for every frame's
+ * name is allocated first, so the index never grows.
  */
 struct name_memo {
-	struct kernel_name *slots;
-	size_t mask;
+	struct kernel_name *names;
+	size_t nr;
+	struct dcp_index index;
 };
+
+static uint64_t memo_hash_of(const void *ctx, uint32_t i)
+{
+	return ((const struct name_memo *)ctx)->names[i].hash;
+}
 
 static uint64_t memo_address(struct name_memo *m,
 			     const struct dcp_kernel_names *k, uint64_t hash)
 {
-	size_t i;
+	struct kernel_name *n;
+	size_t pos;
+	uint32_t i;
 
-	if (!m->slots || !hash)
+	if (!m->names || !hash)
 		return address_of(k, hash);
-	for (i = hash & m->mask; m->slots[i].hash; i = (i + 1) & m->mask)
-		if (m->slots[i].hash == hash)
-			return m->slots[i].addr;
-	m->slots[i].hash = hash;
-	m->slots[i].addr = address_of(k, hash);
-	return m->slots[i].addr;
+	dcp_index_for_each(&m->index, hash, pos, i) {
+		if (m->names[i].hash == hash)
+			return m->names[i].addr;
+	}
+	n = &m->names[m->nr];
+	n->hash = hash;
+	n->addr = address_of(k, hash);
+	if (dcp_index_add(&m->index, pos, hash, (uint32_t)m->nr, memo_hash_of,
+			  m) == 0)
+		m->nr++;
+	return n->addr;
 }
 
 static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
@@ -303,8 +318,12 @@ static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 	while (slots < 2 * s->nr_frames)
 		slots *= 2;
 	/* without it, each frame is looked for on its own */
-	memo.slots = calloc(slots, sizeof(*memo.slots));
-	memo.mask = slots - 1;
+	memo.names =
+		calloc(s->nr_frames ? s->nr_frames : 1, sizeof(*memo.names));
+	if (memo.names && dcp_index_init(&memo.index, slots) < 0) {
+		free(memo.names);
+		memo.names = NULL;
+	}
 
 	for (size_t i = 0; i < s->nr_threads && !ret; i++) {
 		const struct seed_thread *th = &s->threads[i];
@@ -327,7 +346,8 @@ static int hand_over(struct dcp_off_cpu_tracker *t, const struct seed *s,
 		ret = dcp_off_cpu_under_way(t, time, th->pid, th->tid,
 					    th->state, chain, n);
 	}
-	free(memo.slots);
+	free(memo.names);
+	dcp_index_free(&memo.index);
 	return ret;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The reading commands' hash tables: strings interned by content and the
- * (a, b) -> index map, open addressing with linear probing.
+ * (a, b) -> index map, each a dense array found through a dcp_index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,53 +9,33 @@
 
 #include "grow.h"
 #include "hash.h"
+#include "index.h"
 #include "intern.h"
 
-/* Slot arrays hold at most half their size, so that probes stay short. */
-static size_t slots_wanted(size_t have, size_t used)
+/* Slots allocated at the first entry: reading commands intern many. */
+#define FIRST_SLOTS 1024
+
+static uint64_t string_hash_of(const void *ctx, uint32_t i)
 {
-	size_t n = have ? have : 1024;
+	const struct string_table *t = ctx;
 
-	while (n < 2 * (used + 1))
-		n *= 2;
-	return n;
-}
-
-static int string_table_grow(struct string_table *t)
-{
-	size_t n = slots_wanted(t->nr_slots, t->nr);
-	uint32_t *s;
-
-	if (n == t->nr_slots)
-		return 0;
-	s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t j = dcp_hash_fnv1a_str(t->strings[i], NULL) & (n - 1);
-
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nr_slots = n;
-	return 0;
+	return dcp_hash_string(t->strings[i], NULL);
 }
 
 int64_t string_table_intern(struct string_table *t, const char *s)
 {
-	uint64_t h = dcp_hash_fnv1a_str(s, NULL);
-	size_t j, mask;
+	uint64_t h = dcp_hash_string(s, NULL);
+	size_t pos;
+	uint32_t i;
 	char **n;
 
-	if (t->nr >= UINT32_MAX - 1 || string_table_grow(t))
+	if (t->nr >= DCP_INDEX_MAX_ID ||
+	    (!t->index.slots && dcp_index_init(&t->index, FIRST_SLOTS) < 0))
 		return -ENOMEM;
-	mask = t->nr_slots - 1;
-	for (j = h & mask; t->slots[j]; j = (j + 1) & mask)
-		if (!strcmp(t->strings[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
+	dcp_index_for_each(&t->index, h, pos, i) {
+		if (!strcmp(t->strings[i], s))
+			return i;
+	}
 	n = dcp_grow_from(t->strings, &t->cap, t->nr + 1, sizeof(*n), 1024);
 	if (!n)
 		return -ENOMEM;
@@ -63,8 +43,12 @@ int64_t string_table_intern(struct string_table *t, const char *s)
 	t->strings[t->nr] = strdup(s);
 	if (!t->strings[t->nr])
 		return -ENOMEM;
-	t->slots[j] = (uint32_t)++t->nr;
-	return (int64_t)t->nr - 1;
+	if (dcp_index_add(&t->index, pos, h, (uint32_t)t->nr, string_hash_of,
+			  t) < 0) {
+		free(t->strings[t->nr]);
+		return -ENOMEM;
+	}
+	return (int64_t)t->nr++;
 }
 
 void string_table_free(struct string_table *t)
@@ -72,78 +56,78 @@ void string_table_free(struct string_table *t)
 	for (size_t i = 0; i < t->nr; i++)
 		free(t->strings[i]);
 	free(t->strings);
-	free(t->slots);
+	dcp_index_free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t key_hash(uint64_t a, uint64_t b)
+static uint64_t key_map_hash_of(const void *ctx, uint32_t i)
 {
-	return dcp_hash_fmix64(a ^ dcp_hash_fmix64(b));
+	const struct key_map *m = ctx;
+
+	return dcp_hash_mix(m->entries[i].a, m->entries[i].b);
 }
 
-static int key_map_grow(struct key_map *m)
+/* The entry of (a, b) (hash h), else -1; *end gets its slot, else the
+ * free slot where it would go. */
+static int64_t key_map_lookup(const struct key_map *m, uint64_t a, uint64_t b,
+			      uint64_t h, size_t *end)
 {
-	size_t n = slots_wanted(m->nr_slots, m->nr);
-	struct key_map_slot *s;
+	size_t pos;
+	uint32_t i;
 
-	if (n == m->nr_slots)
-		return 0;
-	s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr_slots; i++) {
-		const struct key_map_slot *o = &m->slots[i];
-		size_t j;
-
-		if (!o->value)
-			continue;
-		for (j = key_hash(o->a, o->b) & (n - 1); s[j].value;
-		     j = (j + 1) & (n - 1))
-			;
-		s[j] = *o;
+	dcp_index_for_each(&m->index, h, pos, i) {
+		if (m->entries[i].a == a && m->entries[i].b == b) {
+			*end = pos;
+			return i;
+		}
 	}
-	free(m->slots);
-	m->slots = s;
-	m->nr_slots = n;
-	return 0;
+	*end = pos;
+	return -1;
 }
 
 int key_map_find(const struct key_map *m, uint64_t a, uint64_t b,
 		 uint32_t *value)
 {
-	size_t mask = m->nr_slots - 1;
-	const struct key_map_slot *s;
+	size_t pos;
+	int64_t i;
 
-	if (!m->nr_slots)
+	if (!m->index.slots)
 		return -ENOENT;
-	for (size_t j = key_hash(a, b) & mask; (s = &m->slots[j])->value;
-	     j = (j + 1) & mask) {
-		if (s->a == a && s->b == b) {
-			*value = s->value - 1;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	i = key_map_lookup(m, a, b, dcp_hash_mix(a, b), &pos);
+	if (i < 0)
+		return -ENOENT;
+	*value = m->entries[i].value;
+	return 0;
 }
 
 int key_map_add(struct key_map *m, uint64_t a, uint64_t b, uint32_t value)
 {
-	size_t j, mask;
+	uint64_t h = dcp_hash_mix(a, b);
+	struct key_map_entry *e;
+	size_t pos;
 
-	if (value >= UINT32_MAX || key_map_grow(m))
+	if (m->nr >= DCP_INDEX_MAX_ID ||
+	    (!m->index.slots && dcp_index_init(&m->index, FIRST_SLOTS) < 0))
 		return -ENOMEM;
-	mask = m->nr_slots - 1;
-	for (j = key_hash(a, b) & mask; m->slots[j].value; j = (j + 1) & mask)
-		;
-	m->slots[j].a = a;
-	m->slots[j].b = b;
-	m->slots[j].value = value + 1;
-	m->nr++;
+	if (key_map_lookup(m, a, b, h, &pos) >= 0)
+		return -EEXIST;
+	e = dcp_grow_from(m->entries, &m->cap, m->nr + 1, sizeof(*e), 1024);
+	if (!e)
+		return -ENOMEM;
+	m->entries = e;
+	if (dcp_index_add(&m->index, pos, h, (uint32_t)m->nr, key_map_hash_of,
+			  m) < 0)
+		return -ENOMEM;
+	e = &m->entries[m->nr++];
+	e->a = a;
+	e->b = b;
+	e->value = value;
 	return 0;
 }
 
 void key_map_free(struct key_map *m)
 {
-	free(m->slots);
+	free(m->entries);
+	dcp_index_free(&m->index);
 	memset(m, 0, sizeof(*m));
 }
