@@ -148,20 +148,14 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 			uint64_t back = i ? 1 : 0;
 
 			if (ip & DCP_BPF_NAMED_FRAME) {
-				/* named by the walk (dcp_bpf_name_file()) */
+				/* named by the walk (dcp_bpf_name_file()), its
+				 * file pinned when it was named: no maps read */
 				f->flags = 0;
 				f->cookie = (uint32_t)((ip &
 							~DCP_BPF_NAMED_FRAME) >>
 						       DCP_BPF_NAMED_OFF_BITS);
 				f->offset =
 					(ip & DCP_BPF_NAMED_OFF_MASK) - back;
-				if (!dcp_cookie_table_pin_tried(r->cookies,
-								f->cookie)) {
-					ret = dcp_bpf_pin_cookie(bs, p,
-								 f->cookie);
-					if (ret)
-						return ret;
-				}
 				continue;
 			}
 			ret = dcp_bpf_map_frame(bs, p, ip - back, f);

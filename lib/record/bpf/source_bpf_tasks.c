@@ -400,8 +400,24 @@ void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			continue;
 		/* the start-up walk's records made its cookie, with its path */
 		cookie = dcp_cookie_table_find_file(bs->r->cookies, id);
-		if (cookie > 0)
-			dcp_bpf_name_file(bs, g->dev, g->ino, cookie);
+		if (cookie <= 0)
+			continue;
+		/* pinned now: its named frames never read the maps that a
+		 * pin would go through */
+		if (!dcp_cookie_table_pin_tried(bs->r->cookies,
+						(uint32_t)cookie)) {
+			int fd = open_mapped_file(&m);
+
+			dcp_cookie_table_set_pin_tried(bs->r->cookies,
+						       (uint32_t)cookie);
+			if (fd >= 0 &&
+			    dcp_cookie_table_pin(bs->r->cookies,
+						 (uint32_t)cookie, fd) == 0)
+				bs->r->stats.files_pinned++;
+			else if (fd >= 0)
+				close(fd);
+		}
+		dcp_bpf_name_file(bs, g->dev, g->ino, cookie);
 	}
 }
 
