@@ -244,9 +244,8 @@ static int pin_exec(struct bpf_source *bs, const struct dcp_bpf_event *e,
 		return 0;
 	}
 	dcp_cookie_table_set_pin_tried(bs->r->cookies, (uint32_t)cookie);
-	if (dcp_cookie_table_pin(bs->r->cookies, (uint32_t)cookie, fd) < 0)
-		close(fd);
-	else
+	/* the cookie table owns fd from here, failure or not */
+	if (dcp_cookie_table_pin(bs->r->cookies, (uint32_t)cookie, fd) == 0)
 		bs->r->stats.files_pinned++;
 	/* the file the kernel named (not another the path now leads to) is
 	 * held by (device, inode): the next exec takes the fast path */
@@ -331,6 +330,23 @@ static int open_mapped_file(void *ctx)
 	return dcp_bpf_open_mapping(m->pid, m->start, m->end);
 }
 
+/* cookie's file held open through mapping m, once (the cookie table owns
+ * the descriptor, and closes it on failure too). */
+static void pin_mapped(struct bpf_source *bs, uint32_t cookie, struct mapped *m)
+{
+	struct dcp_recorder *r = bs->r;
+	int fd;
+
+	if (dcp_cookie_table_pin_tried(r->cookies, cookie))
+		return;
+	dcp_cookie_table_set_pin_tried(r->cookies, cookie);
+	fd = open_mapped_file(m);
+	if (fd >= 0 && dcp_cookie_table_pin(r->cookies, cookie, fd) == 0)
+		r->stats.files_pinned++;
+	else if (fd < 0)
+		r->stats.files_unpinned++;
+}
+
 /* The path the cookie is known by, else the one the mapping shows. */
 static bool mapped_path(struct bpf_source *bs, uint32_t cookie,
 			const struct mapped *m, char *buf, size_t size)
@@ -404,19 +420,7 @@ void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			continue;
 		/* pinned now: its named frames never read the maps that a
 		 * pin would go through */
-		if (!dcp_cookie_table_pin_tried(bs->r->cookies,
-						(uint32_t)cookie)) {
-			int fd = open_mapped_file(&m);
-
-			dcp_cookie_table_set_pin_tried(bs->r->cookies,
-						       (uint32_t)cookie);
-			if (fd >= 0 &&
-			    dcp_cookie_table_pin(bs->r->cookies,
-						 (uint32_t)cookie, fd) == 0)
-				bs->r->stats.files_pinned++;
-			else if (fd >= 0)
-				close(fd);
-		}
+		pin_mapped(bs, (uint32_t)cookie, &m);
 		dcp_bpf_name_file(bs, g->dev, g->ino, cookie);
 	}
 }
@@ -500,17 +504,8 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 					      sizeof(struct dcp_sample_id)),
 		     e->pid, e->tid, e->time);
 	bs->mmaps_named++;
-	if (cookie &&
-	    !dcp_cookie_table_pin_tried(r->cookies, (uint32_t)cookie)) {
-		int fd = open_mapped_file(&m);
-
-		dcp_cookie_table_set_pin_tried(r->cookies, (uint32_t)cookie);
-		if (fd >= 0 &&
-		    dcp_cookie_table_pin(r->cookies, (uint32_t)cookie, fd) == 0)
-			r->stats.files_pinned++;
-		else if (fd < 0)
-			r->stats.files_unpinned++;
-	}
+	if (cookie)
+		pin_mapped(bs, (uint32_t)cookie, &m);
 	return dcp_recorder_take_record(r, e->time, &rec.m.header, size);
 }
 
