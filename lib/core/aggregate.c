@@ -35,7 +35,12 @@ struct stack_entry {
 
 struct thread_entry {
 	uint64_t hash;
-	uint32_t tid, comm_id;
+	struct dcp_agg_thread t;
+};
+
+struct cgroup_entry {
+	uint64_t hash;
+	struct dcp_agg_cgroup c;
 };
 
 struct row_entry {
@@ -75,6 +80,10 @@ struct dcp_aggregate {
 	struct thread_entry *threads;
 	size_t nr_threads, cap_threads;
 	struct dcp_index thread_index;
+
+	struct cgroup_entry *cgroups;
+	size_t nr_cgroups, cap_cgroups;
+	struct dcp_index cgroup_index;
 
 	struct row_entry *rows;
 	size_t nr_rows, cap_rows;
@@ -142,6 +151,11 @@ static uint64_t thread_hash_of(const void *ctx, uint32_t id)
 	return ((const struct dcp_aggregate *)ctx)->threads[id].hash;
 }
 
+static uint64_t cgroup_hash_of(const void *ctx, uint32_t id)
+{
+	return ((const struct dcp_aggregate *)ctx)->cgroups[id].hash;
+}
+
 static uint64_t row_hash_of(const void *ctx, uint32_t id)
 {
 	return ((const struct dcp_aggregate *)ctx)->rows[id].hash;
@@ -156,6 +170,7 @@ struct dcp_aggregate *dcp_aggregate_new(void)
 	if (dcp_index_init(&a->string_index, 64) < 0 ||
 	    dcp_index_init(&a->stack_index, 64) < 0 ||
 	    dcp_index_init(&a->thread_index, 64) < 0 ||
+	    dcp_index_init(&a->cgroup_index, 16) < 0 ||
 	    dcp_index_init(&a->row_index, 64) < 0 ||
 	    !(a->lives = dcp_lives_new())) {
 		dcp_aggregate_free(a);
@@ -183,6 +198,8 @@ void dcp_aggregate_free(struct dcp_aggregate *a)
 	}
 	free(a->threads);
 	dcp_index_free(&a->thread_index);
+	free(a->cgroups);
+	dcp_index_free(&a->cgroup_index);
 	free(a->rows);
 	dcp_index_free(&a->row_index);
 	free(a->off_cpu);
@@ -296,10 +313,11 @@ int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 
 _Static_assert(sizeof(struct dcp_frame) == 16, "struct dcp_frame has padding");
 
-int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
-				    uint32_t comm_id)
+int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a,
+				    const struct dcp_agg_thread *t)
 {
-	uint64_t h = dcp_hash_mix(tid, comm_id);
+	uint64_t h = dcp_hash_mix((uint64_t)t->cgroup << 32 | t->tid,
+				  t->comm_id);
 	struct thread_entry *e;
 	uint32_t id;
 	size_t pos;
@@ -307,7 +325,8 @@ int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
 
 	dcp_index_for_each(&a->thread_index, h, pos, id) {
 		e = &a->threads[id];
-		if (e->hash == h && e->tid == tid && e->comm_id == comm_id)
+		if (e->hash == h && e->t.tid == t->tid &&
+		    e->t.comm_id == t->comm_id && e->t.cgroup == t->cgroup)
 			return id + 1;
 	}
 	ret = grow_array((void **)&a->threads, &a->cap_threads, a->nr_threads,
@@ -320,8 +339,7 @@ int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
 				 strerror(-ret));
 	e = &a->threads[a->nr_threads];
 	e->hash = h;
-	e->tid = tid;
-	e->comm_id = comm_id;
+	e->t = *t;
 	return (int64_t)++a->nr_threads;
 }
 
@@ -331,12 +349,54 @@ size_t dcp_aggregate_nr_threads(const struct dcp_aggregate *a)
 }
 
 bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
-			  uint32_t *tid, uint32_t *comm_id)
+			  struct dcp_agg_thread *out)
 {
 	if (id == 0 || id > a->nr_threads)
 		return false;
-	*tid = a->threads[id - 1].tid;
-	*comm_id = a->threads[id - 1].comm_id;
+	*out = a->threads[id - 1].t;
+	return true;
+}
+
+int64_t dcp_aggregate_intern_cgroup(struct dcp_aggregate *a,
+				    const struct dcp_agg_cgroup *c)
+{
+	uint64_t h = dcp_hash_mix(c->kernel_id, c->path_id);
+	struct cgroup_entry *e;
+	uint32_t id;
+	size_t pos;
+	int ret;
+
+	dcp_index_for_each(&a->cgroup_index, h, pos, id) {
+		e = &a->cgroups[id];
+		if (e->hash == h && e->c.kernel_id == c->kernel_id &&
+		    e->c.path_id == c->path_id)
+			return id + 1;
+	}
+	ret = grow_array((void **)&a->cgroups, &a->cap_cgroups, a->nr_cgroups,
+			 sizeof(*a->cgroups));
+	if (ret == 0)
+		ret = dcp_index_add(&a->cgroup_index, pos, h,
+				    (uint32_t)a->nr_cgroups, cgroup_hash_of, a);
+	if (ret < 0)
+		return dcp_error(ret, "cannot intern a cgroup: %s",
+				 strerror(-ret));
+	e = &a->cgroups[a->nr_cgroups];
+	e->hash = h;
+	e->c = *c;
+	return (int64_t)++a->nr_cgroups;
+}
+
+size_t dcp_aggregate_nr_cgroups(const struct dcp_aggregate *a)
+{
+	return a->nr_cgroups;
+}
+
+bool dcp_aggregate_cgroup(const struct dcp_aggregate *a, uint32_t id,
+			  struct dcp_agg_cgroup *out)
+{
+	if (id == 0 || id > a->nr_cgroups)
+		return false;
+	*out = a->cgroups[id - 1].c;
 	return true;
 }
 

@@ -34,10 +34,42 @@ int64_t dcp_aggregate_intern_string(struct dcp_aggregate *a, const char *s);
 int64_t dcp_aggregate_intern_stack(struct dcp_aggregate *a,
 				   const struct dcp_frame *frames,
 				   uint32_t nr_frames);
-/* A thread (tid, name as a string id): ids are dense from 1, 0 being no
- * thread of its own. Negative errno. */
-int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a, uint32_t tid,
-				    uint32_t comm_id);
+/*
+ * A thread: its tid, its name (a string id) and the cgroup it was in (a
+ * dcp_aggregate_intern_cgroup() id, 0: not known). A thread that moves to
+ * another cgroup, or renames itself, is another entry.
+ */
+struct dcp_agg_thread {
+	uint32_t tid;
+	uint32_t comm_id;
+	uint32_t cgroup;
+};
+
+/* Thread ids are dense from 1, 0 being no thread of its own. Negative
+ * errno. */
+int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a,
+				    const struct dcp_agg_thread *t);
+
+/*
+ * A cgroup: the kernel's id of it (of the cgroup v2 hierarchy: a cgroup
+ * removed and made again under the same path has another id), its path
+ * in the hierarchy and the name its container runtime gave it (string
+ * ids; name DCP_AGG_NO_STRING: none). Ids are dense from 1. Negative
+ * errno.
+ */
+#define DCP_AGG_NO_STRING UINT32_MAX
+struct dcp_agg_cgroup {
+	uint64_t kernel_id;
+	uint32_t path_id;
+	uint32_t name_id;
+};
+
+int64_t dcp_aggregate_intern_cgroup(struct dcp_aggregate *a,
+				    const struct dcp_agg_cgroup *c);
+size_t dcp_aggregate_nr_cgroups(const struct dcp_aggregate *a);
+/* Cgroup id (1..nr_cgroups); false for another id. */
+bool dcp_aggregate_cgroup(const struct dcp_aggregate *a, uint32_t id,
+			  struct dcp_agg_cgroup *out);
 /* Add count to (comm_id, pid, stack_id, thread_id). 0 or -ENOMEM. */
 int dcp_aggregate_add(struct dcp_aggregate *a, const struct dcp_row_key *key,
 		      uint64_t count);
@@ -65,7 +97,7 @@ size_t dcp_aggregate_nr_stacks(const struct dcp_aggregate *a);
 /* Threads have ids 1..nr_threads; false for another id. */
 size_t dcp_aggregate_nr_threads(const struct dcp_aggregate *a);
 bool dcp_aggregate_thread(const struct dcp_aggregate *a, uint32_t id,
-			  uint32_t *tid, uint32_t *comm_id);
+			  struct dcp_agg_thread *out);
 const struct dcp_frame *dcp_aggregate_stack(const struct dcp_aggregate *a,
 					    uint32_t id, uint32_t *nr_frames);
 size_t dcp_aggregate_nr_rows(const struct dcp_aggregate *a);

@@ -74,6 +74,8 @@ enum dcp_fmt_chunk_type {
 	DCP_FMT_CHUNK_SUMMARY_OFF_CPU_ROWS = 17,
 	/* when the recorded processes' threads began and ended */
 	DCP_FMT_CHUNK_THREAD_LIFETIMES = 18,
+	/* the cgroups threads were in */
+	DCP_FMT_CHUNK_CGROUPS = 19,
 };
 
 /* Chunk header flags. */
@@ -214,10 +216,22 @@ struct dcp_fmt_thread {
 	uint32_t id;
 	uint32_t tid; /* 0 in the summary */
 	uint32_t comm_id; /* a string id: the thread's name */
-	uint32_t reserved;
+	uint32_t cgroup; /* 0: not known; else a CGROUPS id */
 };
 
 _Static_assert(sizeof(struct dcp_fmt_thread) == 16, "thread size");
+
+/* CGROUPS record: ids dense from 1. */
+struct dcp_fmt_cgroup {
+	uint32_t id;
+	uint32_t path_id; /* a string id: the path in the v2 hierarchy */
+	uint32_t name_id; /* a string id: the runtime's name; or UINT32_MAX */
+	uint32_t reserved;
+	uint64_t kernel_id; /* the kernel's cgroup id */
+};
+
+_Static_assert(sizeof(struct dcp_fmt_cgroup) == 24, "cgroup size");
+_Static_assert(offsetof(struct dcp_fmt_cgroup, kernel_id) == 16, "c1");
 
 /* THREAD_LIFETIMES record: ns since the recording began. */
 struct dcp_fmt_thread_life {
@@ -272,7 +286,7 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * stored). Adding a field at the end of that struct is compatible both
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 55u
+#define DCP_FMT_NR_STATS 56u
 /* The fields before the off-CPU counters: a profile whose later fields
  * are all 0 (no off-CPU time, no idle task among other tasks) is written
  * with these only, as before they were added. */

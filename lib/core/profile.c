@@ -62,7 +62,8 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 {
 	struct dcp_sample_row r, *row = &r;
 	struct dcp_row_key key;
-	uint32_t tid, tcomm;
+	struct dcp_agg_thread t = { 0 };
+	struct dcp_agg_cgroup c;
 	uint64_t count;
 
 	/* the thread came later: older callers do without it */
@@ -80,9 +81,18 @@ DCPROF_API int dcp_profile_row(const struct dcp_profile *p, size_t i,
 	dcp_aggregate_row_off_cpu(p->agg, i, false, row->off_cpu_ns);
 	row->tid = key.pid;
 	row->thread_comm = row->comm;
-	if (dcp_aggregate_thread(p->agg, key.thread_id, &tid, &tcomm)) {
-		row->tid = tid;
-		row->thread_comm = dcp_aggregate_string(p->agg, tcomm);
+	row->cgroup = row->container_name = NULL;
+	row->cgroup_id = 0;
+	if (dcp_aggregate_thread(p->agg, key.thread_id, &t)) {
+		row->tid = t.tid;
+		row->thread_comm = dcp_aggregate_string(p->agg, t.comm_id);
+	}
+	if (key.thread_id && dcp_aggregate_cgroup(p->agg, t.cgroup, &c)) {
+		row->cgroup = dcp_aggregate_string(p->agg, c.path_id);
+		row->cgroup_id = c.kernel_id;
+		if (c.name_id != DCP_AGG_NO_STRING)
+			row->container_name =
+				dcp_aggregate_string(p->agg, c.name_id);
 	}
 	dcp_sz_copy(out, row, sizeof(*row));
 	return 0;

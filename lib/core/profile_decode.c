@@ -293,30 +293,70 @@ static int read_stacks(struct reader *r, struct cursor *c)
 	return 0;
 }
 
-/* Threads name strings of earlier chunks. */
+/* Cgroups name strings of earlier chunks. */
+static int read_cgroups(struct reader *r, struct cursor *c)
+{
+	uint32_t count = get_u32(c), i, id, path, name;
+	struct dcp_agg_cgroup cg;
+	int64_t agg_id;
+
+	if (!room_for(c, count, sizeof(struct dcp_fmt_cgroup)))
+		return dcp_reader_malformed(r);
+	for (i = 0; i < count; i++) {
+		id = get_u32(c);
+		path = get_u32(c);
+		name = get_u32(c);
+		get_u32(c);
+		cg.kernel_id = get_u64(c);
+		if (c->bad)
+			return dcp_reader_malformed(r);
+		if (id != r->cgroups.n + 1 || path >= r->strings.n ||
+		    (name != DCP_AGG_NO_STRING && name >= r->strings.n))
+			return dcp_reader_corrupt(
+				r,
+				"cgroup %" PRIu32 " is out of order or names "
+				"an unknown string, in chunk at offset %" PRIu64,
+				id, r->chunk_off);
+		cg.path_id = r->strings.id[path];
+		cg.name_id = name == DCP_AGG_NO_STRING ? name :
+							 r->strings.id[name];
+		agg_id = dcp_aggregate_intern_cgroup(r->p->agg, &cg);
+		if (agg_id < 0)
+			return (int)agg_id;
+		if (map_add(&r->cgroups, (uint32_t)agg_id) < 0)
+			return dcp_reader_nomem();
+	}
+	return 0;
+}
+
+/* Threads name strings and cgroups of earlier chunks. */
 static int read_threads(struct reader *r, struct cursor *c)
 {
-	uint32_t count = get_u32(c), i, id, tid, comm;
+	uint32_t count = get_u32(c), i, id;
+	struct dcp_agg_thread t;
 	int64_t agg_id;
 
 	if (!room_for(c, count, sizeof(struct dcp_fmt_thread)))
 		return dcp_reader_malformed(r);
 	for (i = 0; i < count; i++) {
 		id = get_u32(c);
-		tid = get_u32(c);
-		comm = get_u32(c);
-		get_u32(c);
+		t.tid = get_u32(c);
+		t.comm_id = get_u32(c);
+		t.cgroup = get_u32(c);
 		if (c->bad)
 			return dcp_reader_malformed(r);
-		if (id != r->threads.n + 1 || comm >= r->strings.n)
+		if (id != r->threads.n + 1 || t.comm_id >= r->strings.n ||
+		    t.cgroup > r->cgroups.n)
 			return dcp_reader_corrupt(
 				r,
 				"thread %" PRIu32 " is out of order or names "
-				"unknown string %" PRIu32
+				"unknown string %" PRIu32 " or cgroup %" PRIu32
 				", in chunk at offset %" PRIu64,
-				id, comm, r->chunk_off);
-		agg_id = dcp_aggregate_intern_thread(r->p->agg, tid,
-						     r->strings.id[comm]);
+				id, t.comm_id, t.cgroup, r->chunk_off);
+		t.comm_id = r->strings.id[t.comm_id];
+		if (t.cgroup)
+			t.cgroup = r->cgroups.id[t.cgroup - 1];
+		agg_id = dcp_aggregate_intern_thread(r->p->agg, &t);
 		if (agg_id < 0)
 			return (int)agg_id;
 		if (map_add(&r->threads, (uint32_t)agg_id) < 0)
@@ -465,6 +505,8 @@ const char *dcp_fmt_chunk_name(uint32_t type)
 		return "SUMMARY_OFF_CPU_ROWS";
 	case DCP_FMT_CHUNK_THREAD_LIFETIMES:
 		return "THREAD_LIFETIMES";
+	case DCP_FMT_CHUNK_CGROUPS:
+		return "CGROUPS";
 	}
 	return "unknown";
 }
@@ -495,6 +537,9 @@ int dcp_reader_decode_chunk(struct reader *r, uint32_t type, const uint8_t *p,
 		break;
 	case DCP_FMT_CHUNK_THREADS:
 		ret = read_threads(r, &c);
+		break;
+	case DCP_FMT_CHUNK_CGROUPS:
+		ret = read_cgroups(r, &c);
 		break;
 	case DCP_FMT_CHUNK_THREAD_LIFETIMES:
 		ret = read_lives(r, &c);

@@ -320,15 +320,34 @@ void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_aggregate *agg, size_t from)
 {
 	size_t n = dcp_aggregate_nr_threads(agg), i;
-	uint32_t tid, comm;
+	struct dcp_agg_thread t;
 
 	chunk_begin(em, type, true);
 	for (i = from + 1; i <= n; i++) {
-		dcp_aggregate_thread(agg, (uint32_t)i, &tid, &comm);
+		dcp_aggregate_thread(agg, (uint32_t)i, &t);
 		put_u32(&em->raw, (uint32_t)i);
-		put_u32(&em->raw, tid);
-		put_u32(&em->raw, comm);
+		put_u32(&em->raw, t.tid);
+		put_u32(&em->raw, t.comm_id);
+		put_u32(&em->raw, t.cgroup);
+		record_done(em);
+	}
+	chunk_end(em);
+}
+
+void dcp_emit_cgroups(struct dcp_emitter *em, const struct dcp_aggregate *agg,
+		      size_t from)
+{
+	size_t n = dcp_aggregate_nr_cgroups(agg), i;
+	struct dcp_agg_cgroup c;
+
+	chunk_begin(em, DCP_FMT_CHUNK_CGROUPS, true);
+	for (i = from + 1; i <= n; i++) {
+		dcp_aggregate_cgroup(agg, (uint32_t)i, &c);
+		put_u32(&em->raw, (uint32_t)i);
+		put_u32(&em->raw, c.path_id);
+		put_u32(&em->raw, c.name_id);
 		put_u32(&em->raw, 0);
+		put_u64(&em->raw, c.kernel_id);
 		record_done(em);
 	}
 	chunk_end(em);

@@ -80,6 +80,9 @@ void dcp_emit_stacks(struct dcp_emitter *em, uint32_t type,
 /* Threads from id from + 1 on; type: THREADS or SUMMARY_THREADS. */
 void dcp_emit_threads(struct dcp_emitter *em, uint32_t type,
 		      const struct dcp_aggregate *agg, size_t from);
+/* CGROUPS records of the cgroups after the first from */
+void dcp_emit_cgroups(struct dcp_emitter *em, const struct dcp_aggregate *agg,
+		      size_t from);
 /* Thread lifetimes: those changed since the last flush, or all. */
 void dcp_emit_lives(struct dcp_emitter *em, const struct dcp_aggregate *agg,
 		    bool changed);

@@ -128,6 +128,43 @@ static void merge_stats(struct dcp_profile_stats *acc,
 		a[i] += b[i];
 }
 
+/* from's string id s in to: negative errno */
+static int64_t merge_string(struct dcp_aggregate *to,
+			    const struct dcp_aggregate *from, uint32_t s)
+{
+	if (s == DCP_AGG_NO_STRING)
+		return s;
+	return dcp_aggregate_intern_string(to, dcp_aggregate_string(from, s));
+}
+
+/* from's thread t (its name and cgroup still from's) in to */
+static int64_t merge_thread(struct dcp_aggregate *to,
+			    const struct dcp_aggregate *from,
+			    struct dcp_agg_thread *t)
+{
+	struct dcp_agg_cgroup c;
+	int64_t id = merge_string(to, from, t->comm_id);
+
+	if (id < 0)
+		return id;
+	t->comm_id = (uint32_t)id;
+	if (dcp_aggregate_cgroup(from, t->cgroup, &c)) {
+		id = merge_string(to, from, c.path_id);
+		if (id >= 0)
+			c.path_id = (uint32_t)id;
+		if (id >= 0)
+			id = merge_string(to, from, c.name_id);
+		if (id >= 0) {
+			c.name_id = (uint32_t)id;
+			id = dcp_aggregate_intern_cgroup(to, &c);
+		}
+		if (id < 0)
+			return id;
+		t->cgroup = (uint32_t)id;
+	}
+	return dcp_aggregate_intern_thread(to, t);
+}
+
 static int merge_rows(struct dcp_profile *acc, const struct dcp_profile *p,
 		      const int64_t *cookie_map, size_t nr_cookies)
 {
@@ -139,7 +176,8 @@ static int merge_rows(struct dcp_profile *acc, const struct dcp_profile *p,
 		struct dcp_row_key key, out = { 0 };
 		uint64_t count, ns[DCP_OFF_CPU_NR_STATES];
 		const struct dcp_frame *f;
-		uint32_t nf, tid, tcomm;
+		struct dcp_agg_thread t;
+		uint32_t nf;
 		int64_t id;
 
 		dcp_aggregate_row(p->agg, i, &key, &count);
@@ -174,12 +212,8 @@ static int merge_rows(struct dcp_profile *acc, const struct dcp_profile *p,
 			out.pid = key.pid;
 		}
 		if (id >= 0 && key.thread_id &&
-		    dcp_aggregate_thread(p->agg, key.thread_id, &tid, &tcomm)) {
-			id = dcp_aggregate_intern_string(
-				acc->agg, dcp_aggregate_string(p->agg, tcomm));
-			if (id >= 0)
-				id = dcp_aggregate_intern_thread(acc->agg, tid,
-								 (uint32_t)id);
+		    dcp_aggregate_thread(p->agg, key.thread_id, &t)) {
+			id = merge_thread(acc->agg, p->agg, &t);
 			if (id >= 0)
 				out.thread_id = (uint32_t)id;
 		}

@@ -441,6 +441,7 @@ fail:
 	free(r.strings.id);
 	free(r.stacks.id);
 	free(r.threads.id);
+	free(r.cgroups.id);
 	free(r.inflated);
 	ZSTD_freeDCtx(r.zstd);
 	free(r.scratch);

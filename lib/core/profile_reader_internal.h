@@ -32,7 +32,7 @@ struct reader {
 	size_t size;
 	uint64_t chunk_off; /* of the chunk being decoded, for messages */
 	const char *chunk_name;
-	struct id_map strings, stacks, threads;
+	struct id_map strings, stacks, threads, cgroups;
 	uint8_t *inflated; /* the chunk being decoded, decompressed */
 	size_t inflated_cap;
 	ZSTD_DCtx *zstd;

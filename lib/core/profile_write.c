@@ -34,6 +34,7 @@ struct dcp_profile_writer {
 	uint64_t flushed_duration_ns;
 	/* Strings and stacks below these ids are in the working file. */
 	size_t strings_written, stacks_written, threads_written;
+	size_t cgroups_written;
 	struct dcp_emitter em;
 };
 
@@ -253,6 +254,7 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		dcp_emit_strings(em, agg, w->strings_written);
 		dcp_emit_stacks(em, DCP_FMT_CHUNK_STACKS, agg,
 				w->stacks_written, NULL);
+		dcp_emit_cgroups(em, agg, w->cgroups_written);
 		dcp_emit_threads(em, DCP_FMT_CHUNK_THREADS, agg,
 				 w->threads_written);
 		dcp_emit_rows(em, DCP_FMT_CHUNK_ROWS, agg, true, NULL);
@@ -287,6 +289,7 @@ int dcp_profile_writer_flush(struct dcp_profile_writer *w,
 		w->strings_written = dcp_aggregate_nr_strings(agg);
 		w->stacks_written = dcp_aggregate_nr_stacks(agg);
 		w->threads_written = dcp_aggregate_nr_threads(agg);
+		w->cgroups_written = dcp_aggregate_nr_cgroups(agg);
 		dcp_aggregate_mark_flushed(agg);
 	}
 	/* A big first flush need not pin its memory for the whole run. */
@@ -339,6 +342,7 @@ static int write_compact(const char *path, uint64_t created_ns,
 	if (agg) {
 		dcp_emit_strings(&em, agg, 0);
 		dcp_emit_stacks(&em, DCP_FMT_CHUNK_STACKS, agg, 0, &order);
+		dcp_emit_cgroups(&em, agg, 0);
 		dcp_emit_threads(&em, DCP_FMT_CHUNK_THREADS, agg, 0);
 		dcp_emit_rows(&em, DCP_FMT_CHUNK_ROWS, agg, false, &order);
 		dcp_emit_off_cpu_rows(&em, DCP_FMT_CHUNK_OFF_CPU_ROWS, agg,

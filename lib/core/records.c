@@ -75,6 +75,8 @@ int dcp_sample_parse(const struct perf_event_header *h,
 				return -EBADMSG;
 		}
 	}
+	if (l->cgroup && !take_u64(&p, end, &s->cgroup))
+		return -EBADMSG;
 	return 0;
 }
 

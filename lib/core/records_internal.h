@@ -90,6 +90,7 @@ struct dcp_sample_layout {
 	bool callchain; /* PERF_SAMPLE_CALLCHAIN */
 	uint64_t regs_mask; /* PERF_SAMPLE_REGS_USER with this mask, or 0 */
 	bool stack_user; /* PERF_SAMPLE_STACK_USER */
+	bool cgroup; /* PERF_SAMPLE_CGROUP */
 };
 
 /*
@@ -112,6 +113,7 @@ struct dcp_sample {
 	const unsigned char *stack; /* the copy of [sp, sp + stack_size) */
 	uint64_t stack_size; /* dyn_size: the bytes the kernel copied */
 	uint64_t stack_room; /* size: the bytes reserved for the copy */
+	uint64_t cgroup; /* PERF_SAMPLE_CGROUP: the cgroup (v2) id, else 0 */
 };
 
 /*

@@ -198,23 +198,24 @@ static int summarize(struct summarizer *s, const struct dcp_aggregate *agg,
 		uint64_t ns[DCP_OFF_CPU_NR_STATES];
 		struct dcp_row_key key;
 		uint64_t count;
-		uint32_t tid, tcomm;
+		struct dcp_agg_thread t;
 
 		dcp_aggregate_row(agg, i, &key, &count);
 		key.pid = 0;
 		key.stack_id = stack_of[key.stack_id];
-		/* threads by name: tids go with the pids */
-		if (dcp_aggregate_thread(agg, key.thread_id, &tid, &tcomm)) {
-			int64_t t = 0;
+		/* threads by name and cgroup: tids go with the pids */
+		if (dcp_aggregate_thread(agg, key.thread_id, &t)) {
+			int64_t id = 0;
 
-			if (tcomm != key.comm_id)
-				t = dcp_aggregate_intern_thread(s->out->agg, 0,
-								tcomm);
-			if (t < 0) {
-				ret = (int)t;
+			t.tid = 0;
+			if (t.comm_id != key.comm_id || t.cgroup)
+				id = dcp_aggregate_intern_thread(s->out->agg,
+								 &t);
+			if (id < 0) {
+				ret = (int)id;
 				break;
 			}
-			key.thread_id = (uint32_t)t;
+			key.thread_id = (uint32_t)id;
 		}
 		ret = dcp_aggregate_add(s->out->agg, &key, count);
 		if (!ret && dcp_aggregate_row_off_cpu(agg, i, false, ns))

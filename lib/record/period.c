@@ -154,6 +154,8 @@ DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 	r->snap_stacks_named = 0;
 	dcp_aggregate_free(r->agg);
 	r->agg = agg;
+	if (r->cgroups)
+		dcp_cgroup_table_new_aggregate(r->cgroups);
 	dcp_cookie_table_new_period(r->cookies);
 	r->period_stacks_wanted = 0;
 	reset_period_stats(r);

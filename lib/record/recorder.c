@@ -224,6 +224,40 @@ static int setup_call_graph(struct dcp_recorder *r,
 }
 
 /*
+ * The cgroups of samples, unless turned off. A machine without a cgroup
+ * v2 hierarchy is recorded without them, said once; a filter cannot do
+ * without them.
+ */
+static int setup_cgroups(struct dcp_recorder *r,
+			 const struct dcp_recorder_opts *opts)
+{
+	const char *const *filter = NULL;
+	size_t nr_filter = 0;
+
+	if (DCP_OPTS_HAS(opts, nr_cgroups)) {
+		filter = opts->cgroups;
+		nr_filter = opts->nr_cgroups;
+	}
+	if (DCP_OPTS_HAS(opts, no_cgroups) && opts->no_cgroups) {
+		if (nr_filter)
+			return dcp_error(EINVAL,
+					 "a cgroup filter needs the samples' "
+					 "cgroups (no_cgroups is set)");
+		return 0;
+	}
+	if (nr_filter && !filter)
+		return dcp_error(EINVAL, "nr_cgroups without cgroups");
+	r->cgroups = dcp_cgroup_table_new(filter, nr_filter);
+	if (!r->cgroups) {
+		if (nr_filter || errno != ENOENT)
+			return -errno;
+		dcp_log(DCP_LOG_WARN, "%s", dcp_last_error());
+	}
+	r->layout.cgroup = r->cgroups != NULL;
+	return 0;
+}
+
+/*
  * --off-cpu pairs a thread's switch-out with its switch-in on any CPU, of
  * any task, and charges a stack whose leaf is the scheduler's: what would
  * filter either cannot be combined with it.
@@ -318,6 +352,7 @@ static int start_source(struct dcp_recorder *r,
 		.off_cpu = r->off_cpu,
 		.off_cpu_min_ns = r->off_cpu_min_ns,
 		.unwind_memory = r->unwind_memory,
+		.cgroups = r->cgroups,
 	};
 	const char *backend = opts_backend(opts);
 	int ret;
@@ -454,6 +489,8 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		goto fail;
 	}
 	ret = intern_specials(r);
+	if (!ret)
+		ret = setup_cgroups(r, opts);
 	if (!ret)
 		ret = check_off_cpu(r, opts);
 	if (!ret)
@@ -654,6 +691,7 @@ DCPROF_API void dcp_recorder_free(struct dcp_recorder *r)
 	dcp_snapshot_free(r);
 	dcp_profile_writer_free(r->writer);
 	dcp_aggregate_free(r->agg);
+	dcp_cgroup_table_free(r->cgroups);
 	dcp_process_table_free(r->procs);
 	dcp_kernel_layout_free(&r->kernel);
 	dcp_cookie_table_free(r->cookies);

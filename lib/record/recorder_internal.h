@@ -18,6 +18,7 @@
 
 #include "dcprof/dcprof.h"
 #include "aggregate_internal.h"
+#include "cgroup_internal.h"
 #include "cookie_internal.h"
 #include "process_internal.h"
 #include "records_internal.h"
@@ -63,6 +64,8 @@ struct dcp_recorder {
 	} * exits;
 	size_t exits_first, nr_exits, cap_exits;
 	struct dcp_aggregate *agg;
+	/* the cgroups of samples; NULL: not recorded */
+	struct dcp_cgroup_table *cgroups;
 	struct dcp_kernel_layout kernel;
 	uint32_t cookie_vdso, cookie_vsyscall, cookie_anon, cookie_idle;
 

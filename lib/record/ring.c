@@ -191,6 +191,8 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 		attr->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	if (opts->callchain)
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (opts->cgroup)
+		attr->sample_type |= PERF_SAMPLE_CGROUP;
 	if (opts->dwarf) {
 		/* user frames come from unwinding the stack copy */
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN |
@@ -205,6 +207,7 @@ static void fill_sample_attr(const struct dcp_ring_opts *opts,
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;
+	attr->cgroup = opts->cgroup;
 	attr->build_id = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = (uint32_t)(opts->mmap_pages * page / 4);
@@ -343,7 +346,7 @@ static int open_cpu(const struct dcp_ring_opts *opts, struct dcp_ring *ring)
 	sample_attr = attr;
 	sample_attr.mmap = sample_attr.mmap2 = sample_attr.comm = 0;
 	sample_attr.comm_exec = sample_attr.task = 0;
-	sample_attr.build_id = 0;
+	sample_attr.build_id = sample_attr.cgroup = 0;
 	sample_attr.disabled = 1;
 	fd = open_sample_event(&sample_attr, -1, ring->cpu);
 	if (fd < 0)

@@ -119,6 +119,7 @@ struct dcp_ring_opts {
 	const pid_t *pids;
 	size_t nr_pids;
 	bool no_inherit; /* those events not inherited by children */
+	bool cgroup; /* samples carry their cgroup id; CGROUP records */
 };
 
 /*

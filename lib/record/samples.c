@@ -364,7 +364,8 @@ static uint32_t build_dwarf_stack(struct dcp_recorder *r, struct dcp_process *p,
  */
 static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		     int64_t comm, uint32_t tid, const char *thread_comm,
-		     uint32_t n, uint64_t count, const uint64_t *off_ns)
+		     uint32_t cgroup, uint32_t n, uint64_t count,
+		     const uint64_t *off_ns)
 {
 	struct dcp_row_key key = { 0 };
 	uint32_t pid = p ? (uint32_t)p->pid : 0;
@@ -376,10 +377,15 @@ static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		tcomm = dcp_aggregate_intern_string(r->agg, thread_comm);
 	if (tcomm < 0)
 		return (int)tcomm;
-	/* the main thread under the process's name needs no thread entry */
-	if (tid != pid || tcomm != comm)
-		thread = dcp_aggregate_intern_thread(r->agg, tid,
-						     (uint32_t)tcomm);
+	/* the main thread under the process's name and in no known cgroup
+	 * needs no thread entry */
+	if (tid != pid || tcomm != comm || cgroup)
+		thread = dcp_aggregate_intern_thread(
+			r->agg, &(struct dcp_agg_thread){
+					.tid = tid,
+					.comm_id = (uint32_t)tcomm,
+					.cgroup = cgroup,
+				});
 	if (thread < 0)
 		return (int)thread;
 	stack = dcp_aggregate_intern_stack(r->agg, r->frames, n);
@@ -415,7 +421,7 @@ static int take_idle(struct dcp_recorder *r, uint64_t count)
 	r->frames[0] = (struct dcp_frame){ .cookie = r->cookie_idle };
 	r->stats.samples_idle += count;
 	return add_stack(r, NULL, dcp_aggregate_intern_string(r->agg, "[idle]"),
-			 0, NULL, 1, count, NULL);
+			 0, NULL, 0, 1, count, NULL);
 }
 
 /*
@@ -440,15 +446,38 @@ static struct dcp_process *sample_process(struct dcp_recorder *r, pid_t pid,
 	return p;
 }
 
+/* The aggregate's cgroup of kernel cgroup id; 0 with *kept false when
+ * -G drops its samples (counted). Negative errno. */
+static int64_t sample_cgroup(struct dcp_recorder *r, uint64_t id,
+			     uint64_t count, const uint64_t *off_ns,
+			     bool *kept)
+{
+	int64_t cg;
+
+	*kept = true;
+	if (!r->cgroups)
+		return 0;
+	cg = dcp_cgroup_table_intern(r->cgroups, r->agg, id, kept);
+	if (cg >= 0 && !*kept && !off_ns)
+		r->stats.samples_other_cgroups += count;
+	return cg;
+}
+
 /* r->frames[0..n) of process p, thread tid, unless --only drops its leaf.
  * thread_comm NULL: the thread's name from COMM records, else comm.
  * off_ns: off-CPU time instead of samples (--only is not taken then). */
 static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
 		      const char *comm, uint32_t tid, const char *thread_comm,
-		      uint32_t n, uint64_t count, const uint64_t *off_ns)
+		      uint64_t cgroup_id, uint32_t n, uint64_t count,
+		      const uint64_t *off_ns)
 {
 	char name[32];
+	int64_t cgroup;
+	bool kept;
 
+	cgroup = sample_cgroup(r, cgroup_id, count, off_ns, &kept);
+	if (cgroup < 0 || !kept)
+		return cgroup < 0 ? (int)cgroup : 0;
 	if (r->frames[0].cookie == DCP_COOKIE_UNKNOWN)
 		r->stats.samples_unattributed += count;
 	if (!off_ns && dcp_cookie_table_has_marks(r->cookies) &&
@@ -467,7 +496,7 @@ static int keep_stack(struct dcp_recorder *r, const struct dcp_process *p,
 	if (thread_comm && !thread_comm[0])
 		thread_comm = NULL;
 	return add_stack(r, p, dcp_aggregate_intern_string(r->agg, comm), tid,
-			 thread_comm, n, count, off_ns);
+			 thread_comm, (uint32_t)cgroup, n, count, off_ns);
 }
 
 int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
@@ -494,7 +523,7 @@ int dcp_samples_take(struct dcp_recorder *r, const struct perf_event_header *h,
 	else
 		n = build_stack(r, before_exec ? NULL : p, s.ip, NULL, 0, 1);
 	return keep_stack(r, p, before_exec ? "" : p->comm, s.tid,
-			  before_exec ? "" : NULL, n, 1, NULL);
+			  before_exec ? "" : NULL, s.cgroup, n, 1, NULL);
 }
 
 int dcp_samples_take_off_cpu(struct dcp_recorder *r,
@@ -515,7 +544,8 @@ int dcp_samples_take_off_cpu(struct dcp_recorder *r,
 	/* count 0: the stack's frames are checked, no sample is counted */
 	n = build_stack(r, p, b->nr_ips ? b->ips[0] : 0, b->ips, b->nr_ips, 0);
 	r->stats.off_cpu_blocks++;
-	return keep_stack(r, p, p->comm, b->tid, NULL, n, 0, b->ns);
+	return keep_stack(r, p, p->comm, b->tid, NULL, b->cgroup_id, n, 0,
+			  b->ns);
 }
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,
@@ -553,7 +583,8 @@ int dcp_recorder_take_stack(struct dcp_recorder *r,
 			n = fp_check(r, n, c->count);
 	}
 	return keep_stack(r, p, c->comm ? c->comm : p->comm, c->tid,
-			  c->thread_comm, n, c->count, c->off_cpu_ns);
+			  c->thread_comm, c->cgroup_id, n, c->count,
+			  c->off_cpu_ns);
 }
 
 int64_t dcp_recorder_file_cookie(struct dcp_recorder *r,

@@ -33,6 +33,9 @@ struct dcp_source_settings {
 	 * (the BPF source), within unwind_memory bytes (0: its default) */
 	bool unwind_tables;
 	uint64_t unwind_memory;
+	/* the recorder's cgroups: samples carry their cgroup's id, and the
+	 * table learns paths (NULL: no cgroups) */
+	struct dcp_cgroup_table *cgroups;
 };
 
 /* What a source counts rather than delivers: the profile's stats. */
@@ -168,6 +171,7 @@ struct dcp_stack_count {
 	 * samples (count 0); NULL: samples */
 	const uint64_t *off_cpu_ns;
 	uint64_t off_cpu_blocks; /* the blocks that time adds up */
+	uint64_t cgroup_id; /* the kernel's id of the thread's cgroup, 0 */
 };
 
 int dcp_recorder_take_stack(struct dcp_recorder *r,
@@ -184,6 +188,7 @@ struct dcp_off_cpu_block {
 	const uint64_t *ips;
 	uint32_t nr_ips;
 	uint64_t ns[DCP_OFF_CPU_NR_STATES];
+	uint64_t cgroup_id; /* at the switch-out; 0: not known */
 };
 
 int dcp_recorder_take_off_cpu(struct dcp_recorder *r, uint64_t time,

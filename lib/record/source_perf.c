@@ -71,6 +71,7 @@ struct perf_source {
 	pid_t *pids; /* -p or a command: the per-task fallback's targets */
 	size_t nr_pids;
 	bool no_inherit;
+	struct dcp_cgroup_table *cgroups; /* the recorder's, or NULL */
 	int *cpus; /* -C */
 	size_t nr_cpus;
 	uint64_t sample_period; /* -c */
@@ -271,6 +272,22 @@ static int read_record(const struct perf_event_header *h, void *ctx)
 	return ret ? ret : reading_stops(ps) ? WORK_STOP : 0;
 }
 
+/* A CGROUP record (u64 id, the path, then the sample id): a path learned
+ * before the cgroup's first sample, whatever the order of delivery. */
+static void learn_cgroup(struct perf_source *ps,
+			 const struct perf_event_header *h)
+{
+	const char *path = (const char *)(h + 1) + sizeof(uint64_t);
+	size_t room = h->size - sizeof(*h) - sizeof(uint64_t);
+	uint64_t id;
+
+	if (!ps->cgroups || h->size <= sizeof(*h) + sizeof(uint64_t) ||
+	    !memchr(path, '\0', room))
+		return;
+	memcpy(&id, h + 1, sizeof(id));
+	dcp_cgroup_table_learn(ps->cgroups, id, path);
+}
+
 /* A record from a ring: counted, or queued in the reorder window. */
 static int queue_record(const struct perf_event_header *h, void *ctx)
 {
@@ -288,6 +305,9 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		c->throttle_events++;
+		return 0;
+	case PERF_RECORD_CGROUP:
+		learn_cgroup(ps, h);
 		return 0;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:
@@ -557,6 +577,8 @@ static int perf_start(struct dcp_source *s,
 	ring_opts.pids = ps->pids;
 	ring_opts.nr_pids = ps->nr_pids;
 	ring_opts.no_inherit = ps->no_inherit;
+	ring_opts.cgroup = set->cgroups != NULL;
+	ps->cgroups = set->cgroups;
 	ret = dcp_rings_open(&ring_opts, &ps->rings, &ps->nr_rings);
 	if (ret)
 		return ret;

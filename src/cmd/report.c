@@ -17,7 +17,8 @@
 #include "report.h"
 
 const char *const report_key_names[NR_KEYS] = {
-	"comm", "pid", "file", "symbol", "process", "tid",
+	"comm",	  "pid",  "file",      "symbol", "process",
+	"tid",	  "cgroup", "unit", "container", "pod",
 };
 
 static int list_add(struct str_list *l, const char *arg)
@@ -76,7 +77,8 @@ static int parse_sort(struct report_args *a, const char *arg)
 			ret = cmd_usage_error(
 				"report",
 				"unknown sort key '%s' (comm or thread, pid, "
-				"tid, process, file or dso, symbol or sym)",
+				"tid, process, file or dso, symbol or sym, "
+				"cgroup, unit, container, pod)",
 				tok);
 			break;
 		}

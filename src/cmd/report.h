@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cgroup_label.h"
 #include "profile_view.h"
 
 /* comm is the thread's name (as perf's), process the process's */
@@ -22,8 +23,19 @@ enum sort_key {
 	KEY_SYMBOL,
 	KEY_PROCESS,
 	KEY_TID,
+	/* the cgroup's path, unit, container and pod: enum view_cgroup_key
+	 * in this order from KEY_CGROUP */
+	KEY_CGROUP,
+	KEY_UNIT,
+	KEY_CONTAINER,
+	KEY_POD,
 	NR_KEYS
 };
+
+static inline bool report_key_is_cgroup(enum sort_key k)
+{
+	return k >= KEY_CGROUP && k <= KEY_POD;
+}
 
 extern const char *const report_key_names[NR_KEYS];
 

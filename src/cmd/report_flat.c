@@ -22,6 +22,10 @@ struct report_line {
 	uint32_t tid;
 	uint32_t cookie;
 	uint32_t symbol;
+	/* the cgroup keys' labels (names), their tuple, the cgroup's id */
+	uint32_t cgroup[VIEW_CGROUP_NR];
+	uint32_t group;
+	uint64_t cgroup_id;
 	bool kernel;
 	uint64_t count; /* self: the frame was the leaf */
 	uint64_t children; /* inclusive: the frame was anywhere */
@@ -42,6 +46,11 @@ struct report_flat {
 	struct key_map frames;
 	struct key_map tasks; /* (process, tid, comm, pid) of the keys */
 	uint32_t nr_tasks;
+	struct key_map groups; /* the cgroup keys' labels and the id */
+	uint32_t nr_groups;
+	/* path labels of more than one cgroup (a path made again): each
+	 * printed with its id; (label, 0) -> ids seen, (label, id) -> 1 */
+	struct key_map paths;
 	struct key_map lines_index;
 	struct report_line *lines;
 	size_t nr_lines, cap_lines;
@@ -64,6 +73,8 @@ void report_flat_free(struct report_flat *r)
 	key_map_free(&r->lines_index);
 	key_map_free(&r->frames);
 	key_map_free(&r->tasks);
+	key_map_free(&r->groups);
+	key_map_free(&r->paths);
 	string_table_free(&r->names);
 	free(r);
 }
@@ -99,8 +110,16 @@ static int compare_keys(const struct report_flat *r,
 			c = strcmp(string_table_get(names, x->symbol),
 				   string_table_get(names, y->symbol));
 			break;
-		default:
+		default: {
+			enum view_cgroup_key g = r->a->keys[i] - KEY_CGROUP;
+
+			c = strcmp(string_table_get(names, x->cgroup[g]),
+				   string_table_get(names, y->cgroup[g]));
+			if (!c && g == VIEW_CGROUP_PATH)
+				c = x->cgroup_id < y->cgroup_id ? -1 :
+				    x->cgroup_id > y->cgroup_id;
 			break;
+		}
 		}
 		if (c)
 			return c;
@@ -154,8 +173,8 @@ static struct report_line *report_line_of(struct report_flat *r,
 	struct report_line *p;
 	uint32_t i, task;
 
-	/* the task keys, four numbers, as one */
-	if (process || tid) {
+	/* the task keys, four numbers, as one, and the cgroup keys' */
+	if (process || tid || l->group) {
 		uint64_t t1 = (uint64_t)process << 32 | tid;
 
 		if (key_map_find(&r->tasks, t1, k1, &task)) {
@@ -163,7 +182,7 @@ static struct report_line *report_line_of(struct report_flat *r,
 			if (key_map_add(&r->tasks, t1, k1, task) < 0)
 				return NULL;
 		}
-		k1 = (uint64_t)1 << 63 | task;
+		k1 = (uint64_t)1 << 63 | (uint64_t)l->group << 31 | task;
 	}
 
 	if (!key_map_find(&r->lines_index, k1, k2, &i))
@@ -177,6 +196,60 @@ static struct report_line *report_line_of(struct report_flat *r,
 		return NULL;
 	r->lines[r->nr_lines] = *l;
 	return &r->lines[r->nr_lines++];
+}
+
+/*
+ * The labels of the cgroup keys of a row, and the tuple of them as one
+ * number (from 1; 0: no cgroup key). The path key keeps the cgroup's id
+ * too: a cgroup made again under the same path is another line.
+ */
+static int cgroup_keys(struct report_flat *r, const struct dcp_sample_row *row,
+		       struct report_line *l)
+{
+	uint64_t a, b;
+	bool any = false;
+	char buf[512];
+
+	for (int k = KEY_CGROUP; k <= KEY_POD; k++) {
+		enum view_cgroup_key g = k - KEY_CGROUP;
+		int64_t s;
+
+		if (!report_has_key(r->a, k))
+			continue;
+		s = string_table_intern(&r->names,
+					view_cgroup_label(row, g, buf,
+							  sizeof(buf)));
+		if (s < 0)
+			return -ENOMEM;
+		l->cgroup[g] = (uint32_t)s;
+		any = true;
+	}
+	if (!any)
+		return 0;
+	a = (uint64_t)l->cgroup[VIEW_CGROUP_PATH] << 32 |
+	    l->cgroup[VIEW_CGROUP_UNIT];
+	b = (uint64_t)l->cgroup[VIEW_CGROUP_CONTAINER] << 32 |
+	    l->cgroup[VIEW_CGROUP_POD];
+	if (report_has_key(r->a, KEY_CGROUP)) {
+		/* the path and the id: the key's own string */
+		int64_t s;
+
+		snprintf(buf, sizeof(buf), "%s\x1f%" PRIu64,
+			 string_table_get(&r->names,
+					  l->cgroup[VIEW_CGROUP_PATH]),
+			 row->cgroup_id);
+		s = string_table_intern(&r->names, buf);
+		if (s < 0)
+			return -ENOMEM;
+		a = (uint64_t)s << 32 | l->cgroup[VIEW_CGROUP_UNIT];
+		l->cgroup_id = row->cgroup_id;
+	}
+	if (key_map_find(&r->groups, a, b, &l->group)) {
+		l->group = ++r->nr_groups;
+		if (key_map_add(&r->groups, a, b, l->group) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A row's frames into the lines of their keys: the leaf's carries the self
@@ -198,7 +271,7 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 	if (report_has_key(a, KEY_PROCESS))
 		process = string_table_intern(&r->names,
 					      row->comm ? row->comm : "");
-	if (comm < 0 || process < 0)
+	if (comm < 0 || process < 0 || cgroup_keys(r, row, &l) < 0)
 		return -ENOMEM;
 	l.comm = (uint32_t)comm;
 	l.process = (uint32_t)process;
@@ -228,6 +301,44 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 		}
 	}
 	return 0;
+}
+
+/* Count the ids each path label stands for (r->paths). */
+static int count_paths(struct report_flat *r)
+{
+	uint32_t n;
+
+	for (size_t i = 0; i < r->nr_lines; i++) {
+		const struct report_line *l = &r->lines[i];
+		uint32_t label = l->cgroup[VIEW_CGROUP_PATH];
+
+		if (!key_map_find(&r->paths, label, l->cgroup_id + 1, &n))
+			continue;
+		if (key_map_add(&r->paths, label, l->cgroup_id + 1, 1) < 0)
+			return -ENOMEM;
+		if (key_map_find(&r->paths, label, 0, &n))
+			n = 0;
+		if (key_map_add(&r->paths, label, 0, n + 1) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The text of a cgroup key of line l: a path that stands for more than
+ * one cgroup has the cgroup's id after it. */
+static const char *cgroup_cell(const struct report_flat *r,
+			       const struct report_line *l, enum sort_key k,
+			       char *buf, size_t size)
+{
+	enum view_cgroup_key g = k - KEY_CGROUP;
+	const char *s = string_table_get(&r->names, l->cgroup[g]);
+	uint32_t n;
+
+	if (g != VIEW_CGROUP_PATH ||
+	    key_map_find(&r->paths, l->cgroup[g], 0, &n) || n < 2)
+		return s;
+	snprintf(buf, size, "%s #%" PRIu64, s, l->cgroup_id);
+	return buf;
 }
 
 /* The columns text_print_safe() takes to print s. */
@@ -328,7 +439,11 @@ static void column_widths(struct report_flat *r, const struct profile_view *v,
 					a, profile_view_file_name(v, l->cookie),
 					buf, sizeof(buf)));
 				break;
+			case KEY_SYMBOL:
+				break;
 			default:
+				n = text_width(cgroup_cell(r, l, a->keys[k],
+							   buf, sizeof(buf)));
 				break;
 			}
 			if (n > w[k])
@@ -348,6 +463,8 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 	if (r->nr_lines) /* lines is NULL when nothing matched */
 		qsort_r(r->lines, r->nr_lines, sizeof(*r->lines), compare_count,
 			r);
+	if (report_has_key(a, KEY_CGROUP) && count_paths(r) < 0)
+		key_map_free(&r->paths); /* no room: paths printed alone */
 
 	if (!a->json)
 		column_widths(r, v, total, w);
@@ -455,6 +572,19 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				printf(",\"kernel\":%s",
 				       l->kernel ? "true" : "false");
 			}
+			for (int k = KEY_CGROUP; k <= KEY_POD; k++) {
+				if (!report_has_key(a, k))
+					continue;
+				printf(",\"%s\":", report_key_names[k]);
+				json_print_string(
+					stdout,
+					string_table_get(
+						&r->names,
+						l->cgroup[k - KEY_CGROUP]));
+				if (k == KEY_CGROUP)
+					printf(",\"cgroup_id\":%" PRIu64,
+					       l->cgroup_id);
+			}
 			printf("}");
 			shown++;
 			continue;
@@ -499,6 +629,10 @@ void report_flat_print(struct report_flat *r, const struct profile_view *v,
 				text_print_safe(stdout, symbol, 0);
 				break;
 			default:
+				text_print_safe(stdout,
+						cgroup_cell(r, l, a->keys[k],
+							    buf, sizeof(buf)),
+						last ? 0 : w[k]);
 				break;
 			}
 		}

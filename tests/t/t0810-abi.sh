@@ -11,7 +11,8 @@
 . "$(dirname "$0")/test-lib.sh"
 need gcc nm readelf awk
 
-HDR=$TOP/include/dcprof/dcprof.h
+HDR=$TMP/headers.h
+cat "$TOP"/include/dcprof/*.h >"$HDR"
 MAP=$TOP/lib/libdcprof.map
 SO=$BUILD/libdcprof.so
 

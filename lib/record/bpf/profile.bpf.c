@@ -58,6 +58,18 @@ const volatile int unwind_tables = 0;
 const volatile int unwind_targeted = 0;
 /* --off-cpu: blocks shorter than off_cpu_min_ns are dropped */
 const volatile __u64 off_cpu_min_ns = 0;
+/* 1: counts carry the thread's cgroup id */
+const volatile int with_cgroups = 0;
+/* the first nr_cgroup_filter cgroups of cgroup_filter: only threads in
+ * them or below them are kept */
+const volatile __u32 nr_cgroup_filter = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, DCP_BPF_MAX_CGROUP_FILTER);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -343,6 +355,20 @@ static __always_inline bool recorded(__u32 tgid)
 	       bpf_map_lookup_elem(&unwind_targets, &tgid) != NULL;
 }
 
+/* Whether the current thread is in the cgroups kept (or below them). */
+static __always_inline bool cgroup_kept(void)
+{
+	if (!nr_cgroup_filter)
+		return true;
+	for (__u32 i = 0; i < DCP_BPF_MAX_CGROUP_FILTER; i++) {
+		if (i >= nr_cgroup_filter)
+			break;
+		if (bpf_current_task_under_cgroup(&cgroup_filter, i) == 1)
+			return true;
+	}
+	return false;
+}
+
 SEC("perf_event")
 int dcp_sample(struct bpf_perf_event_data *ctx)
 {
@@ -355,10 +381,16 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
 	if (key.tid != 0) {
+		if (!cgroup_kept()) {
+			count_stat_n(DCP_BPF_STAT_CGROUP_FILTERED, weight);
+			return 0;
+		}
 		if (filter_marked && !leaf_marked(ctx)) {
 			count_stat_n(DCP_BPF_STAT_FILTERED, weight);
 			return 0;
 		}
+		if (with_cgroups)
+			key.cgroup = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(key.comm, sizeof(key.comm));
 		key.exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
 		if (recorded(key.pid))
@@ -475,6 +507,7 @@ charge_block(struct task_struct *t, struct dcp_bpf_off_start *st, __u64 now)
 	key.user_stack = st->user_stack;
 	key.kernel_stack = st->kernel_stack;
 	key.state = st->state;
+	key.cgroup = st->cgroup;
 	__builtin_memcpy(key.comm, st->comm, sizeof(key.comm));
 	/* a sleep ends at its wake-up; the wait for a CPU after it is CPU
 	 * contention: runnable, on the same stack */
@@ -511,7 +544,7 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 	struct dcp_bpf_off_start *st;
 
-	if (prev->pid && !(prev_state & DCP_TASK_DEAD)) {
+	if (prev->pid && !(prev_state & DCP_TASK_DEAD) && cgroup_kept()) {
 		st = bpf_task_storage_get(&off_starts, prev, NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st) {
@@ -524,6 +557,8 @@ int BPF_PROG(dcp_switch, bool preempt, struct task_struct *prev,
 			st->run_delay = cpu_wait(prev, false);
 			st->pid = prev->tgid;
 			st->state = off_state(preempt, prev_state);
+			st->cgroup =
+				with_cgroups ? bpf_get_current_cgroup_id() : 0;
 			/* the kernel stack starts inside the tracepoint's
 			 * call of this program (the program,
 			 * bpf_trace_run4): from __schedule on, as the ring
@@ -602,6 +637,13 @@ static __always_inline __u64 entry_ip_stack(struct task_struct *t)
  * user stack of another task cannot be read), so that the time to its
  * switch-in or to the end is charged.
  */
+/* t's cgroup (v2) id, as bpf_get_current_cgroup_id() gives the current
+ * task's */
+static __always_inline __u64 task_cgroup(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
 SEC("iter/task")
 int dcp_off_cpu_seed(struct bpf_iter__task *ctx)
 {
@@ -626,6 +668,7 @@ int dcp_off_cpu_seed(struct bpf_iter__task *ctx)
 	st->run_delay = cpu_wait(t, false);
 	st->pid = t->tgid;
 	st->state = off_state(false, state);
+	st->cgroup = with_cgroups ? task_cgroup(t) : 0;
 	st->user_stack = t->mm ? entry_ip_stack(t) : 0;
 	st->kernel_stack = take_stack(ctx, &kernel_stacks, 0,
 				      sizeof(struct ip_stack), NULL, t);

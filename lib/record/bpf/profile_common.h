@@ -12,6 +12,7 @@
 #define DCP_BPF_COMM_LEN 16
 #define DCP_BPF_BUILD_ID_SIZE 20
 #define DCP_BPF_PATH_LEN 256
+#define DCP_BPF_MAX_CGROUP_FILTER 8 /* cgroups a recording may be kept to */
 
 /*
  * Stacks are kept in LRU hash maps by a 64-bit hash of their frames (0:
@@ -42,6 +43,8 @@ struct dcp_bpf_key {
 	 * address when neither stack could be taken, else 0.
 	 */
 	unsigned long long ip;
+	/* the thread's cgroup (v2) id, 0 when cgroups are not recorded */
+	unsigned long long cgroup;
 };
 
 enum dcp_bpf_leaf {
@@ -66,6 +69,7 @@ struct dcp_bpf_off_start {
 	 * (sched_info.run_delay) then: what it has grown by at the
 	 * switch-in is the block's runnable part */
 	unsigned long long run_delay;
+	unsigned long long cgroup;
 };
 
 struct dcp_bpf_off_key {
@@ -76,6 +80,7 @@ struct dcp_bpf_off_key {
 	char comm[DCP_BPF_COMM_LEN];
 	unsigned int state;
 	unsigned int pad;
+	unsigned long long cgroup;
 };
 
 /* A key's time off the CPU, and the blocks it adds up (a woken sleep's
@@ -129,6 +134,8 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_UNWIND_RANGES_FULL,
 	/* user frames the walk named (file cookie, offset) itself */
 	DCP_BPF_STAT_UNWIND_NAMED,
+	/* a sample of a thread outside the cgroup filter: dropped */
+	DCP_BPF_STAT_CGROUP_FILTERED,
 	DCP_BPF_STAT_NR,
 };
 

@@ -312,6 +312,7 @@ static int take_count(struct bpf_source *bs, const struct dcp_bpf_key *k,
 {
 	struct dcp_recorder *r = bs->r;
 	struct dcp_stack_count c = { .pid = k->pid,
+				     .cgroup_id = k->cgroup,
 				     .count = count,
 				     .off_cpu_ns = off_ns,
 				     .off_cpu_blocks = off_blocks };
@@ -386,7 +387,8 @@ static int take_key(struct bpf_source *bs, const void *key, uint64_t val,
 	k = (struct dcp_bpf_key){ .pid = ok->pid,
 				  .tid = ok->tid,
 				  .user_stack = ok->user_stack,
-				  .kernel_stack = ok->kernel_stack };
+				  .kernel_stack = ok->kernel_stack,
+				  .cgroup = ok->cgroup };
 	memcpy(k.comm, ok->comm, sizeof(k.comm));
 	ns[ok->state] = val;
 	return take_count(bs, &k, 0, ns, blocks);
@@ -472,6 +474,11 @@ static void read_stats(struct bpf_source *bs)
 				     bs->kernel_counts[DCP_BPF_STAT_FILTERED];
 	r->stats.samples += now[DCP_BPF_STAT_LOST_FULL] -
 			    bs->kernel_counts[DCP_BPF_STAT_LOST_FULL];
+	r->stats.samples += now[DCP_BPF_STAT_CGROUP_FILTERED] -
+			    bs->kernel_counts[DCP_BPF_STAT_CGROUP_FILTERED];
+	r->stats.samples_other_cgroups +=
+		now[DCP_BPF_STAT_CGROUP_FILTERED] -
+		bs->kernel_counts[DCP_BPF_STAT_CGROUP_FILTERED];
 	memcpy(bs->kernel_counts, now, sizeof(now));
 	bs->base.counts.lost_samples = now[DCP_BPF_STAT_LOST_FULL];
 	bs->base.counts.lost_records =
