@@ -407,6 +407,11 @@ static int add_stack(struct dcp_recorder *r, const struct dcp_process *p,
 
 static int take_idle(struct dcp_recorder *r, uint64_t count)
 {
+	/* the idle task is in the root cgroup, in no cgroup kept */
+	if (r->cgroups && dcp_cgroup_table_nr_filter(r->cgroups)) {
+		r->stats.samples_other_cgroups += count;
+		return 0;
+	}
 	if (r->targeted) {
 		r->stats.samples_other_tasks += count;
 		r->stats.samples_other_idle += count;

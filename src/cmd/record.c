@@ -47,6 +47,8 @@ struct record_args {
 	size_t nr_pids;
 	const char **only;
 	size_t nr_only;
+	const char **cgroups; /* -G */
+	size_t nr_cgroups;
 	double duration; /* seconds, 0: none */
 	bool kill_at_end; /* the command goes when recording stops */
 	bool freq_given;
@@ -154,36 +156,6 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 	return 0;
 }
 
-/* What --off-cpu cannot be combined with, said before anything starts. */
-static int record_check_off_cpu(const struct record_args *a)
-{
-	if (a->off_cpu_min_given && !a->opts.off_cpu)
-		return cmd_usage_error("record",
-				       "--off-cpu-min needs --off-cpu");
-	if (!a->opts.off_cpu)
-		return 0;
-	if (a->opts.call_graph == DCP_CALL_GRAPH_DWARF &&
-	    (!a->opts.backend || !strcmp(a->opts.backend, "perf")))
-		return cmd_usage_error(
-			"record",
-			"--off-cpu with --call-graph dwarf needs --backend bpf (it unwinds each switch-out in the kernel); the perf backend takes -g");
-	if (a->nr_only || a->nr_cpus || a->opts.filter_uid)
-		return cmd_usage_error("record",
-				       "--off-cpu cannot be combined with %s",
-				       a->nr_only ? "--only" :
-				       a->nr_cpus ? "-C" :
-						    "-u");
-	/* wall-clock time and the threads' view add the samples, as time,
-	 * to the time off the CPU */
-	if (a->opts.event && strncmp(a->opts.event, "cpu-clock", 9) &&
-	    strncmp(a->opts.event, "task-clock", 10))
-		return cmd_usage_error(
-			"record",
-			"--off-cpu adds the time off the CPU to the time on it: the sampling event must count time (cpu-clock or task-clock), not '%s'",
-			a->opts.event);
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
@@ -196,7 +168,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "uid", required_argument, NULL, 'u' },
 		{ "event", required_argument, NULL, 'e' },
-		{ "call-graph", required_argument, NULL, 'G' },
+		{ "call-graph", required_argument, NULL, RECORD_OPT_CALL_GRAPH },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "no-cgroups", no_argument, NULL, RECORD_OPT_NO_CGROUPS },
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "kill-at-end", no_argument, NULL, 'K' },
@@ -236,7 +210,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:go:vh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:gG:o:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -288,10 +262,19 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (ret)
 				return ret;
 			break;
-		case 'G':
+		case RECORD_OPT_CALL_GRAPH:
 			ret = parse_call_graph(a, optarg);
 			if (ret)
 				return ret;
+			break;
+		case 'G':
+			ret = record_parse_cgroups(optarg, &a->cgroups,
+						   &a->nr_cgroups);
+			if (ret)
+				return ret;
+			break;
+		case RECORD_OPT_NO_CGROUPS:
+			a->opts.no_cgroups = true;
 			break;
 		case 'o':
 			a->opts.output = optarg;
@@ -456,7 +439,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cmd_usage_error(
 			"record",
 			"--backend bpf records neither -C, -c nor -u: use --backend perf");
-	ret = record_check_off_cpu(a);
+	ret = record_check_off_cpu(&a->opts, a->off_cpu_min_given, a->nr_only,
+				   a->nr_cpus);
 	if (ret)
 		return ret;
 	if (a->freq_given)
@@ -641,6 +625,8 @@ int cmd_record(int argc, char **argv)
 	cmd_setup_log(a.verbose);
 	a.opts.only = a.only;
 	a.opts.nr_only = a.nr_only;
+	a.opts.cgroups = a.cgroups;
+	a.opts.nr_cgroups = a.nr_cgroups;
 	a.opts.cmdline = cmdline;
 	a.opts.cpus = a.cpus;
 	a.opts.nr_cpus = a.nr_cpus;
@@ -792,6 +778,7 @@ out:
 	free(a.pids);
 	free(a.cpus);
 	free(a.only);
+	free(a.cgroups);
 	free(a.cont.labels);
 	free(cmdline);
 	return ret;

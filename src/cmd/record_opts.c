@@ -283,3 +283,53 @@ int record_resolve_target(unsigned long id, pid_t *out)
 	*out = ti.tgid;
 	return 0;
 }
+
+/* What --off-cpu cannot be combined with, said before anything starts. */
+int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,
+			  size_t nr_only, size_t nr_cpus)
+{
+	if (min_given && !o->off_cpu)
+		return cmd_usage_error("record",
+				       "--off-cpu-min needs --off-cpu");
+	if (!o->off_cpu)
+		return 0;
+	if (o->call_graph == DCP_CALL_GRAPH_DWARF &&
+	    (!o->backend || !strcmp(o->backend, "perf")))
+		return cmd_usage_error(
+			"record",
+			"--off-cpu with --call-graph dwarf needs --backend bpf (it unwinds each switch-out in the kernel); the perf backend takes -g");
+	if (nr_only || nr_cpus || o->filter_uid)
+		return cmd_usage_error("record",
+				       "--off-cpu cannot be combined with %s",
+				       nr_only ? "--only" :
+				       nr_cpus ? "-C" :
+						    "-u");
+	/* wall-clock time and the threads' view add the samples, as time,
+	 * to the time off the CPU */
+	if (o->event && strncmp(o->event, "cpu-clock", 9) &&
+	    strncmp(o->event, "task-clock", 10))
+		return cmd_usage_error(
+			"record",
+			"--off-cpu adds the time off the CPU to the time on it: the sampling event must count time (cpu-clock or task-clock), not '%s'",
+			o->event);
+	return 0;
+}
+
+/* -G PATH[,PATH]: appended to *list (the strings are arg's, cut). */
+int record_parse_cgroups(char *arg, const char ***list, size_t *n)
+{
+	char *save = NULL;
+
+	for (char *tok = strtok_r(arg, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+		if (!grown)
+			return cmd_error("out of memory");
+		*list = grown;
+		(*list)[(*n)++] = tok;
+	}
+	if (!*n)
+		return cmd_usage_error("record", "-G needs a cgroup's path");
+	return 0;
+}

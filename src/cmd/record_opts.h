@@ -16,6 +16,15 @@ int record_parse_user(const char *arg, uint32_t *uid);
 int record_check_frequency(unsigned long hz);
 /* --only: an existing file or a whole build id */
 int record_check_only(const char *arg);
+/* record's long options without a short one (beside continuous.h's) */
+#define RECORD_OPT_CALL_GRAPH 0x180
+#define RECORD_OPT_NO_CGROUPS 0x181
+
+/* What --off-cpu cannot be combined with, said before anything starts. */
+int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,
+			 size_t nr_only, size_t nr_cpus);
+/* -G PATH[,PATH]: appended to *list (the strings are arg's, cut). */
+int record_parse_cgroups(char *arg, const char ***list, size_t *n);
 /* --off-cpu-min: microseconds (0 or more) into *ns, a usage error of
  * the command cmd (record, top) */
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns);

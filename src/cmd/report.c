@@ -147,6 +147,28 @@ static bool id_listed(const struct str_list *l, uint32_t id)
 	return str_list_has(l, s);
 }
 
+/* A cgroup path in one of the list's, or below one ("/" or "" is the
+ * root: every recorded cgroup). */
+static bool cgroup_selected(const struct str_list *l, const char *path)
+{
+	if (path && path[0] == '/')
+		path++;
+	for (size_t i = 0; path && i < l->n; i++) {
+		const char *want = l->v[i];
+		size_t n;
+
+		while (*want == '/')
+			want++;
+		n = strlen(want);
+		while (n && want[n - 1] == '/')
+			n--;
+		if (!n || (!strncmp(path, want, n) &&
+			   (path[n] == '/' || !path[n])))
+			return true;
+	}
+	return false;
+}
+
 /* The filter that leaves row out (enum report_filter), or -1: none. */
 static int row_rejected_by(const struct report_args *a,
 			   const struct profile_view *v,
@@ -166,6 +188,8 @@ static int row_rejected_by(const struct report_args *a,
 		return FILTER_FILE;
 	if (a->symbols.n && !stack_selected(a, v, row, false))
 		return FILTER_SYMBOL;
+	if (a->cgroups.n && !cgroup_selected(&a->cgroups, row->cgroup))
+		return FILTER_CGROUP;
 	return -1;
 }
 
@@ -242,6 +266,7 @@ enum {
 	OPT_COMM,
 	OPT_PID,
 	OPT_TID,
+	OPT_CGROUP,
 	OPT_FILE,
 	OPT_SYMBOL,
 	OPT_NO_DEMANGLE,
@@ -389,6 +414,7 @@ int cmd_report(int argc, char **argv)
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "file", required_argument, NULL, OPT_FILE },
 		{ "symbol", required_argument, NULL, OPT_SYMBOL },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "resymbolize", no_argument, NULL, OPT_RESYMBOLIZE },
@@ -491,6 +517,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_TID:
 			ret = list_add(&a.tids, optarg);
 			break;
+		case OPT_CGROUP:
+			ret = list_add(&a.cgroups, optarg);
+			break;
 		case OPT_FILE:
 			ret = list_add(&a.files, optarg);
 			break;
@@ -555,6 +584,7 @@ out:
 	list_free(&a.comms);
 	list_free(&a.pids);
 	list_free(&a.tids);
+	list_free(&a.cgroups);
 	list_free(&a.files);
 	list_free(&a.symbols);
 	list_free(&a.debuginfo_dirs);

@@ -72,7 +72,7 @@ struct report_args {
 	bool no_inline;
 	bool no_process; /* text trees: no process level at the root */
 	bool full_path; /* text: file paths not shortened */
-	struct str_list comms, pids, tids, files, symbols;
+	struct str_list comms, pids, tids, files, symbols, cgroups;
 	bool resymbolize;
 	bool write;
 	struct str_list debuginfo_dirs;
@@ -108,7 +108,7 @@ static inline bool report_has_key(const struct report_args *a, enum sort_key k)
 static inline bool report_filtered(const struct report_args *a)
 {
 	return a->comms.n || a->pids.n || a->tids.n || a->files.n ||
-	       a->symbols.n;
+	       a->symbols.n || a->cgroups.n;
 }
 
 /* The filters, in the order a row is tried against them. */
@@ -118,6 +118,7 @@ enum report_filter {
 	FILTER_TID,
 	FILTER_FILE,
 	FILTER_SYMBOL,
+	FILTER_CGROUP,
 	FILTER_NR
 };
 

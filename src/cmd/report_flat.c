@@ -303,29 +303,34 @@ int report_flat_add_row(struct report_flat *r, const struct profile_view *v,
 	return 0;
 }
 
-/* Count the ids each path label stands for (r->paths). */
+/* Mark the path labels that stand for more than one cgroup: (label, 0)
+ * holds the first line of a label, (label, 1) is there when another
+ * line of it has another id. */
 static int count_paths(struct report_flat *r)
 {
-	uint32_t n;
+	uint32_t first;
+	int ret;
 
 	for (size_t i = 0; i < r->nr_lines; i++) {
 		const struct report_line *l = &r->lines[i];
 		uint32_t label = l->cgroup[VIEW_CGROUP_PATH];
 
-		if (!key_map_find(&r->paths, label, l->cgroup_id + 1, &n))
+		if (key_map_find(&r->paths, label, 0, &first)) {
+			if (key_map_add(&r->paths, label, 0, (uint32_t)i) < 0)
+				return -ENOMEM;
 			continue;
-		if (key_map_add(&r->paths, label, l->cgroup_id + 1, 1) < 0)
-			return -ENOMEM;
-		if (key_map_find(&r->paths, label, 0, &n))
-			n = 0;
-		if (key_map_add(&r->paths, label, 0, n + 1) < 0)
-			return -ENOMEM;
+		}
+		if (r->lines[first].cgroup_id == l->cgroup_id)
+			continue;
+		ret = key_map_add(&r->paths, label, 1, 1);
+		if (ret < 0 && ret != -EEXIST)
+			return ret;
 	}
 	return 0;
 }
 
 /* The text of a cgroup key of line l: a path that stands for more than
- * one cgroup has the cgroup's id after it. */
+ * one cgroup (count_paths()) has the cgroup's id after it. */
 static const char *cgroup_cell(const struct report_flat *r,
 			       const struct report_line *l, enum sort_key k,
 			       char *buf, size_t size)
@@ -334,8 +339,7 @@ static const char *cgroup_cell(const struct report_flat *r,
 	const char *s = string_table_get(&r->names, l->cgroup[g]);
 	uint32_t n;
 
-	if (g != VIEW_CGROUP_PATH ||
-	    key_map_find(&r->paths, l->cgroup[g], 0, &n) || n < 2)
+	if (g != VIEW_CGROUP_PATH || key_map_find(&r->paths, l->cgroup[g], 1, &n))
 		return s;
 	snprintf(buf, size, "%s #%" PRIu64, s, l->cgroup_id);
 	return buf;

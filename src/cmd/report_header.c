@@ -47,6 +47,9 @@ static void print_header_text(const struct profile_view *v,
 	/* the idle task is another task of a -p or command recording */
 	if (s->samples_other_idle)
 		printf(" (%" PRIu64 " idle)", s->samples_other_idle);
+	if (s->samples_other_cgroups)
+		printf(", %" PRIu64 " of other cgroups",
+		       s->samples_other_cgroups);
 	printf("\n");
 	printf("# lost: %" PRIu64 " records, %" PRIu64
 	       " samples; unattributed: %" PRIu64 " samples, %" PRIu64
@@ -197,6 +200,7 @@ static void print_header_json(const struct profile_view *v,
 	       ",\"samples_idle\":%" PRIu64 ",\"samples_filtered\":%" PRIu64
 	       ",\"samples_other_tasks\":%" PRIu64
 	       ",\"samples_other_idle\":%" PRIu64
+	       ",\"samples_other_cgroups\":%" PRIu64
 	       ",\"samples_unattributed\":%" PRIu64
 	       ",\"frames_unattributed\":%" PRIu64 ",\"lost_records\":%" PRIu64
 	       ",\"lost_samples\":%" PRIu64 ",\"throttle_events\":%" PRIu64
@@ -207,7 +211,8 @@ static void print_header_json(const struct profile_view *v,
 	       ",\"unwind_truncated_other\":%" PRIu64 "}",
 	       s->samples, s->samples_kept, s->samples_idle,
 	       s->samples_filtered, s->samples_other_tasks,
-	       s->samples_other_idle, s->samples_unattributed,
+	       s->samples_other_idle, s->samples_other_cgroups,
+	       s->samples_unattributed,
 	       s->frames_unattributed, s->lost_records, s->lost_samples,
 	       s->throttle_events, s->symbols_unresolved, s->tasks_injected,
 	       s->tasks_vanished, s->unwind_truncated_stack_end,
@@ -266,24 +271,25 @@ void report_print_header(const struct profile_view *v,
 
 const char *report_filter_names(const struct report_args *a)
 {
-	static char buf[64];
+	static char buf[80];
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s%s", a->comms.n ? ", --comm" : "",
-		 a->pids.n ? ", --pid" : "", a->tids.n ? ", --tid" : "",
-		 a->files.n ? ", --file" : "",
-		 a->symbols.n ? ", --symbol" : "");
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s%s",
+		 a->comms.n ? ", --comm" : "", a->pids.n ? ", --pid" : "",
+		 a->tids.n ? ", --tid" : "", a->files.n ? ", --file" : "",
+		 a->symbols.n ? ", --symbol" : "",
+		 a->cgroups.n ? ", --cgroup" : "");
 	return buf[0] ? buf + 2 : buf;
 }
 
 void report_warn_empty(const struct report_args *a, uint64_t unfiltered,
 		       const uint64_t *removed)
 {
-	static const char *const names[FILTER_NR] = { "--comm", "--pid",
-						      "--tid", "--file",
-						      "--symbol" };
+	static const char *const names[FILTER_NR] = {
+		"--comm", "--pid", "--tid", "--file", "--symbol", "--cgroup"
+	};
 	const struct str_list *lists[FILTER_NR] = { &a->comms, &a->pids,
 						    &a->tids, &a->files,
-						    &a->symbols };
+						    &a->symbols, &a->cgroups };
 	char why[256] = "";
 	size_t len = 0;
 

@@ -380,11 +380,11 @@ int dcp_sample(struct bpf_perf_event_data *ctx)
 	count_stat(DCP_BPF_STAT_SAMPLES);
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
+	if (!cgroup_kept()) {
+		count_stat_n(DCP_BPF_STAT_CGROUP_FILTERED, weight);
+		return 0;
+	}
 	if (key.tid != 0) {
-		if (!cgroup_kept()) {
-			count_stat_n(DCP_BPF_STAT_CGROUP_FILTERED, weight);
-			return 0;
-		}
 		if (filter_marked && !leaf_marked(ctx)) {
 			count_stat_n(DCP_BPF_STAT_FILTERED, weight);
 			return 0;

@@ -1,0 +1,177 @@
+#!/bin/bash
+# The cgroup of every sample, on both backends: three workloads of known
+# CPU time (1.5, 0.9 and 0.6 s by their own clock) in three cgroups made
+# here under the cgroup v2 hierarchy (found in /proc/mounts), laid out as
+# docker's systemd driver, a kubelet's burstable pod and a plain service
+# name them. report --sort cgroup gives each its share within 3 points;
+# the unit, container and pod derived from each path; docker's name of the
+# container read from its metadata; -G records one cgroup alone and counts
+# the rest; a cgroup removed and made again is two rows; --cgroup filters
+# a recording; --no-cgroups and a -G of no cgroup.
+. "$(dirname "$0")/test-lib.sh"
+need gcc python3
+need_root
+need_bpf_backend
+
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG" ] || die "no cgroup v2 hierarchy in /proc/mounts"
+BURN=$(build_workload cpu_burn)
+REL=/dcptest.$$
+BASE=$CG$REL
+ID1=$(printf '%064x' $((RANDOM * 65536 + RANDOM)))
+ID2=$(printf '%056x%08x' $RANDOM $RANDOM)
+POD=1f2e3d4c-5b6a-4789-8abc-$(printf '%012x' $RANDOM)
+DOCKER=$REL/dcptest.slice/docker-$ID1.scope
+KUBE=$REL/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${POD//-/_}.slice/cri-containerd-$ID2.scope
+SERVICE=$REL/nginx.service
+META=/var/lib/docker/containers/$ID1
+
+cleanup_cgroups() {
+	local d
+	# the deepest first; a cgroup with a process left in it stays
+	find "$BASE" -depth -type d 2>/dev/null | while read -r d; do
+		rmdir "$d" 2>/dev/null
+	done
+	[ -n "${META_MADE:-}" ] && rm -rf "$META"
+}
+trap 'cleanup_cgroups; _cleanup' EXIT
+mkdir -p "$CG$DOCKER" "$CG$KUBE" "$CG$SERVICE" ||
+	die "cannot make cgroups under $CG"
+# docker's own record of the container's name, as the daemon writes it
+if [ ! -e "$META" ]; then
+	META_MADE=1
+	mkdir -p "$META"
+	printf '{"ID":"%s","Name":"/web-test","State":{}}' "$ID1" \
+		>"$META/config.v2.json"
+fi
+
+# run.py CGROUP=SECONDS...: each burner in its cgroup (joined before the
+# exec), all at once; prints each one's CPU ns by its rusage
+cat >"$TMP/run.py" <<'PY'
+import os, sys
+kids = {}
+for arg in sys.argv[2:]:
+    path, secs = arg.split("=")
+    pid = os.fork()
+    if pid == 0:
+        with open(path + "/cgroup.procs", "w") as f:
+            f.write(str(os.getpid()))
+        os.execv(sys.argv[1], [sys.argv[1], secs])
+    kids[pid] = path
+for _ in kids:
+    pid, status, ru = os.wait4(-1, 0)
+    print("took %s %d" % (kids[pid], int((ru.ru_utime + ru.ru_stime) * 1e9)))
+PY
+
+# shares FILE TRUTH: the three cgroups' shares of their own sum against
+# the CPU time each took
+shares() {
+	python3 - "$1" "$2" "$CG" <<'PY' || die "cgroup shares are off ($1)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cg = sys.argv[3]
+took = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w[0] == "took":
+        took[w[1][len(cg):]] = int(w[2])
+rows = {}
+for r in d["rows"]:
+    rows[r["cgroup"]] = rows.get(r["cgroup"], 0) + r["samples"]
+total = sum(rows.get(p, 0) for p in took)
+assert total >= 2000, "only %d samples in the three cgroups: %s" % (total, rows)
+for p, ns in took.items():
+    want = 100.0 * ns / sum(took.values())
+    share = 100.0 * rows.get(p, 0) / total
+    print("%s: %.1f%% (want %.1f%%)" % (p.split("/")[-1][:24], share, want))
+    assert abs(share - want) <= 3, "%s: %.1f%%, want %.1f%%" % (p, share, want)
+PY
+}
+
+for backend in bpf perf; do
+	F=$TMP/$backend.data
+	expect_exit 0 "$DCPROF" record --backend "$backend" -o "$F" -- \
+		python3 "$TMP/run.py" "$BURN" "$CG$DOCKER=1.5" "$CG$KUBE=0.9" \
+		"$CG$SERVICE=0.6"
+	cp "$TMP/out" "$TMP/truth.$backend"
+	expect_exit 0 "$DCPROF" report -i "$F" --sort cgroup --format json
+	cp "$TMP/out" "$TMP/cgroup.$backend.json"
+	shares "$TMP/cgroup.$backend.json" "$TMP/truth.$backend"
+
+	# the names each layout gives, in text as in JSON
+	expect_exit 0 "$DCPROF" report -i "$F" --sort cgroup,unit,container,pod \
+		--format json
+	python3 - "$TMP/out" "$DOCKER" "$KUBE" "$SERVICE" "$ID1" "$ID2" "$POD" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+docker, kube, service, id1, id2, pod = sys.argv[2:]
+by = {r["cgroup"]: r for r in d["rows"]}
+want = {
+    docker: ("docker-%s.scope" % id1, "docker:%s web-test" % id1[:12], "-"),
+    kube: ("cri-containerd-%s.scope" % id2, "containerd:%s" % id2[:12],
+           "%s (burstable)" % pod),
+    service: ("nginx.service", "-", "-"),
+}
+for path, (unit, container, p) in want.items():
+    r = by.get(path)
+    assert r, "no row of %s in %s" % (path, list(by))
+    got = (r["unit"], r["container"], r["pod"])
+    assert got == (unit, container, p), "%s: %s, want %s" % (path, got, (unit, container, p))
+    assert r["cgroup_id"] > 0, r
+print("names: ok")
+PY
+		die "names of the cgroups ($backend)"
+
+	# -G: the service alone; the others' samples counted
+	expect_exit 0 "$DCPROF" record --backend "$backend" -G "$SERVICE" \
+		-o "$TMP/g.data" -- python3 "$TMP/run.py" "$BURN" \
+		"$CG$DOCKER=0.4" "$CG$SERVICE=0.4"
+	expect_exit 0 "$DCPROF" report -i "$TMP/g.data" --sort cgroup --format json
+	python3 - "$TMP/out" "$SERVICE" <<'PY' || die "-G on the $backend backend"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["cgroup"]: r["samples"] for r in d["rows"]}
+other = d["stats"]["samples_other_cgroups"]
+print("kept %s, other cgroups %d" % (rows, other))
+assert list(rows) == [sys.argv[2]], rows
+assert 300 <= rows[sys.argv[2]] <= 500, rows
+assert other >= 300, "the docker cgroup's samples: %d counted" % other
+PY
+done
+
+# a cgroup removed and made again under the same path: two rows
+AGAIN=$CG$REL/again.service
+expect_exit 0 "$DCPROF" record -o "$TMP/again.data" -- sh -c "
+	mkdir '$AGAIN' && python3 '$TMP/run.py' '$BURN' '$AGAIN=0.3' &&
+	rmdir '$AGAIN' && mkdir '$AGAIN' &&
+	python3 '$TMP/run.py' '$BURN' '$AGAIN=0.3'"
+expect_exit 0 "$DCPROF" report -i "$TMP/again.data" --sort cgroup --format json
+python3 - "$TMP/out" "$REL/again.service" <<'PY' || die "a cgroup made again"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["rows"] if r["cgroup"] == sys.argv[2]]
+assert len(rows) == 2, rows
+assert rows[0]["cgroup_id"] != rows[1]["cgroup_id"], rows
+assert all(r["samples"] >= 200 for r in rows), rows
+PY
+expect_exit 0 "$DCPROF" report -i "$TMP/again.data" --sort cgroup
+grep -q "again.service #" "$TMP/out" || die "text rows of one path show no ids"
+
+# --cgroup filters a recording: a parent keeps what is below it
+expect_exit 0 "$DCPROF" report -i "$TMP/bpf.data" --cgroup "$REL/kubepods.slice" \
+	--sort cgroup --format json
+[ "$(json_get "$TMP/out" '[r["cgroup"] for r in d["rows"]]')" = "[\"$KUBE\"]" ] ||
+	die "--cgroup kept $(cat "$TMP/out" | head -c 300)"
+
+# --no-cgroups: rows without one
+expect_exit 0 "$DCPROF" record --no-cgroups -o "$TMP/no.data" -- "$BURN" 0.2
+expect_exit 0 "$DCPROF" report -i "$TMP/no.data" --sort cgroup --format json
+[ "$(json_get "$TMP/out" 'sorted(set(r["cgroup"] for r in d["rows"]))')" = '["-"]' ] ||
+	die "--no-cgroups still recorded cgroups"
+
+# a cgroup that is not there: one line, no profile
+expect_exit 1 "$DCPROF" record -G /no/such/cgroup.$$ -o "$TMP/none.data" -- true
+one_line_error "$TMP/err"
+grep -q "no cgroup '/no/such/cgroup.$$'" "$TMP/err" || die "$(cat "$TMP/err")"
+[ ! -e "$TMP/none.data" ] || die "a profile was written"
+pass
