@@ -15,7 +15,8 @@ _dcprof_options()
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
-			--off-cpu --off-cpu-min --unwind-memory -v --verbose \
+			--off-cpu --off-cpu-min --unwind-memory -G --cgroup \
+			--no-cgroups -v --verbose \
 			--continuous --period \
 			--keep --keep-size --push --push-app --push-label \
 			--push-token-file --push-basic-auth-file --push-ca-file \
@@ -26,7 +27,7 @@ _dcprof_options()
 		echo -i --input --since --until -s --sort --format --limit -n \
 			--show-nr-samples --stdio -g --children --no-children \
 			--tree --percent-limit --max-stack --comm --pid --tid --file \
-			--symbol --no-demangle --no-inline --no-process \
+			--symbol --cgroup --no-demangle --no-inline --no-process \
 			--full-path --resymbolize --debuginfo-dir --write --value \
 			--threads
 		;;
@@ -171,7 +172,7 @@ _dcprof()
 	-s | --sort)
 		# the keys not given yet
 		local prefix=${cur%"${cur##*,}"} j k left=
-		for k in comm pid tid process file symbol; do
+		for k in comm pid tid process file symbol cgroup unit container pod; do
 			[[ ",$prefix" == *",$k,"* ]] || left+=" $k"
 		done
 		_dcprof_words "$left" "${cur##*,}"

@@ -316,8 +316,8 @@ _Static_assert(sizeof(struct dcp_frame) == 16, "struct dcp_frame has padding");
 int64_t dcp_aggregate_intern_thread(struct dcp_aggregate *a,
 				    const struct dcp_agg_thread *t)
 {
-	uint64_t h = dcp_hash_mix((uint64_t)t->cgroup << 32 | t->tid,
-				  t->comm_id);
+	uint64_t h =
+		dcp_hash_mix((uint64_t)t->cgroup << 32 | t->tid, t->comm_id);
 	struct thread_entry *e;
 	uint32_t id;
 	size_t pos;

@@ -31,10 +31,8 @@ static const struct dir_rule {
 	const char *parent;
 	const char *runtime; /* "": the parent does not say */
 } dir_rules[] = {
-	{ "docker", "docker" },
-	{ "libpod_parent", "podman" },
-	{ "kubepods", "" },
-	{ "burstable", "" },
+	{ "docker", "docker" }, { "libpod_parent", "podman" },
+	{ "kubepods", "" },	{ "burstable", "" },
 	{ "besteffort", "" },
 };
 

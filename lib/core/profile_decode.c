@@ -318,8 +318,8 @@ static int read_cgroups(struct reader *r, struct cursor *c)
 				"an unknown string, in chunk at offset %" PRIu64,
 				id, r->chunk_off);
 		cg.path_id = r->strings.id[path];
-		cg.name_id = name == DCP_AGG_NO_STRING ? name :
-							 r->strings.id[name];
+		cg.name_id =
+			name == DCP_AGG_NO_STRING ? name : r->strings.id[name];
 		agg_id = dcp_aggregate_intern_cgroup(r->p->agg, &cg);
 		if (agg_id < 0)
 			return (int)agg_id;

@@ -34,10 +34,12 @@ int dcp_cgroup_table_filter_fds(const struct dcp_cgroup_table *t, int *fds,
 				size_t max);
 size_t dcp_cgroup_table_nr_filter(const struct dcp_cgroup_table *t);
 
-/* A cgroup's path from the kernel (PERF_RECORD_CGROUP), before its
- * samples. 0 or -ENOMEM. */
-int dcp_cgroup_table_learn(struct dcp_cgroup_table *t, uint64_t id,
-			   const char *path);
+/* A cgroup's path from the kernel, before its samples: a
+ * PERF_RECORD_CGROUP (u64 id, the path, then the sample id); a malformed
+ * one is ignored. 0 or -ENOMEM. */
+struct perf_event_header;
+int dcp_cgroup_table_learn_record(struct dcp_cgroup_table *t,
+				  const struct perf_event_header *h);
 
 /*
  * The aggregate's id of kernel cgroup id (interned in agg on first

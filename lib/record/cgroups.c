@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "aggregate_internal.h"
 #include "cgroup_internal.h"
 #include "grow.h"
@@ -111,8 +113,8 @@ static char *docker_name(const char *container_id)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/var/lib/docker/containers/%s/config.v2.json",
-		 container_id);
+	snprintf(path, sizeof(path),
+		 "/var/lib/docker/containers/%s/config.v2.json", container_id);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -166,8 +168,7 @@ static int add(struct dcp_cgroup_table *t, uint64_t id, const char *path)
 			return -ENOMEM;
 		t->entries = e;
 		ret = dcp_index_add(&t->index, pos, dcp_hash_fmix64(id),
-				    (uint32_t)t->nr,
-				    entry_hash_of, t);
+				    (uint32_t)t->nr, entry_hash_of, t);
 		if (ret < 0)
 			return ret;
 		e = &t->entries[t->nr++];
@@ -293,8 +294,8 @@ static int take_filter(struct dcp_cgroup_table *t, const char *const *filter,
 		while (n > 1 && t->filter[t->nr_filter][n - 1] == '/')
 			t->filter[t->nr_filter][--n] = '\0';
 		if (strstr(t->filter[t->nr_filter], "/..") ||
-		    asprintf(&full, "%s%s", t->root,
-			     t->filter[t->nr_filter]) < 0)
+		    asprintf(&full, "%s%s", t->root, t->filter[t->nr_filter]) <
+			    0)
 			return dcp_error(EINVAL, "bad cgroup path '%s'",
 					 filter[t->nr_filter]);
 		n = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
@@ -321,8 +322,9 @@ struct dcp_cgroup_table *dcp_cgroup_table_new(const char *const *filter,
 	t->root = find_root();
 	if (!t->root) {
 		dcp_cgroup_table_free(t);
-		return dcp_error_null(ENOENT, "no cgroup v2 hierarchy is "
-					      "mounted: samples carry no cgroup");
+		return dcp_error_null(ENOENT,
+				      "no cgroup v2 hierarchy is "
+				      "mounted: samples carry no cgroup");
 	}
 	ret = take_filter(t, filter, nr_filter);
 	if (!ret)
@@ -386,9 +388,16 @@ int dcp_cgroup_table_filter_fds(const struct dcp_cgroup_table *t, int *fds,
 	return (int)i;
 }
 
-int dcp_cgroup_table_learn(struct dcp_cgroup_table *t, uint64_t id,
-			   const char *path)
+int dcp_cgroup_table_learn_record(struct dcp_cgroup_table *t,
+				  const struct perf_event_header *h)
 {
+	const char *path = (const char *)(h + 1) + sizeof(uint64_t);
+	uint64_t id;
+
+	if (h->size <= sizeof(*h) + sizeof(id) ||
+	    !memchr(path, '\0', h->size - sizeof(*h) - sizeof(id)))
+		return 0;
+	memcpy(&id, h + 1, sizeof(id));
 	return add(t, id, path);
 }
 

@@ -272,22 +272,6 @@ static int read_record(const struct perf_event_header *h, void *ctx)
 	return ret ? ret : reading_stops(ps) ? WORK_STOP : 0;
 }
 
-/* A CGROUP record (u64 id, the path, then the sample id): a path learned
- * before the cgroup's first sample, whatever the order of delivery. */
-static void learn_cgroup(struct perf_source *ps,
-			 const struct perf_event_header *h)
-{
-	const char *path = (const char *)(h + 1) + sizeof(uint64_t);
-	size_t room = h->size - sizeof(*h) - sizeof(uint64_t);
-	uint64_t id;
-
-	if (!ps->cgroups || h->size <= sizeof(*h) + sizeof(uint64_t) ||
-	    !memchr(path, '\0', room))
-		return;
-	memcpy(&id, h + 1, sizeof(id));
-	dcp_cgroup_table_learn(ps->cgroups, id, path);
-}
-
 /* A record from a ring: counted, or queued in the reorder window. */
 static int queue_record(const struct perf_event_header *h, void *ctx)
 {
@@ -307,7 +291,8 @@ static int queue_record(const struct perf_event_header *h, void *ctx)
 		c->throttle_events++;
 		return 0;
 	case PERF_RECORD_CGROUP:
-		learn_cgroup(ps, h);
+		if (ps->cgroups)
+			dcp_cgroup_table_learn_record(ps->cgroups, h);
 		return 0;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:

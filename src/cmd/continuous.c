@@ -156,7 +156,7 @@ int continuous_parse_push(struct continuous_args *c, int opt, const char *arg)
 		if (push_parse_sample_labels(arg, &c->push.sample_labels))
 			return cmd_usage_error(
 				"record",
-				"invalid --push-sample-labels '%s': expected none, or a list of comm, thread, pid and tid",
+				"invalid --push-sample-labels '%s': expected none, or a list of comm, thread, pid, tid, cgroup, container, unit and pod",
 				arg);
 		return 0;
 	case CONTINUOUS_OPT_MAX_SAMPLES: {

@@ -168,7 +168,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "uid", required_argument, NULL, 'u' },
 		{ "event", required_argument, NULL, 'e' },
-		{ "call-graph", required_argument, NULL, RECORD_OPT_CALL_GRAPH },
+		{ "call-graph", required_argument, NULL,
+		  RECORD_OPT_CALL_GRAPH },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "no-cgroups", no_argument, NULL, RECORD_OPT_NO_CGROUPS },
 		{ "output", required_argument, NULL, 'o' },
@@ -210,8 +211,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:gG:o:vh", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ap:t:iF:c:C:u:e:gG:o:vh",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			a->all_cpus = true;

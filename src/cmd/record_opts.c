@@ -286,7 +286,7 @@ int record_resolve_target(unsigned long id, pid_t *out)
 
 /* What --off-cpu cannot be combined with, said before anything starts. */
 int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,
-			  size_t nr_only, size_t nr_cpus)
+			 size_t nr_only, size_t nr_cpus)
 {
 	if (min_given && !o->off_cpu)
 		return cmd_usage_error("record",
@@ -303,7 +303,7 @@ int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,
 				       "--off-cpu cannot be combined with %s",
 				       nr_only ? "--only" :
 				       nr_cpus ? "-C" :
-						    "-u");
+						 "-u");
 	/* wall-clock time and the threads' view add the samples, as time,
 	 * to the time off the CPU */
 	if (o->event && strncmp(o->event, "cpu-clock", 9) &&

@@ -17,8 +17,8 @@
 #include "report.h"
 
 const char *const report_key_names[NR_KEYS] = {
-	"comm",	  "pid",  "file",      "symbol", "process",
-	"tid",	  "cgroup", "unit", "container", "pod",
+	"comm", "pid",	  "file", "symbol",    "process",
+	"tid",	"cgroup", "unit", "container", "pod",
 };
 
 static int list_add(struct str_list *l, const char *arg)
@@ -162,8 +162,8 @@ static bool cgroup_selected(const struct str_list *l, const char *path)
 		n = strlen(want);
 		while (n && want[n - 1] == '/')
 			n--;
-		if (!n || (!strncmp(path, want, n) &&
-			   (path[n] == '/' || !path[n])))
+		if (!n ||
+		    (!strncmp(path, want, n) && (path[n] == '/' || !path[n])))
 			return true;
 	}
 	return false;

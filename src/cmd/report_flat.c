@@ -116,8 +116,9 @@ static int compare_keys(const struct report_flat *r,
 			c = strcmp(string_table_get(names, x->cgroup[g]),
 				   string_table_get(names, y->cgroup[g]));
 			if (!c && g == VIEW_CGROUP_PATH)
-				c = x->cgroup_id < y->cgroup_id ? -1 :
-				    x->cgroup_id > y->cgroup_id;
+				c = x->cgroup_id < y->cgroup_id ?
+					    -1 :
+					    x->cgroup_id > y->cgroup_id;
 			break;
 		}
 		}
@@ -216,9 +217,8 @@ static int cgroup_keys(struct report_flat *r, const struct dcp_sample_row *row,
 
 		if (!report_has_key(r->a, k))
 			continue;
-		s = string_table_intern(&r->names,
-					view_cgroup_label(row, g, buf,
-							  sizeof(buf)));
+		s = string_table_intern(
+			&r->names, view_cgroup_label(row, g, buf, sizeof(buf)));
 		if (s < 0)
 			return -ENOMEM;
 		l->cgroup[g] = (uint32_t)s;
@@ -339,7 +339,8 @@ static const char *cgroup_cell(const struct report_flat *r,
 	const char *s = string_table_get(&r->names, l->cgroup[g]);
 	uint32_t n;
 
-	if (g != VIEW_CGROUP_PATH || key_map_find(&r->paths, l->cgroup[g], 1, &n))
+	if (g != VIEW_CGROUP_PATH ||
+	    key_map_find(&r->paths, l->cgroup[g], 1, &n))
 		return s;
 	snprintf(buf, size, "%s #%" PRIu64, s, l->cgroup_id);
 	return buf;

@@ -212,11 +212,11 @@ static void print_header_json(const struct profile_view *v,
 	       s->samples, s->samples_kept, s->samples_idle,
 	       s->samples_filtered, s->samples_other_tasks,
 	       s->samples_other_idle, s->samples_other_cgroups,
-	       s->samples_unattributed,
-	       s->frames_unattributed, s->lost_records, s->lost_samples,
-	       s->throttle_events, s->symbols_unresolved, s->tasks_injected,
-	       s->tasks_vanished, s->unwind_truncated_stack_end,
-	       s->unwind_truncated_no_cfi, s->unwind_truncated_other);
+	       s->samples_unattributed, s->frames_unattributed, s->lost_records,
+	       s->lost_samples, s->throttle_events, s->symbols_unresolved,
+	       s->tasks_injected, s->tasks_vanished,
+	       s->unwind_truncated_stack_end, s->unwind_truncated_no_cfi,
+	       s->unwind_truncated_other);
 	if (m->off_cpu)
 		printf(",\"off_cpu\":{\"switches\":%" PRIu64
 		       ",\"blocks\":%" PRIu64 ",\"ns\":%" PRIu64
@@ -273,10 +273,9 @@ const char *report_filter_names(const struct report_args *a)
 {
 	static char buf[80];
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s%s%s",
-		 a->comms.n ? ", --comm" : "", a->pids.n ? ", --pid" : "",
-		 a->tids.n ? ", --tid" : "", a->files.n ? ", --file" : "",
-		 a->symbols.n ? ", --symbol" : "",
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s%s", a->comms.n ? ", --comm" : "",
+		 a->pids.n ? ", --pid" : "", a->tids.n ? ", --tid" : "",
+		 a->files.n ? ", --file" : "", a->symbols.n ? ", --symbol" : "",
 		 a->cgroups.n ? ", --cgroup" : "");
 	return buf[0] ? buf + 2 : buf;
 }
@@ -284,11 +283,11 @@ const char *report_filter_names(const struct report_args *a)
 void report_warn_empty(const struct report_args *a, uint64_t unfiltered,
 		       const uint64_t *removed)
 {
-	static const char *const names[FILTER_NR] = {
-		"--comm", "--pid", "--tid", "--file", "--symbol", "--cgroup"
-	};
-	const struct str_list *lists[FILTER_NR] = { &a->comms, &a->pids,
-						    &a->tids, &a->files,
+	static const char *const names[FILTER_NR] = { "--comm",	  "--pid",
+						      "--tid",	  "--file",
+						      "--symbol", "--cgroup" };
+	const struct str_list *lists[FILTER_NR] = { &a->comms,	 &a->pids,
+						    &a->tids,	 &a->files,
 						    &a->symbols, &a->cgroups };
 	char why[256] = "";
 	size_t len = 0;

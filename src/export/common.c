@@ -13,6 +13,7 @@
 
 #include "export.h"
 #include "grow.h"
+#include "cgroup_label.h"
 #include "intern.h"
 
 int export_fail(struct export_error *err, int errnum, const char *fmt, ...)
@@ -172,4 +173,62 @@ const char *export_object_name(const struct profile_view *v, uint32_t cookie,
 		return buf;
 	}
 	return name;
+}
+
+const char *export_cgroup_label_name(int i, bool otlp)
+{
+	static const char *const pprof[EXPORT_CGROUP_NR_LABELS] = {
+		"cgroup", "container_id", "systemd_unit", "pod_uid"
+	};
+	/* OpenTelemetry's resource conventions where they have one */
+	static const char *const otel[EXPORT_CGROUP_NR_LABELS] = {
+		"linux.cgroup.path", "container.id", "systemd.unit",
+		"k8s.pod.uid"
+	};
+
+	return otlp ? otel[i] : pprof[i];
+}
+
+/* v, or "other" once the label has max_values others */
+static const char *bounded(struct export_cgroup_labels *c, int i, const char *v,
+			   int *err)
+{
+	int64_t id;
+
+	if (!c->max_values)
+		return v;
+	id = string_table_intern(&c->seen[i], v);
+	if (id < 0) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return (size_t)id < c->max_values ? v : "other";
+}
+
+int export_cgroup_label_values(struct export_cgroup_labels *c, unsigned labels,
+			       const struct dcp_sample_row *row,
+			       const char *values[EXPORT_CGROUP_NR_LABELS],
+			       char bufs[EXPORT_CGROUP_NR_LABELS][256])
+{
+	struct dcp_cgroup_names n = { .sz = sizeof(n) };
+	int err = 0;
+
+	memset(values, 0, EXPORT_CGROUP_NR_LABELS * sizeof(*values));
+	if (!(labels & EXPORT_LABELS_CGROUP) || !row->cgroup ||
+	    dcp_cgroup_parse_path(row->cgroup, &n))
+		return 0;
+	snprintf(bufs[0], sizeof(bufs[0]), "%s", row->cgroup);
+	snprintf(bufs[1], sizeof(bufs[1]), "%s", n.container_id);
+	snprintf(bufs[2], sizeof(bufs[2]), "%s", n.unit);
+	snprintf(bufs[3], sizeof(bufs[3]), "%s", n.pod_uid);
+	for (int i = 0; i < EXPORT_CGROUP_NR_LABELS && !err; i++)
+		if ((labels & (EXPORT_LABEL_CGROUP << i)) && bufs[i][0])
+			values[i] = bounded(c, i, bufs[i], &err);
+	return err;
+}
+
+void export_cgroup_labels_free(struct export_cgroup_labels *c)
+{
+	for (int i = 0; i < EXPORT_CGROUP_NR_LABELS; i++)
+		string_table_free(&c->seen[i]);
 }

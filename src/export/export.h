@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "intern.h"
 #include "profile_view.h"
 
 /* What went wrong, in words: room for a path and a sentence. */
@@ -36,13 +37,47 @@ int export_pprof(const struct profile_view *v, FILE *out,
 #define EXPORT_LABEL_PID 2u
 #define EXPORT_LABEL_THREAD 4u /* the thread's name */
 #define EXPORT_LABEL_TID 8u
-#define EXPORT_LABELS_ALL 15u
+/* of the thread's cgroup, where it has one: its path, the container's
+ * id, the systemd unit, the Kubernetes pod's UID */
+#define EXPORT_LABEL_CGROUP 16u
+#define EXPORT_LABEL_CONTAINER 32u
+#define EXPORT_LABEL_UNIT 64u
+#define EXPORT_LABEL_POD 128u
+#define EXPORT_LABELS_CGROUP 240u
+#define EXPORT_LABELS_ALL 255u
+
+/*
+ * The cgroup labels' values of rows, each label with at most max_values
+ * distinct values (0: no limit): later values are "other", so that a
+ * machine of many short-lived containers makes a bounded number of
+ * series in a store that makes one of each label value.
+ */
+#define EXPORT_CGROUP_NR_LABELS 4
+struct export_cgroup_labels {
+	size_t max_values;
+	struct string_table seen[EXPORT_CGROUP_NR_LABELS];
+};
+
+/* Label i's name: pprof's (cgroup, container_id, systemd_unit, pod_uid)
+ * or, otlp, OpenTelemetry's attribute. */
+const char *export_cgroup_label_name(int i, bool otlp);
+/*
+ * Row's values of the labels labels asks for, in values[i] (NULL: the
+ * label is not asked for, or the row has no such thing), in bufs: 0 or
+ * -ENOMEM.
+ */
+int export_cgroup_label_values(struct export_cgroup_labels *c, unsigned labels,
+			       const struct dcp_sample_row *row,
+			       const char *values[EXPORT_CGROUP_NR_LABELS],
+			       char bufs[EXPORT_CGROUP_NR_LABELS][256]);
+void export_cgroup_labels_free(struct export_cgroup_labels *c);
 
 struct export_pprof_opts {
 	unsigned labels; /* EXPORT_LABEL_* */
 	/* pid and tid as string labels: the stores (Pyroscope, Parca) drop
 	 * numeric ones */
 	bool ids_as_strings;
+	size_t max_label_values; /* of each cgroup label: export_cgroup_labels */
 	size_t max_samples; /* samples in a piece, 0: no limit */
 	size_t max_bytes; /* a piece's encoding before gzip, 0: no limit */
 };
@@ -92,6 +127,7 @@ struct export_otlp_opts {
 	size_t nr_attrs;
 	unsigned labels; /* EXPORT_LABEL_*: the sample attributes */
 	bool ids_as_strings; /* process.pid and thread.id as strings */
+	size_t max_label_values; /* of each cgroup label: export_cgroup_labels */
 	size_t max_samples; /* samples in a Profile of a piece, 0: no limit */
 	size_t max_bytes; /* a piece's encoding before gzip, 0: no limit */
 };

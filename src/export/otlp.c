@@ -227,9 +227,11 @@ static int row_attrs(struct otlp *x, const struct dcp_sample_row *row,
 		     struct orow *r)
 {
 	const struct export_otlp_opts *o = x->o;
+	const char *cg[EXPORT_CGROUP_NR_LABELS];
 	char pid[24], tid[24];
-	int32_t a[4];
+	int32_t a[4 + EXPORT_CGROUP_NR_LABELS];
 	uint32_t n = 0;
+	int ret;
 
 	snprintf(pid, sizeof(pid), "%" PRId32, (int32_t)row->pid);
 	snprintf(tid, sizeof(tid), "%" PRId32, (int32_t)row->tid);
@@ -244,6 +246,14 @@ static int row_attrs(struct otlp *x, const struct dcp_sample_row *row,
 	if (o->labels & EXPORT_LABEL_TID)
 		a[n++] = attr_of(x, KEY_TID, o->ids_as_strings ? tid : NULL,
 				 row->tid);
+	ret = export_cgroup_label_values(&x->cgroups, o->labels, row, cg,
+					 x->cgroup_bufs);
+	if (ret)
+		return ret;
+	for (int k = 0; k < EXPORT_CGROUP_NR_LABELS; k++)
+		if (cg[k])
+			a[n++] = attr_of(x, export_cgroup_label_name(k, true),
+					 cg[k], 0);
 	for (uint32_t k = 0; k < n; k++)
 		if (a[k] < 0)
 			return a[k];
@@ -257,6 +267,7 @@ int otlp_init(struct otlp *x, const struct profile_view *v,
 	      const struct export_otlp_opts *o)
 {
 	*x = (struct otlp){ .v = v, .o = o, .mapping_shift = 40 };
+	x->cgroups.max_values = o->max_label_values;
 	x->nr_cookies = dcp_cookie_table_size(v->cookies);
 	/* The synthetic ranges must not wrap: narrower ones for the
 	 * (unheard of) profile with millions of objects. */
@@ -305,6 +316,7 @@ void otlp_free(struct otlp *x)
 	key_map_free(&x->attr_index);
 	free(x->rows);
 	key_map_free(&x->row_index);
+	export_cgroup_labels_free(&x->cgroups);
 }
 
 /*

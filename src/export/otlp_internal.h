@@ -77,7 +77,7 @@ struct oattr {
 struct orow {
 	int32_t stack;
 	uint32_t nr_attrs;
-	int32_t attrs[4];
+	int32_t attrs[4 + EXPORT_CGROUP_NR_LABELS];
 	int64_t values[NR_TYPES];
 };
 
@@ -117,6 +117,9 @@ struct otlp {
 	struct orow *rows;
 	size_t nr_rows;
 	struct key_map row_index; /* (stack, attributes' hash) -> first */
+
+	struct export_cgroup_labels cgroups;
+	char cgroup_bufs[EXPORT_CGROUP_NR_LABELS][256];
 };
 
 /* The tables of rows [lo, hi) of v's profile, each from its zero entry:

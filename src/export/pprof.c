@@ -55,7 +55,13 @@ struct pprof {
 	struct key_map loc_index; /* (cookie, offset) -> index in locs */
 	pb_line *lines;
 	size_t nr_lines, cap_lines;
+
+	struct export_cgroup_labels cgroups;
+	char cgroup_bufs[EXPORT_CGROUP_NR_LABELS][256];
 };
+
+/* comm, pid, thread, tid and the cgroup's */
+#define MAX_LABELS (4 + EXPORT_CGROUP_NR_LABELS)
 
 /* The string table index of s, adding it on first use; -ENOMEM. */
 static int64_t intern(struct pprof *pp, const char *s)
@@ -225,6 +231,7 @@ static void pprof_free(struct pprof *pp)
 	free(pp->locs);
 	key_map_free(&pp->loc_index);
 	free(pp->lines);
+	export_cgroup_labels_free(&pp->cgroups);
 }
 
 /* Everything pprof_build allocates for the message, freed at once. */
@@ -341,7 +348,7 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
 	size_t nr_rows = hi - lo, nr_frames = 0, ns = 0;
 	int64_t s_samples, s_count, s_value_type, s_value_unit, s_comm, s_pid,
 		s_thread, s_tid;
-	int64_t s_off_cpu = 0;
+	int64_t s_off_cpu = 0, s_cgroup[EXPORT_CGROUP_NR_LABELS];
 	struct export_sample_kind kind;
 	/* samples/count; then what a sample counts, unless a sample of an
 	 * event sampled by frequency, which counts nothing more; then
@@ -366,6 +373,10 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
 	s_tid = intern(pp, "tid");
 	if (meta->off_cpu)
 		s_off_cpu = intern(pp, "off_cpu");
+	for (int k = 0; k < EXPORT_CGROUP_NR_LABELS; k++)
+		if ((s_cgroup[k] = intern(
+			     pp, export_cgroup_label_name(k, false))) < 0)
+			return -ENOMEM;
 	if (s_samples < 0 || s_count < 0 || s_value_type < 0 ||
 	    s_value_unit < 0 || s_comm < 0 || s_pid < 0 || s_thread < 0 ||
 	    s_tid < 0 || s_off_cpu < 0)
@@ -379,8 +390,9 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
 	}
 	a->samples = calloc(nr_rows + 1, sizeof(*a->samples));
 	a->sample_ptrs = calloc(nr_rows + 1, sizeof(*a->sample_ptrs));
-	a->labels = calloc(4 * nr_rows + 1, sizeof(*a->labels));
-	a->label_ptrs = calloc(4 * nr_rows + 1, sizeof(*a->label_ptrs));
+	a->labels = calloc(MAX_LABELS * nr_rows + 1, sizeof(*a->labels));
+	a->label_ptrs =
+		calloc(MAX_LABELS * nr_rows + 1, sizeof(*a->label_ptrs));
 	a->values = calloc(nr_values * nr_rows + 1, sizeof(*a->values));
 	a->location_ids = calloc(nr_frames + 1, sizeof(*a->location_ids));
 	if (!a->samples || !a->sample_ptrs || !a->labels || !a->label_ptrs ||
@@ -391,7 +403,8 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
 	for (size_t i = lo; i < hi; i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
 		pb_sample *s = &a->samples[ns];
-		pb_label *l = &a->labels[4 * ns];
+		pb_label *l = &a->labels[MAX_LABELS * ns];
+		const char *cg[EXPORT_CGROUP_NR_LABELS];
 		size_t nl = 0, nv = 0;
 
 		/* rows without frames are not in the report's total either */
@@ -439,9 +452,17 @@ static int pprof_build(struct pprof *pp, struct pb_arrays *a, pb_profile *prof,
 		    (ret = add_label(pp, &l[nl++], s_tid, NULL, row.tid,
 				     o->ids_as_strings)))
 			return ret;
+		ret = export_cgroup_label_values(&pp->cgroups, o->labels, &row,
+						 cg, pp->cgroup_bufs);
+		for (int k = 0; !ret && k < EXPORT_CGROUP_NR_LABELS; k++)
+			if (cg[k])
+				ret = add_label(pp, &l[nl++], s_cgroup[k],
+						cg[k], 0, true);
+		if (ret)
+			return ret;
 		for (size_t k = 0; k < nl; k++)
-			a->label_ptrs[4 * ns + k] = &l[k];
-		s->label = &a->label_ptrs[4 * ns];
+			a->label_ptrs[MAX_LABELS * ns + k] = &l[k];
+		s->label = &a->label_ptrs[MAX_LABELS * ns];
 		s->n_label = nl;
 		a->sample_ptrs[ns++] = s;
 	}
@@ -545,6 +566,7 @@ static int piece_build(struct piece *p, const struct profile_view *v, size_t lo,
 	*p = (struct piece){ .prof = PERFTOOLS__PROFILES__PROFILE__INIT,
 			     .pp = { .v = v, .mapping_shift = 40 } };
 	p->pp.nr_cookies = dcp_cookie_table_size(v->cookies);
+	p->pp.cgroups.max_values = o->max_label_values;
 	/* The synthetic ranges must not wrap: narrower ones for the
 	 * (unheard of) profile with millions of objects. */
 	while (p->pp.mapping_shift > 20 &&

@@ -111,7 +111,7 @@ static bool has_key(const struct push_opts *o, const char *key)
 
 unsigned push_sample_labels_of(const struct push_opts *o)
 {
-	return o->sample_labels ? o->sample_labels : EXPORT_LABEL_COMM;
+	return o->sample_labels ? o->sample_labels : PUSH_DEFAULT_SAMPLE_LABELS;
 }
 
 /*
@@ -143,6 +143,10 @@ int push_parse_sample_labels(const char *list, unsigned *out)
 		{ "pid", EXPORT_LABEL_PID },
 		{ "thread", EXPORT_LABEL_THREAD },
 		{ "tid", EXPORT_LABEL_TID },
+		{ "cgroup", EXPORT_LABEL_CGROUP },
+		{ "container", EXPORT_LABEL_CONTAINER },
+		{ "unit", EXPORT_LABEL_UNIT },
+		{ "pod", EXPORT_LABEL_POD },
 	};
 	unsigned bits = 0;
 

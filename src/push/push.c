@@ -500,6 +500,7 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 	p->log = o->log;
 	p->export.labels = push_sample_labels_of(o) & EXPORT_LABELS_ALL;
 	p->export.ids_as_strings = true;
+	p->export.max_label_values = PUSH_MAX_LABEL_VALUES;
 	p->export.max_samples =
 		o->max_samples ? o->max_samples : PUSH_DEFAULT_MAX_SAMPLES;
 	p->export.max_bytes = o->max_bytes ? (size_t)o->max_bytes :
@@ -510,6 +511,7 @@ struct push *push_start(const struct push_opts *o, struct push_error *err)
 		.nr_attrs = o->nr_labels,
 		.labels = p->export.labels,
 		.ids_as_strings = true,
+		.max_label_values = PUSH_MAX_LABEL_VALUES,
 		.max_samples = p->export.max_samples,
 		.max_bytes = p->export.max_bytes,
 	};

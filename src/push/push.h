@@ -33,6 +33,12 @@
 #define PUSH_DEFAULT_SPOOL_MAX (64ull << 20)
 /* Pyroscope's default limits (pkg/validation/limits.go) */
 #define PUSH_DEFAULT_MAX_SAMPLES 16000 /* max-profile-stacktrace-samples */
+/* the process's name, the container and the systemd unit: a series each
+ * in the store, at most PUSH_MAX_LABEL_VALUES values of the cgroup labels
+ * a request */
+#define PUSH_DEFAULT_SAMPLE_LABELS \
+	(EXPORT_LABEL_COMM | EXPORT_LABEL_CONTAINER | EXPORT_LABEL_UNIT)
+#define PUSH_MAX_LABEL_VALUES 64
 /* max-profile-size-bytes is 4 MiB, but a profile is also taken whole by
  * the ingestion rate limiter, whose burst is 2 MiB by default: a piece
  * larger than that is refused (429) forever */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
+/*
+ * A row's cgroup by path, unit, container or pod, from the names
+ * dcp_cgroup_parse_path() finds in its path.
+ */
 #include <stdio.h>
 
 #include "cgroup_label.h"
 
 const char *view_cgroup_label(const struct dcp_sample_row *row,
-			      enum view_cgroup_key key, char *buf,
-			      size_t size)
+			      enum view_cgroup_key key, char *buf, size_t size)
 {
 	struct dcp_cgroup_names n = { .sz = sizeof(n) };
 

@@ -29,7 +29,6 @@ enum view_cgroup_key {
  * the runtime's name for it; the pod's UID and QoS class.
  */
 const char *view_cgroup_label(const struct dcp_sample_row *row,
-			      enum view_cgroup_key key, char *buf,
-			      size_t size);
+			      enum view_cgroup_key key, char *buf, size_t size);
 
 #endif

@@ -349,15 +349,16 @@ bad() {
 labels=()
 for i in $(seq 24); do labels+=(--push-label "k$i=v"); done
 bad --push http://127.0.0.1:1 "${labels[@]}"
-grep -q "Pyroscope refuses a series of more than 30 label names, and these make 31" "$TMP/err" ||
+grep -q "Pyroscope refuses a series of more than 30 label names, and these make 33" "$TMP/err" ||
 	die "too many labels: $(cat "$TMP/err")"
-# 23 fit: 4 of the server's, hostname, kernel_release, comm and 23; with
-# thread as a sample label too, 22
-bad --push http://127.0.0.1:1 "${labels[@]:0:46}" --push-sample-labels comm,thread
-labels=("${labels[@]:0:46}")
+# 21 fit: 4 of the server's, hostname, kernel_release, the default sample
+# labels comm, container and unit, and 21; with thread as a sample label
+# too, 20
+bad --push http://127.0.0.1:1 "${labels[@]:0:42}" --push-sample-labels comm,container,unit,thread
+labels=("${labels[@]:0:42}")
 "$DCPROF" record -p "$pid" --continuous "$TMP/d8" --duration 1 \
 	--push http://127.0.0.1:1 "${labels[@]}" >"$TMP/out" 2>"$TMP/err" ||
-	die "23 labels refused: $(cat "$TMP/err")"
+	die "21 labels refused: $(cat "$TMP/err")"
 bad --push http://127.0.0.1:1 --push-label __secret=x
 bad --push http://127.0.0.1:1 --push-label env=a --push-label env=b
 bad --push http://127.0.0.1:1 --push-tenant "a b"

@@ -139,6 +139,60 @@ assert other >= 300, "the docker cgroup's samples: %d counted" % other
 PY
 done
 
+# pprof's labels: each sample of a burner carries its cgroup's
+# cgroup_labels FILE: the (container_id, systemd_unit, pod_uid) label
+# values of the burners' samples of a profile (decoded, gzip or not)
+cgroup_labels() {
+	python3 - "$1" "$TOP/tests/tools" <<'PY'
+import gzip, json, sys
+sys.path.insert(0, sys.argv[2])
+import push_receiver
+raw = open(sys.argv[1], "rb").read()
+if raw[:2] == b"\x1f\x8b":
+    raw = gzip.decompress(raw)
+p = push_receiver.decode_profile(raw)
+st = p["string_table"]
+seen = set()
+for s in p["sample"]:
+    l = {st[x["key"]]: st[x["str"]] for x in s.get("label", []) if x.get("str")}
+    if l.get("comm") == "cpu_burn":
+        seen.add((l.get("container_id", "-"), l.get("systemd_unit", "-"),
+                  l.get("pod_uid", "-"), l.get("cgroup", "-")[-14:]))
+print(json.dumps(sorted(seen)))
+PY
+}
+expect_exit 0 "$DCPROF" export --format pprof -i "$TMP/bpf.data" -o "$TMP/out.pb.gz"
+got=$(cgroup_labels "$TMP/out.pb.gz")
+want=$(python3 -c 'import json, sys; print(json.dumps(sorted([
+    [sys.argv[1], "docker-%s.scope" % sys.argv[1], "-", "%s.scope" % sys.argv[1][-8:]],
+    [sys.argv[2], "cri-containerd-%s.scope" % sys.argv[2], sys.argv[3], "%s.scope" % sys.argv[2][-8:]],
+    ["-", "nginx.service", "-", "/nginx.service"]])))' "$ID1" "$ID2" "$POD")
+[ "$got" = "$want" ] || die "pprof's cgroup labels: $got, want $want"
+
+# the push of continuous mode: container and unit labels by default
+spawn python3 "$TOP/tests/tools/push_receiver.py" "$TMP/recv" "$TMP/port" \
+	'{"mode": "pyroscope"}'
+wait_file "$TMP/port"
+spawn sh -c 'exec "$@" >/dev/null' sh python3 "$TMP/run.py" "$BURN" \
+	"$CG$DOCKER=1" "$CG$SERVICE=1"
+expect_exit 0 "$DCPROF" record -a --continuous "$TMP/periods" --period 1 \
+	--duration 2 --push "http://127.0.0.1:$(cat "$TMP/port")"
+wait "$SPAWNED"
+grep -q "^dcprof: push: [1-9][0-9]* requests taken" "$TMP/err" ||
+	die "the periods were not pushed: $(cat "$TMP/err")"
+for f in "$TMP"/recv/*.profile.json; do
+	python3 -c 'import json, sys
+for p, info in json.load(open(sys.argv[1])):
+    st = p["string_table"]
+    for s in p["sample"]:
+        l = {st[x["key"]]: st[x["str"]] for x in s.get("label", []) if x.get("str")}
+        print(json.dumps([l.get("comm"), l.get("container_id", "-"), l.get("systemd_unit", "-"), sorted(l)]))' "$f"
+done | sort -u >"$TMP/pushed"
+grep -q "^\[\"cpu_burn\", \"$ID1\", \"docker-$ID1.scope\", \[\"comm\", \"container_id\", \"systemd_unit\"\]\]$" "$TMP/pushed" ||
+	die "no docker samples labelled: $(cat "$TMP/pushed")"
+grep -q '^\["cpu_burn", "-", "nginx.service", \["comm", "systemd_unit"\]\]$' "$TMP/pushed" ||
+	die "no service samples labelled: $(cat "$TMP/pushed")"
+
 # a cgroup removed and made again under the same path: two rows
 AGAIN=$CG$REL/again.service
 expect_exit 0 "$DCPROF" record -o "$TMP/again.data" -- sh -c "

@@ -82,8 +82,11 @@ print("%d stacks, %d samples, as the folded export" % (len(got), total))
 per_pid = collections.Counter()
 for s in samples["samples"]:
     a = s["attrs"]
-    assert set(a) == {"process.executable.name", "process.pid",
-                      "thread.name", "thread.id"}, a
+    # and the cgroup's, where the sample has one (t0215 checks them)
+    assert set(a) - {"linux.cgroup.path", "container.id", "systemd.unit",
+                     "k8s.pod.uid"} == {"process.executable.name",
+                                        "process.pid", "thread.name",
+                                        "thread.id"}, a
     assert isinstance(a["process.pid"], int), a
     per_pid[(a["process.executable.name"], a["process.pid"])] += s["value"]
 by_pid = {(r["comm"], r["pid"]): r["samples"] for r in report["rows"]}

@@ -64,8 +64,8 @@ want "maps tasks" dcprof collect --kind ""
 want "callee caller" dcprof report --tree ""
 want "comm,file" dcprof report -s comm,f
 # a key already given is not offered again (it offered comm,comm)
-want "comm,file comm,pid comm,process comm,symbol comm,tid" dcprof report --sort comm,
-want "pid,tid,comm pid,tid,file pid,tid,process pid,tid,symbol" dcprof report --sort pid,tid,
+want "comm,cgroup comm,container comm,file comm,pid comm,pod comm,process comm,symbol comm,tid comm,unit" dcprof report --sort comm,
+want "pid,tid,cgroup pid,tid,comm pid,tid,container pid,tid,file pid,tid,pod pid,tid,process pid,tid,symbol pid,tid,unit" dcprof report --sort pid,tid,
 touch "$TMP/prof-a.data" "$TMP/prof-b.data"
 want "$TMP/prof-a.data $TMP/prof-b.data" dcprof report -i "$TMP/prof-"
 want "$TMP/prof-a.data" dcprof flamegraph --diff "$TMP/prof-b.data" "$TMP/prof-a"

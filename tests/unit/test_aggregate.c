@@ -112,24 +112,45 @@ static void test_threads(void **state)
 {
 	struct dcp_aggregate *a = dcp_aggregate_new();
 	struct dcp_row_key k1 = { 0, 100, 0, 0 }, k2 = k1, key;
-	uint32_t tid, comm;
-	int64_t t1, t2;
+	struct dcp_agg_thread w1 = { 101, 1, 0 }, w2 = { 102, 1, 0 }, t;
+	struct dcp_agg_cgroup c1 = { 42, 2, DCP_AGG_NO_STRING }, c2 = c1, c;
+	int64_t t1, t2, g1, g2;
 	uint64_t count;
 
 	assert_non_null(a);
 	assert_int_equal(dcp_aggregate_intern_string(a, "proc"), 0);
 	assert_int_equal(dcp_aggregate_intern_string(a, "worker"), 1);
-	t1 = dcp_aggregate_intern_thread(a, 101, 1);
-	t2 = dcp_aggregate_intern_thread(a, 102, 1);
+	assert_int_equal(dcp_aggregate_intern_string(a, "/a.service"), 2);
+	t1 = dcp_aggregate_intern_thread(a, &w1);
+	t2 = dcp_aggregate_intern_thread(a, &w2);
 	assert_int_equal(t1, 1);
 	assert_int_equal(t2, 2);
-	assert_int_equal(dcp_aggregate_intern_thread(a, 101, 1), 1);
+	assert_int_equal(dcp_aggregate_intern_thread(a, &w1), 1);
 	assert_int_equal(dcp_aggregate_nr_threads(a), 2);
-	assert_true(dcp_aggregate_thread(a, 2, &tid, &comm));
-	assert_int_equal(tid, 102);
-	assert_int_equal(comm, 1);
-	assert_false(dcp_aggregate_thread(a, 0, &tid, &comm));
-	assert_false(dcp_aggregate_thread(a, 3, &tid, &comm));
+	assert_true(dcp_aggregate_thread(a, 2, &t));
+	assert_int_equal(t.tid, 102);
+	assert_int_equal(t.comm_id, 1);
+	assert_false(dcp_aggregate_thread(a, 0, &t));
+	assert_false(dcp_aggregate_thread(a, 3, &t));
+
+	/* a cgroup made again under its path has another kernel id: two;
+	 * a thread in another cgroup is another thread */
+	c2.kernel_id = 43;
+	g1 = dcp_aggregate_intern_cgroup(a, &c1);
+	g2 = dcp_aggregate_intern_cgroup(a, &c2);
+	assert_int_equal(g1, 1);
+	assert_int_equal(g2, 2);
+	assert_int_equal(dcp_aggregate_intern_cgroup(a, &c1), 1);
+	assert_int_equal(dcp_aggregate_nr_cgroups(a), 2);
+	assert_true(dcp_aggregate_cgroup(a, 2, &c));
+	assert_int_equal(c.kernel_id, 43);
+	assert_int_equal(c.path_id, 2);
+	assert_false(dcp_aggregate_cgroup(a, 3, &c));
+	w1.cgroup = (uint32_t)g2;
+	assert_int_equal(dcp_aggregate_intern_thread(a, &w1), 3);
+	assert_true(dcp_aggregate_thread(a, 3, &t));
+	assert_int_equal(t.cgroup, 2);
+	w1.cgroup = 0;
 
 	k2.thread_id = (uint32_t)t1;
 	assert_int_equal(dcp_aggregate_add(a, &k1, 1), 0);

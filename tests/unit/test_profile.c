@@ -168,6 +168,31 @@ static void rec_free(struct rec *r)
 }
 
 /*
+ * Process 102's main thread in one of two cgroups of one path (one made
+ * again), as the recorder keeps a thread's cgroup; the others in none.
+ */
+static uint32_t rec_cgroup_thread(struct rec *r, const struct dcp_row_key *key,
+				  int k)
+{
+	struct dcp_agg_cgroup c = { .kernel_id = 7000 + (uint64_t)(k % 2),
+				    .name_id = DCP_AGG_NO_STRING };
+	struct dcp_agg_thread t = { .tid = key->pid, .comm_id = key->comm_id };
+	int64_t id;
+
+	if (key->pid != 102)
+		return 0;
+	id = dcp_aggregate_intern_string(r->agg, "/system.slice/app.service");
+	assert_true(id >= 0);
+	c.path_id = (uint32_t)id;
+	id = dcp_aggregate_intern_cgroup(r->agg, &c);
+	assert_true(id > 0);
+	t.cgroup = (uint32_t)id;
+	id = dcp_aggregate_intern_thread(r->agg, &t);
+	assert_true(id > 0);
+	return (uint32_t)id;
+}
+
+/*
  * One round of samples: the same keys each round (so flushes carry only
  * deltas), plus `fresh` keys of its own.
  */
@@ -195,6 +220,7 @@ static void rec_round(struct rec *r, int round, int fresh)
 		key.pid = 100 + (uint32_t)(k % 5);
 		key.stack_id = (uint32_t)dcp_aggregate_intern_stack(
 			r->agg, f, (uint32_t)(1 + k % 3));
+		key.thread_id = rec_cgroup_thread(r, &key, k);
 		assert_int_equal(dcp_aggregate_add(r->agg, &key, 1 + k % 4), 0);
 		r->total += 1 + k % 4;
 	}
@@ -247,6 +273,8 @@ static void assert_rows_match(const struct dcp_profile *p,
 	struct dcp_sample_row row = { .sz = sizeof(row) };
 	struct dcp_row_key key = { 0 };
 	const struct dcp_frame *f;
+	struct dcp_agg_thread t;
+	struct dcp_agg_cgroup c;
 	uint64_t count;
 	uint32_t nr;
 	bool found;
@@ -255,9 +283,19 @@ static void assert_rows_match(const struct dcp_profile *p,
 	for (i = 0; i < n; i++) {
 		dcp_aggregate_row(agg, i, &key, &count);
 		f = dcp_aggregate_stack(agg, key.stack_id, &nr);
+		c.kernel_id = 0;
+		if (dcp_aggregate_thread(agg, key.thread_id, &t) &&
+		    dcp_aggregate_cgroup(agg, t.cgroup, &c))
+			assert_string_equal(
+				dcp_aggregate_string(agg, c.path_id),
+				"/system.slice/app.service");
 		found = false;
 		for (j = 0; j < n && !found; j++) {
 			assert_int_equal(dcp_profile_row(p, j, &row), 0);
+			if (row.cgroup_id != c.kernel_id ||
+			    (c.kernel_id &&
+			     strcmp(row.cgroup, "/system.slice/app.service")))
+				continue;
 			if (row.pid != key.pid || row.nr_frames != nr ||
 			    strcmp(row.comm,
 				   dcp_aggregate_string(agg, key.comm_id)) ||

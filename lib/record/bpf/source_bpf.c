@@ -308,26 +308,6 @@ static int attach_task_programs(struct bpf_source *bs)
 	return 0;
 }
 
-/* The cgroups kept, by their directories' descriptors, in the map the
- * programs test the current task against. */
-static int fill_cgroup_filter(struct bpf_source *bs,
-			      const struct dcp_cgroup_table *t)
-{
-	int fds[DCP_BPF_MAX_CGROUP_FILTER], n, ret = 0;
-
-	n = dcp_cgroup_table_filter_fds(t, fds, DCP_BPF_MAX_CGROUP_FILTER);
-	if (n < 0)
-		return n;
-	for (uint32_t i = 0; i < (uint32_t)n; i++) {
-		if (!ret && bpf_map_update_elem(bs->skel->maps.cgroup_filter.map_fd,
-						&i, &fds[i], BPF_ANY))
-			ret = dcp_error(errno, "cannot keep a cgroup: %s",
-					strerror(errno));
-		close(fds[i]);
-	}
-	return ret;
-}
-
 static int bpf_start(struct dcp_source *s,
 		     const struct dcp_source_settings *set)
 {
@@ -362,17 +342,9 @@ static int bpf_start(struct dcp_source *s,
 	/* build-id frames and --only's leaf test take the kernel's walk */
 	bs->skel->rodata->own_user_walk = !bs->user_build_ids && !bs->filter;
 	bs->skel->rodata->off_cpu_min_ns = set->off_cpu_min_ns;
-	bs->skel->rodata->with_cgroups = set->cgroups != NULL;
-	if (set->cgroups) {
-		size_t n = dcp_cgroup_table_nr_filter(set->cgroups);
-
-		if (n > DCP_BPF_MAX_CGROUP_FILTER)
-			return dcp_error(EINVAL,
-					 "the BPF backend keeps at most %d "
-					 "cgroups, not %zu",
-					 DCP_BPF_MAX_CGROUP_FILTER, n);
-		bs->skel->rodata->nr_cgroup_filter = (uint32_t)n;
-	}
+	ret = dcp_bpf_cgroups_configure(bs, set->cgroups);
+	if (ret)
+		return ret;
 	bs->off_cpu = set->off_cpu;
 	/* found in tracefs, mounted when it is not: without the mmap
 	 * events, a walk by tables knows no library of a new process */
@@ -395,8 +367,8 @@ static int bpf_start(struct dcp_source *s,
 	if (ret)
 		return load_error(-ret, "load");
 	ret = dcp_bpf_unwind_start(bs);
-	if (!ret && set->cgroups)
-		ret = fill_cgroup_filter(bs, set->cgroups);
+	if (!ret)
+		ret = dcp_bpf_cgroups_start(bs, set->cgroups);
 	if (ret)
 		return ret;
 	for (size_t i = 0; bs->filter && i < bs->nr_marks; i++)

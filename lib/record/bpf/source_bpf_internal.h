@@ -224,6 +224,16 @@ struct bpf_source {
  * all), no more than max_tables (0: no limit), the tables not yet stored
  * put in the cache at the end.
  */
+/*
+ * The cgroups (source_bpf_cgroups.c): before the load, whether counts
+ * carry them and how many cgroups the programs keep to; after it, those
+ * cgroups in the programs' map. t NULL: none. 0 or negative errno.
+ */
+int dcp_bpf_cgroups_configure(struct bpf_source *bs,
+			      const struct dcp_cgroup_table *t);
+int dcp_bpf_cgroups_start(struct bpf_source *bs,
+			  const struct dcp_cgroup_table *t);
+
 void dcp_bpf_unwind_size(struct bpf_source *bs, bool on, uint64_t memory);
 int dcp_bpf_unwind_start(struct bpf_source *bs);
 int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,

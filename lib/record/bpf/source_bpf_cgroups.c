@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF source's cgroups: the programs read each sample's cgroup id
+ * (bpf_get_current_cgroup_id()) and keep only the threads under the
+ * recorder's cgroup filter, tested against a cgroup array of the filter's
+ * directories (bpf_current_task_under_cgroup()), so that the walks of the
+ * other threads' stacks are not made at all.
+ */
+#ifndef DCPROF_NO_BPF
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "log_internal.h"
+#include "recorder.lskel.h"
+#include "source_bpf_internal.h"
+
+int dcp_bpf_cgroups_configure(struct bpf_source *bs,
+			      const struct dcp_cgroup_table *t)
+{
+	size_t n;
+
+	bs->skel->rodata->with_cgroups = t != NULL;
+	if (!t)
+		return 0;
+	n = dcp_cgroup_table_nr_filter(t);
+	if (n > DCP_BPF_MAX_CGROUP_FILTER)
+		return dcp_error(EINVAL,
+				 "the BPF backend keeps at most %d cgroups, "
+				 "not %zu",
+				 DCP_BPF_MAX_CGROUP_FILTER, n);
+	bs->skel->rodata->nr_cgroup_filter = (uint32_t)n;
+	return 0;
+}
+
+int dcp_bpf_cgroups_start(struct bpf_source *bs,
+			  const struct dcp_cgroup_table *t)
+{
+	int fds[DCP_BPF_MAX_CGROUP_FILTER], n, ret = 0;
+	int map = bs->skel->maps.cgroup_filter.map_fd;
+
+	if (!t)
+		return 0;
+	n = dcp_cgroup_table_filter_fds(t, fds, DCP_BPF_MAX_CGROUP_FILTER);
+	if (n < 0)
+		return n;
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		if (!ret && bpf_map_update_elem(map, &i, &fds[i], BPF_ANY))
+			ret = dcp_error(errno, "cannot keep to a cgroup: %s",
+					strerror(errno));
+		close(fds[i]);
+	}
+	return ret;
+}
+
+#endif
