@@ -42,6 +42,7 @@ struct switched_out {
 	/* found off the CPU when recording began (dcp_off_cpu_under_way):
 	 * records older than time are of before, not of this block */
 	bool under_way;
+	uint64_t cgroup; /* the thread's cgroup id at the switch-out, 0 */
 	uint32_t nr_ips;
 	uint64_t ips[SWITCH_MAX_IPS];
 };
@@ -49,6 +50,7 @@ struct switched_out {
 struct dcp_off_cpu_tracker {
 	struct dcp_source *source;
 	uint64_t min_ns;
+	bool cgroups; /* switch samples carry the cgroup id after RAW */
 	uint64_t tp_id;
 	uint32_t prev_pid_off, prev_state_off, next_pid_off;
 	int *fds;
@@ -78,7 +80,8 @@ struct dcp_off_cpu_tracker {
  * for messages; callchain: with the stack of the task it fires in.
  */
 static int open_tracepoint(const char *name, uint64_t tp_id, bool callchain,
-			   struct dcp_ring *ring, int *fd, uint64_t *id)
+			   bool cgroup, struct dcp_ring *ring, int *fd,
+			   uint64_t *id)
 {
 	struct perf_event_attr attr;
 
@@ -88,7 +91,8 @@ static int open_tracepoint(const char *name, uint64_t tp_id, bool callchain,
 	attr.config = tp_id;
 	attr.sample_period = 1;
 	attr.sample_type = DCP_SAMPLE_ID_TYPE | PERF_SAMPLE_RAW |
-			   (callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+			   (callchain ? PERF_SAMPLE_CALLCHAIN : 0) |
+			   (cgroup ? PERF_SAMPLE_CGROUP : 0);
 	attr.sample_id_all = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
@@ -131,8 +135,8 @@ static void open_wakeups(struct dcp_off_cpu_tracker *t, struct dcp_ring *rings)
 			"cannot parse the format of sched:sched_wakeup");
 	for (size_t i = 0; !ret && i < t->nr_fds; i++)
 		ret = open_tracepoint("sched:sched_wakeup", t->wakeup_tp_id,
-				      false, &rings[i], &t->wakeup_fds[i],
-				      &t->wakeup_ids[i]);
+				      false, false, &rings[i],
+				      &t->wakeup_fds[i], &t->wakeup_ids[i]);
 	if (!ret)
 		return;
 	dcp_log(DCP_LOG_INFO,
@@ -144,6 +148,7 @@ static void open_wakeups(struct dcp_off_cpu_tracker *t, struct dcp_ring *rings)
 
 struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 					     size_t nr_rings, uint64_t min_ns,
+					     bool cgroups,
 					     struct dcp_source *source)
 {
 	struct dcp_off_cpu_tracker *t = calloc(1, sizeof(*t));
@@ -154,6 +159,7 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 		return dcp_error_null(ENOMEM, "out of memory");
 	t->source = source;
 	t->min_ns = min_ns;
+	t->cgroups = cgroups;
 	/* before the tracepoint, whose files such a user cannot read */
 	if (rings[0].per_task) {
 		ret = dcp_error(EPERM,
@@ -188,7 +194,8 @@ struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 	t->nr_fds = nr_rings;
 	for (size_t i = 0; i < nr_rings; i++) {
 		ret = open_tracepoint("sched:sched_switch", t->tp_id, true,
-				      &rings[i], &t->fds[i], &t->ids[i]);
+				      t->cgroups, &rings[i], &t->fds[i],
+				      &t->ids[i]);
 		if (ret)
 			goto fail;
 	}
@@ -319,7 +326,7 @@ static void set_stack(struct switched_out *e, const uint64_t *chain,
 /* tid off the CPU since time, in state, on the stack chain. */
 static int keep_out(struct dcp_off_cpu_tracker *t, uint32_t pid, uint32_t tid,
 		    uint64_t time, uint32_t state, bool under_way,
-		    const uint64_t *chain, uint64_t nr_chain)
+		    uint64_t cgroup, const uint64_t *chain, uint64_t nr_chain)
 {
 	struct switched_out *e = entry_of(t, tid);
 
@@ -331,13 +338,14 @@ static int keep_out(struct dcp_off_cpu_tracker *t, uint32_t pid, uint32_t tid,
 	e->woken = 0;
 	e->state = state;
 	e->under_way = under_way;
+	e->cgroup = cgroup;
 	set_stack(e, chain, nr_chain);
 	return 0;
 }
 
 static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 		      uint32_t pid, uint32_t tid, uint64_t prev_state,
-		      const uint64_t *chain, uint64_t nr_chain)
+		      uint64_t cgroup, const uint64_t *chain, uint64_t nr_chain)
 {
 	struct switched_out *e;
 	size_t i;
@@ -351,6 +359,7 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 		e = &t->entries[t->index.slots[i] - 1];
 		set_stack(e, chain, nr_chain);
 		e->under_way = false;
+		e->cgroup = cgroup;
 		return 0;
 	}
 	/* still out: it ran again, but its switch-in never came (some
@@ -363,8 +372,8 @@ static int switch_out(struct dcp_off_cpu_tracker *t, uint64_t time,
 			remove_slot(t, i);
 		return 0;
 	}
-	return keep_out(t, pid, tid, time, state_of(prev_state), false, chain,
-			nr_chain);
+	return keep_out(t, pid, tid, time, state_of(prev_state), false, cgroup,
+			chain, nr_chain);
 }
 
 int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
@@ -375,7 +384,7 @@ int dcp_off_cpu_under_way(struct dcp_off_cpu_tracker *t, uint64_t time,
 
 	if (t->index.slots[find_slot(t, tid)])
 		return 0; /* its switch-out is known */
-	ret = keep_out(t, pid, tid, time, state, true, chain, nr_chain);
+	ret = keep_out(t, pid, tid, time, state, true, 0, chain, nr_chain);
 	if (!ret)
 		t->source->counts.off_cpu_under_way++;
 	return ret;
@@ -392,6 +401,7 @@ static int charge(struct dcp_off_cpu_tracker *t, const struct switched_out *e,
 	b.tid = e->tid;
 	b.ips = e->ips;
 	b.nr_ips = e->nr_ips;
+	b.cgroup_id = e->cgroup;
 	if (e->state != DCP_OFF_CPU_RUNNABLE && e->woken > e->time &&
 	    e->woken < time) {
 		/* the wait for a CPU after the wake-up is CPU contention */
@@ -465,7 +475,7 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 	const unsigned char *p = (const unsigned char *)(h + 1);
 	const unsigned char *end = (const unsigned char *)h + size;
 	const unsigned char *raw;
-	uint64_t nr_chain, prev_state = 0, id;
+	uint64_t nr_chain, prev_state = 0, id, cgroup = 0;
 	uint32_t pid, tid, raw_size;
 	int32_t prev_pid, next_pid;
 	const uint64_t *chain;
@@ -494,6 +504,14 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 	    t->prev_state_off + 8 > raw_size ||
 	    t->prev_pid_off + 4 > raw_size || t->next_pid_off + 4 > raw_size)
 		return 0;
+	/* RAW's u32 size and data end 8-byte aligned; CGROUP follows */
+	if (t->cgroups) {
+		const unsigned char *c = raw + raw_size;
+
+		if (end - c < 8)
+			return 0;
+		memcpy(&cgroup, c, 8);
+	}
 	memcpy(&prev_pid, raw + t->prev_pid_off, 4);
 	memcpy(&prev_state, raw + t->prev_state_off, 8);
 	memcpy(&next_pid, raw + t->next_pid_off, 4);
@@ -502,7 +520,7 @@ int dcp_off_cpu_take(struct dcp_off_cpu_tracker *t, uint64_t time,
 	t->source->counts.context_switches++;
 	/* idle is no thread's waiting */
 	if (prev_pid > 0 && (uint32_t)prev_pid == tid)
-		ret = switch_out(t, time, pid, tid, prev_state, chain,
+		ret = switch_out(t, time, pid, tid, prev_state, cgroup, chain,
 				 nr_chain);
 	if (!ret && next_pid > 0)
 		ret = switch_in(t, time, (uint32_t)next_pid);

@@ -28,6 +28,7 @@ struct dcp_off_cpu_tracker;
  */
 struct dcp_off_cpu_tracker *dcp_off_cpu_open(struct dcp_ring *rings,
 					     size_t nr_rings, uint64_t min_ns,
+					     bool cgroups,
 					     struct dcp_source *source);
 /* Whether a ring's sample of this IDENTIFIER is the tracker's (a switch
  * or a wake-up). */

@@ -570,7 +570,8 @@ static int perf_start(struct dcp_source *s,
 	s->nr_cpus = (uint32_t)ps->nr_rings;
 	if (set->off_cpu) {
 		ps->off_cpu = dcp_off_cpu_open(ps->rings, ps->nr_rings,
-					       set->off_cpu_min_ns, s);
+					       set->off_cpu_min_ns,
+					       set->cgroups != NULL, s);
 		if (!ps->off_cpu)
 			return -errno;
 		ps->kernel_names = dcp_kernel_names_load();

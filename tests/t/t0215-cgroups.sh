@@ -122,6 +122,16 @@ print("names: ok")
 PY
 		die "names of the cgroups ($backend)"
 
+	# off the CPU: a sleep of the service's is the service's time
+	expect_exit 0 "$DCPROF" record --backend "$backend" --off-cpu \
+		-o "$TMP/off.data" -- sh -c \
+		"echo \$\$ >'$CG$SERVICE/cgroup.procs' && exec sleep 0.5"
+	expect_exit 0 "$DCPROF" report -i "$TMP/off.data" --value off-cpu \
+		--sort cgroup --format json
+	ms=$(json_get "$TMP/out" "sum(r['ms'] for r in d['rows'] if r['cgroup'] == '$SERVICE')")
+	python3 -c "import sys; sys.exit(not 450 <= float(sys.argv[1]) <= 700)" "$ms" ||
+		die "the service's sleep off the CPU: $ms ms ($backend)"
+
 	# -G: the service alone; the others' samples counted
 	expect_exit 0 "$DCPROF" record --backend "$backend" -G "$SERVICE" \
 		-o "$TMP/g.data" -- python3 "$TMP/run.py" "$BURN" \
