@@ -52,7 +52,7 @@ _dcprof_options()
 		;;
 	flamegraph)
 		echo -i --input --since --until -o --output --format --group \
-			--diff --value
+			--by --diff --value
 		;;
 	annotate)
 		echo -i --input --format --no-demangle --debuginfo-dir
@@ -183,6 +183,10 @@ _dcprof()
 		;;
 	--group)
 		_dcprof_words "process thread" "$cur"
+		return 0
+		;;
+	--by)
+		_dcprof_words "cgroup unit container pod" "$cur"
 		return 0
 		;;
 	--value)

@@ -233,7 +233,8 @@ static const struct cmd commands[] = {
 	{ "flamegraph", cmd_flamegraph, 0,
 	  "draw a recording as an interactive flame graph",
 	  "[-i FILE|DIR [--since TIME] [--until TIME]] [-o OUT] [--format html|svg]\n"
-	  "               [--group process|thread] [--value cpu|off-cpu|wall]\n"
+	  "               [--group process|thread] [--by cgroup|unit|container|pod]\n"
+	  "               [--value cpu|off-cpu|wall]\n"
 	  "               [--diff BEFORE AFTER]\n"
 	  "\n"
 	  READ_HELP_INPUT
@@ -241,6 +242,8 @@ static const struct cmd commands[] = {
 	  "  -o, --output OUT       file to write (default flamegraph.html or .svg)\n"
 	  "      --group WHAT       under each process: nothing (process, the default) or\n"
 	  "                         its threads by name (thread)\n"
+	  "      --by KEY           a level above the processes: their cgroup's path\n"
+	  "                         (cgroup), systemd unit, container or pod\n"
 	  "      --value V          frames as wide as their samples (cpu, the default),\n"
 	  "                         their time off the CPU (off-cpu) or wall-clock time\n"
 	  "                         (wall); the page of an off-CPU profile switches\n"
@@ -286,6 +289,7 @@ static const struct cmd commands[] = {
 	  "                         by the frame its thread blocked from\n"
 	  "      --delay SECONDS    refresh interval (default 1; above 0)\n"
 	  "  -s, --sort KEYS        group by comm, pid, tid, process, file, symbol,\n"
+	  "                         cgroup, unit, container, pod (as report's),\n"
 	  "                         comma-separated (default comm,file,symbol)\n"
 	  "      --comm C,...       only these thread or process names (repeatable)\n"
 	  "      --pid P,...        only these process or thread ids (repeatable)\n"

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cgroup_label.h"
 #include "cmd.h"
 #include "flamegraph.h"
 #include "output.h"
@@ -93,6 +94,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "by", required_argument, NULL, 'b' },
 		{ "value", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -108,6 +110,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct export_error err;
 	struct cmd_output out;
 	enum view_value value = VIEW_VALUE_CPU;
+	int cgroups = -1;
 	bool threads = false, switchable = false;
 	int c, ret = 0;
 
@@ -135,6 +138,15 @@ int cmd_flamegraph(int argc, char **argv)
 				return cmd_usage_error(
 					"flamegraph",
 					"unknown --group '%s' (process or thread)",
+					optarg);
+			break;
+		case 'b':
+			cgroups = view_cgroup_key_parse(optarg);
+			if (cgroups < 0)
+				return cmd_usage_error(
+					"flamegraph",
+					"unknown --by '%s' (cgroup, unit, "
+					"container, pod)",
 					optarg);
 			break;
 		case 'V':
@@ -201,6 +213,8 @@ int cmd_flamegraph(int argc, char **argv)
 			ret = cmd_error("out of memory");
 		else
 			fg_tree_group_threads(tree, threads);
+		if (tree)
+			fg_tree_group_cgroups(tree, cgroups);
 		if (tree)
 			fg_tree_set_value(tree, value);
 	}

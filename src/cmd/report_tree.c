@@ -55,6 +55,7 @@ struct report_tree {
 	size_t path_cap;
 	size_t leaf_items; /* items of the path from the sampled frame */
 	uint64_t samples; /* rows added: what percentages are of */
+	char label[1024]; /* process_label()'s */
 	/* callee tree: the row that last started a root at a function,
 	 * indexed by tree_function() */
 	uint64_t *seen;
@@ -470,6 +471,31 @@ void report_tree_print(const struct report_tree *t,
 		printf("],\"left_out\":%zu}}\n", left_out);
 }
 
+/* The process level's name: the process's, and with a cgroup key in
+ * --sort, the first one's label of its cgroup where it has one,
+ * "nginx (nginx.service)". */
+static const char *process_label(struct report_tree *t,
+				 const struct dcp_sample_row *row)
+{
+	const char *comm = row->comm ? row->comm : "";
+
+	for (size_t i = 0; i < t->a->nr_keys; i++) {
+		enum sort_key k = t->a->keys[i];
+		const char *l;
+		char label[512];
+
+		if (!report_key_is_cgroup(k))
+			continue;
+		l = view_cgroup_label(row, k - KEY_CGROUP, label,
+				      sizeof(label));
+		if (!strcmp(l, VIEW_CGROUP_NONE))
+			return comm;
+		snprintf(t->label, sizeof(t->label), "%s (%s)", comm, l);
+		return t->label;
+	}
+	return comm;
+}
+
 int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
 			const struct dcp_sample_row *row)
 {
@@ -481,8 +507,8 @@ int report_tree_add_row(struct report_tree *t, const struct profile_view *v,
 	t->root = 0;
 	if (t->by_process) {
 		struct path_item it = { .process = true };
-		int64_t name = string_table_intern(&t->names,
-						   row->comm ? row->comm : "");
+		int64_t name =
+			string_table_intern(&t->names, process_label(t, row));
 
 		if (name < 0)
 			return -ENOMEM;

@@ -340,14 +340,15 @@ static int parse_sort(struct top *t, const char *arg)
 			tok = "file";
 		if (!strcmp(tok, "sym"))
 			tok = "symbol";
-		for (k = 0; k <= TK_SYMBOL; k++)
+		for (k = 0; k < TK_NR; k++)
 			if (!strcmp(tok, top_key_name((enum top_key)k)))
 				break;
-		if (k > TK_SYMBOL || t->nr_keys == TOP_MAX_KEYS)
+		if (k == TK_NR || t->nr_keys == TOP_MAX_KEYS)
 			return cmd_usage_error(
 				"top",
 				"unknown sort key '%s' (comm, pid, tid, "
-				"process, file, symbol)",
+				"process, file, symbol, cgroup, unit, "
+				"container, pod)",
 				tok);
 		for (size_t j = 0; j < t->nr_keys; j++)
 			if (t->keys[j] == (enum top_key)k)

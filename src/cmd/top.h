@@ -16,9 +16,22 @@
 #include "intern.h"
 #include "profile_view.h"
 
-#define TOP_MAX_KEYS 6
+#define TOP_MAX_KEYS 10
 
-enum top_key { TK_COMM, TK_PID, TK_TID, TK_PROCESS, TK_FILE, TK_SYMBOL };
+/* from TK_CGROUP on: enum view_cgroup_key in its order */
+enum top_key {
+	TK_COMM,
+	TK_PID,
+	TK_TID,
+	TK_PROCESS,
+	TK_FILE,
+	TK_SYMBOL,
+	TK_CGROUP,
+	TK_UNIT,
+	TK_CONTAINER,
+	TK_POD,
+	TK_NR
+};
 enum top_order { TOP_BY_LAST, TOP_BY_SESSION, TOP_BY_NAME, TOP_NR_ORDERS };
 
 /* One line of the table: a group of the --sort keys. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cgroup_label.h"
 #include "cmd.h"
 #include "top.h"
 
@@ -33,8 +34,10 @@ uint64_t top_now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-static const char *const key_names[] = { "comm",    "pid",  "tid",
-					 "process", "file", "symbol" };
+static const char *const key_names[TK_NR] = {
+	"comm",	  "pid",    "tid",  "process",	 "file",
+	"symbol", "cgroup", "unit", "container", "pod",
+};
 
 const char *top_key_name(enum top_key k)
 {
@@ -202,7 +205,7 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 {
 	const char *comm = row->thread_comm ? row->thread_comm : row->comm;
 	size_t len = 0;
-	char num[16];
+	char num[16], label[512];
 	int ret = 0;
 
 	buf[0] = '\0';
@@ -229,6 +232,10 @@ int top_row_key(const struct top *t, const struct dcp_sample_row *row,
 			break;
 		case TK_SYMBOL:
 			s = f ? profile_view_symbol(&t->view, f) : "[unknown]";
+			break;
+		default:
+			s = view_cgroup_label(row, t->keys[i] - TK_CGROUP,
+					      label, sizeof(label));
 			break;
 		}
 		/* a name holding the separator is shown with a space */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup_label.h"
 #include "flamegraph_internal.h"
 #include "grow.h"
 
@@ -67,6 +68,8 @@ struct fg_tree *fg_tree_new(void)
 	struct fg_tree *t = calloc(1, sizeof(*t));
 
 	/* String 0 is the empty name, node 0 the root "all". */
+	if (t)
+		t->cgroups = -1;
 	if (!t || intern(t, "") != 0 || intern(t, "all") != 1 ||
 	    child(t, FG_NONE, 1, 0, FG_TYPE_ROOT) != 0) {
 		fg_tree_free(t);
@@ -162,8 +165,25 @@ static int add_profile(struct fg_tree *t, const struct profile_view *v,
 		if (!row.count && !off)
 			continue;
 		add_value(t, 0, side, row.count, off);
+		node = 0;
+		if (t->cgroups >= 0) {
+			char label[512];
+
+			s = intern(t, view_cgroup_label(&row, t->cgroups, label,
+							sizeof(label)));
+			node = s < 0 ? s :
+				       child(t, 0, (uint32_t)s, 0,
+					     FG_TYPE_COMM);
+			if (node < 0) {
+				ret = (int)node;
+				break;
+			}
+			add_value(t, (uint32_t)node, side, row.count, off);
+		}
 		s = intern(t, row.comm ? row.comm : "");
-		node = s < 0 ? s : child(t, 0, (uint32_t)s, 0, FG_TYPE_COMM);
+		node = s < 0 ? s :
+			       child(t, (uint32_t)node, (uint32_t)s, 0,
+				     FG_TYPE_COMM);
 		if (node < 0) {
 			ret = (int)node;
 			break;
@@ -251,6 +271,11 @@ void fg_tree_keep_off_cpu(struct fg_tree *t, bool off_cpu)
 void fg_tree_group_threads(struct fg_tree *t, bool threads)
 {
 	t->threads = threads;
+}
+
+void fg_tree_group_cgroups(struct fg_tree *t, int key)
+{
+	t->cgroups = key;
 }
 
 int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,

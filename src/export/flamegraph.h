@@ -44,6 +44,9 @@ int fg_tree_add_profile(struct fg_tree *t, const struct profile_view *v,
 			enum fg_side side, struct export_error *err);
 /* Before adding: a level of threads (their names) under each process. */
 void fg_tree_group_threads(struct fg_tree *t, bool threads);
+/* Before adding: a level above the processes, a label of their cgroup
+ * (enum view_cgroup_key; -1: none, the default). */
+void fg_tree_group_cgroups(struct fg_tree *t, int key);
 /* Before adding: what frames are as wide as (default: samples). */
 void fg_tree_set_value(struct fg_tree *t, enum view_value value);
 /*

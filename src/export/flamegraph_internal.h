@@ -30,6 +30,9 @@ struct fg_node {
 
 struct fg_tree {
 	bool threads; /* a level of thread names under the processes */
+	/* a level above the processes: a label of their cgroup
+	 * (enum view_cgroup_key), or -1: none */
+	int cgroups;
 	/* value[] holds samples and off_cpu_ns the time off the CPU, apart,
 	 * and value says which of them (or both: wall) the page shows first */
 	bool off_cpu;

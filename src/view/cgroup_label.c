@@ -4,8 +4,20 @@
  * dcp_cgroup_parse_path() finds in its path.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cgroup_label.h"
+
+int view_cgroup_key_parse(const char *name)
+{
+	static const char *const names[VIEW_CGROUP_NR] = { "cgroup", "unit",
+							   "container", "pod" };
+
+	for (int k = 0; k < VIEW_CGROUP_NR; k++)
+		if (!strcmp(name, names[k]))
+			return k;
+	return -1;
+}
 
 const char *view_cgroup_label(const struct dcp_sample_row *row,
 			      enum view_cgroup_key key, char *buf, size_t size)

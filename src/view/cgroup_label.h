@@ -18,6 +18,9 @@ enum view_cgroup_key {
 	VIEW_CGROUP_NR
 };
 
+/* The key of its name ("cgroup", "unit", "container", "pod"), or -1. */
+int view_cgroup_key_parse(const char *name);
+
 /* Labels of rows that carry no such thing: recorded without cgroups, or
  * in no unit, container or pod. */
 #define VIEW_CGROUP_NONE "-"

@@ -203,6 +203,46 @@ grep -q "^\[\"cpu_burn\", \"$ID1\", \"docker-$ID1.scope\", \[\"comm\", \"contain
 grep -q '^\["cpu_burn", "-", "nginx.service", \["comm", "systemd_unit"\]\]$' "$TMP/pushed" ||
 	die "no service samples labelled: $(cat "$TMP/pushed")"
 
+# a flame graph a level of containers above the processes: the burners'
+# samples under each
+expect_exit 0 "$DCPROF" flamegraph -i "$TMP/bpf.data" --by container -o "$TMP/fg.html"
+expect_exit 0 "$DCPROF" report -i "$TMP/bpf.data" --sort container,comm --format json
+python3 - "$TMP/fg.html" "$TMP/out" <<'PY' || die "flamegraph --by container"
+import json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="fg-data">(.*?)</script>', html, re.S)
+d = json.loads(m.group(1))
+K, nodes, S = d["stride"], d["nodes"], d["strings"]
+path, got = [], {}
+for i in range(len(nodes) // K):
+    depth = nodes[i * K + 3]
+    del path[depth:]
+    path.append(S[nodes[i * K]])
+    if depth == 2:
+        got[tuple(path[1:])] = nodes[i * K + 4]
+want = {(r["container"], r["comm"]): r["samples"]
+        for r in json.load(open(sys.argv[2]))["rows"]}
+burners = {k: v for k, v in want.items() if k[1] == "cpu_burn"}
+assert len(burners) == 3, want
+for k, v in burners.items():
+    assert got.get(k) == v, "%s: %s in the graph, %d in the report" % (k, got.get(k), v)
+print("flame graph by container:", burners)
+PY
+
+# the text tree's process level says the unit
+expect_exit 0 "$DCPROF" report -i "$TMP/bpf.data" --tree caller --sort unit
+grep -q "^ *[0-9.]*% *[0-9.]*%  cpu_burn (nginx.service) (process)$" "$TMP/out" ||
+	die "the tree's process level: $(head -c 800 "$TMP/out")"
+
+# top groups by container as report does
+spawn sh -c 'exec "$@" >/dev/null' sh python3 "$TMP/run.py" "$BURN" \
+	"$CG$DOCKER=1.5"
+expect_exit 0 "$DCPROF" top -p "$SPAWNED" --stdio --iterations 1 --delay 1 \
+	--sort container,comm
+grep -Eq "^ +[0-9.]+% +[0-9.]+% +[0-9]+  docker:${ID1:0:12} web-test  cpu_burn$" "$TMP/out" ||
+	die "top --sort container: $(cat "$TMP/out")"
+wait "$SPAWNED"
+
 # a cgroup removed and made again under the same path: two rows
 AGAIN=$CG$REL/again.service
 expect_exit 0 "$DCPROF" record -o "$TMP/again.data" -- sh -c "
