@@ -190,6 +190,10 @@ struct dcp_bpf_file_key {
 #define DCP_BPF_NAMED_OFF_BITS 40
 #define DCP_BPF_NAMED_COOKIE_MAX ((1u << 23) - 1)
 #define DCP_BPF_NAMED_OFF_MASK ((1ull << DCP_BPF_NAMED_OFF_BITS) - 1)
+/* what a walk stores for a return address outside user space (a broken
+ * frame-pointer chain's garbage): in the lowest page, which no mapping
+ * holds, and without the named frames' bit */
+#define DCP_BPF_NOT_USER_FRAME 1ull
 
 /*
  * An executable mapping of a file as it is made (perf_event_mmap(), where

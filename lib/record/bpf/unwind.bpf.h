@@ -356,7 +356,9 @@ static long unwind_step(__u32 i, struct unwind_walk *w)
 		r->end = DCP_BPF_STAT_UNWIND_END_DEPTH;
 		return 1;
 	}
-	w->ips[n] = pc;
+	/* a value outside user space ends the walk, as an address no
+	 * mapping holds: its top bit would read as a named frame's */
+	w->ips[n] = (__s64)pc < 0 ? DCP_BPF_NOT_USER_FRAME : pc;
 	r->n = n + 1;
 	if (pc < 4096 || (__s64)pc < 0) {
 		r->end = DCP_BPF_STAT_UNWIND_END_READ;
