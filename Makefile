@@ -360,7 +360,8 @@ install: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(BUILD)/libdcprof.a
 	ln -sf libdcprof.so.$(LIBVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION)
 	ln -sf libdcprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdcprof.so
 	$(INSTALL) -m 644 $(BUILD)/libdcprof.a $(DESTDIR)$(LIBDIR)/libdcprof.a
-	$(INSTALL) -m 644 include/dcprof/dcprof.h $(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h
+	$(INSTALL) -m 644 include/dcprof/dcprof.h include/dcprof/code.h \
+		$(DESTDIR)$(INCLUDEDIR)/dcprof/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(PC_VERSION)|g' -e 's|@BPF_REQUIRES@|$(if $(BPF_LIBS),libbpf,)|g' \
 		dcprof.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc
@@ -377,6 +378,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libdcprof.so.$(SOVERSION) \
 		$(DESTDIR)$(LIBDIR)/libdcprof.so $(DESTDIR)$(LIBDIR)/libdcprof.a \
 		$(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h \
+		$(DESTDIR)$(INCLUDEDIR)/dcprof/code.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc \
 		$(DESTDIR)$(MANDIR)/man1/dcprof.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/dcprof \

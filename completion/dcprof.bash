@@ -54,7 +54,7 @@ _dcprof_options()
 			--diff --value
 		;;
 	annotate)
-		echo -i --input --format --no-demangle --debuginfo-dir
+		echo -i --input --format --no-demangle --debuginfo-dir -k --vmlinux
 		;;
 	esac
 }
@@ -126,7 +126,7 @@ _dcprof()
 	[ "$cmd" = record ] && [ "$prev" = -i ] && prev=
 	case $prev in
 	-i | --input | -o | --output | --only | --push-token-file | \
-		--push-basic-auth-file | --push-ca-file)
+		--push-basic-auth-file | --push-ca-file | -k | --vmlinux)
 		_dcprof_files -f "$cur"
 		return 0
 		;;

@@ -447,15 +447,6 @@ DCPROF_API int dcp_profile_frame_expand(const struct dcp_profile *p,
 					struct dcp_expanded_frame *out,
 					size_t max);
 
-/*
- * Open the file a cookie stands for through one of its paths, only when
- * that path still holds the same file (build id, else device and inode).
- * Returns a read-only descriptor (the caller closes it) and, when path is
- * not NULL, the path used; -ENOENT/-ESTALE with a message otherwise.
- */
-DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
-				       uint32_t cookie, const char **path);
-
 struct dcp_resymbolize_opts {
 	size_t sz;
 	/* Searched before /usr/lib/debug for separate debug files, by
@@ -796,5 +787,8 @@ DCPROF_API int dcp_collection_record_decode(const void *buf, size_t size,
 #ifdef __cplusplus
 }
 #endif
+
+/* The machine code of sampled functions, for annotation. */
+#include "dcprof/code.h"
 
 #endif /* DCPROF_DCPROF_H */

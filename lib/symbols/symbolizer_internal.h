@@ -51,6 +51,14 @@ struct dcp_symbolizer {
 /* elf_file.c: close the kept files. */
 void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s);
 
+/*
+ * The module of a file cookie, reported from a path that still holds the
+ * file and kept (dcp_symbolizer_keep_files() must allow one), with its
+ * debug file found as for resolving; NULL with a message (elf_file.c).
+ */
+Dwfl_Module *dcp_symbolizer_file_module(struct dcp_symbolizer *s,
+					const struct dcp_cookie_info *info);
+
 /* The cache, opened on first use; NULL when there is none. */
 const struct dcp_cache *dcp_symbolizer_cache(struct dcp_symbolizer *s);
 
