@@ -294,8 +294,10 @@ static int file_symbolizer(struct dcp_code *c, const struct dcp_code_opts *o)
 	c->s = dcp_symbolizer_new(NULL);
 	err = c->s ? dcp_symbolizer_set_debuginfo_path(c->s, path) : -errno;
 	free(path);
-	if (!err)
+	if (!err) {
 		dcp_symbolizer_keep_files(c->s, 1);
+		c->s->names_only = true;
+	}
 	return err;
 }
 

@@ -102,7 +102,7 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 			size = 0;
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
-		if (err == 0 && name && !made)
+		if (err == 0 && name && !made && scopes)
 			err = dcp_dwarf_add_detail(mod, scopes, q, cookie, off,
 						   name, out);
 		free(made);
@@ -114,7 +114,8 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 	return err < 0 ? err : resolved;
 }
 
-/* The offsets of a reported module, its unit walks in scopes. */
+/* The offsets of a reported module, its unit walks in scopes (NULL: the
+ * names alone, without DWARF's details). */
 static int resolve_reported(Dwfl_Module *mod,
 			    const struct dcp_cookie_info *info,
 			    const uint64_t *offsets, size_t n,
@@ -258,7 +259,8 @@ static int resolve_kept(struct dcp_symbolizer *s, struct kept_file *k,
 			struct dcp_symtab *out)
 {
 	k->used = ++s->kept_clock;
-	return resolve_reported(k->mod, info, offsets, n, &k->scopes, out);
+	return resolve_reported(k->mod, info, offsets, n,
+				s->names_only ? NULL : &k->scopes, out);
 }
 
 /*

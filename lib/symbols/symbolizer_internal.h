@@ -46,6 +46,9 @@ struct dcp_symbolizer {
 	struct kept_file *kept;
 	size_t nr_kept, max_kept;
 	uint64_t kept_clock;
+	/* kept files' addresses named without DWARF's details (source
+	 * position, inlined calls): for names alone, as of call targets */
+	bool names_only;
 };
 
 /* elf_file.c: close the kept files. */
