@@ -87,6 +87,8 @@ grep -q "^dcprof: cannot annotate '$K': .*\(hides its addresses\|/proc/kcore\).*
 	die "a user's refusal does not say why"
 
 # --- -k VMLINUX ------------------------------------------------------------
+# (the image's code is x86-64's, as the machines the suite runs on)
+[ "$(uname -m)" = x86_64 ] || die "the image of this test is x86-64 code, not $(uname -m)'s"
 # the running kernel's build id, from its notes
 BID=$(python3 - <<'PY'
 import struct
