@@ -21,29 +21,27 @@ need_perf_events
 F=$TMP/k.data
 expect_exit 0 "$DCPROF" record -o "$F" -- dd if=/dev/zero of=/dev/null bs=1M count=20000
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
-# the kernel function with most samples, its samples
-read -r K N < <(json_get "$TMP/out" \
-	'next(("%s %d" % (r["symbol"], r["samples"]) for r in d["rows"] if r.get("kernel")), "")')
-[ -n "$K" ] || die "no kernel function sampled in dd's reads of /dev/zero"
-echo "kernel function: $K, $N samples"
-
-# its address, offset from _text and extent by /proc/kallsyms: up to the
-# next text symbol of the kernel image
-python3 - "$K" >"$TMP/ksym" <<'PY' || die "'$K' is not in /proc/kallsyms"
-import sys
+# the kernel function with most samples whose name /proc/kallsyms holds
+# once: its samples, address, offset from _text and extent (up to the
+# next text symbol of the kernel image)
+python3 - "$TMP/out" >"$TMP/ksym" <<'PY' || die "no kernel function of a unique name sampled in dd's reads of /dev/zero"
+import collections, json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r.get("kernel")]
 syms = []
 for line in open("/proc/kallsyms"):
     f = line.split()
     if len(f) == 3 and f[1] in "tTwW":
         syms.append((int(f[0], 16), f[2]))
 syms.sort()
+count = collections.Counter(n for a, n in syms)
 text = next(a for a, n in syms if n == "_text")
-addr = next(a for a, n in syms if n == sys.argv[1])
+r = next(r for r in rows if count[r["symbol"]] == 1)
+addr = next(a for a, n in syms if n == r["symbol"])
 end = min(a for a, n in syms if a > addr)
-print(addr, addr - text, end - addr)
+print(r["symbol"], r["samples"], addr, addr - text, end - addr)
 PY
-read -r KADDR KOFF KSIZE <"$TMP/ksym"
-echo "$K at 0x$(printf %x "$KADDR"), _text+0x$(printf %x "$KOFF"), $KSIZE bytes"
+read -r K N KADDR KOFF KSIZE <"$TMP/ksym"
+echo "$K: $N samples, at 0x$(printf %x "$KADDR"), _text+0x$(printf %x "$KOFF"), $KSIZE bytes"
 
 # --- /proc/kcore, or the reason --------------------------------------------
 if [ -r /proc/kcore ]; then
