@@ -216,6 +216,10 @@ static void post(struct push *p, const struct push_item *item, const char *gz,
 			    CURLE_OK &&
 		    type)
 			snprintf(ans->type, sizeof(ans->type), "%s", type);
+		/* the log quotes it: no control character of the server's */
+		for (char *t = ans->type; *t; t++)
+			if ((unsigned char)*t < 0x20 || *t == 0x7f)
+				*t = ' ';
 	} else {
 		ans->status = -1;
 		snprintf(why, why_len, "%s",

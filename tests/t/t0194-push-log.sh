@@ -5,7 +5,8 @@
 # its control characters made harmless. The receiver started here (on
 # 127.0.0.1) answers the first request 503 with a two-line body carrying a
 # terminal escape, then refuses every request 400 with a JSON message far
-# over the bound, in multi-byte characters.
+# over the bound, in multi-byte characters; then one answers with a web
+# page whose content type carries a terminal escape.
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_perf_events
@@ -16,12 +17,21 @@ pid=$SPAWNED
 
 cat >"$TMP/server.py" <<'PY'
 import http.server, os, sys
-portfile = sys.argv[1]
+portfile, mode = sys.argv[1], sys.argv[2]
 seen = [0]
 class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         seen[0] += 1
+        if mode == "page":
+            # a web page, its content type with a terminal escape
+            body = b"<html>not the API</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html\x1b[31m; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if seen[0] == 1:
             code, body = 503, b"busy \x1b[2J\x07now\r\nsecond line of the page"
         else:
@@ -40,9 +50,14 @@ with open(portfile + ".tmp", "w") as f:
 os.rename(portfile + ".tmp", portfile)
 server.serve_forever()
 PY
-spawn python3 "$TMP/server.py" "$TMP/port"
-wait_file "$TMP/port"
-PORT=$(cat "$TMP/port")
+# start_server MODE: sets PORT
+start_server() {
+	rm -f "$TMP/port"
+	spawn python3 "$TMP/server.py" "$TMP/port" "$1"
+	wait_file "$TMP/port"
+	PORT=$(cat "$TMP/port")
+}
+start_server refusals
 
 expect_exit 0 "$DCPROF" record -F 199 -p "$pid" --continuous "$TMP/d" --period 1 \
 	--duration 2 --push "http://127.0.0.1:$PORT"
@@ -70,4 +85,13 @@ echo "$msg" | grep -q '^bad ]0;title  éé*\.\.\.$' || die "the message is not q
 [ "${#msg}" -le 300 ] || die "the message is ${#msg} characters long"
 LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$TMP/err" && die "a control character reached the log"
 echo "$msg" | iconv -f UTF-8 -t UTF-8 >/dev/null || die "the cut split a character: $msg"
+
+# a page with a content type the log quotes
+start_server page
+expect_exit 0 "$DCPROF" record -F 199 -p "$pid" --continuous "$TMP/p" --period 1 \
+	--duration 1 --push "http://127.0.0.1:$PORT"
+cat -v "$TMP/err"
+grep -aq "^dcprof: push: the server answered HTTP 200 with text/html \[31m; charset=utf-8, not the /ingest API's answer" "$TMP/err" ||
+	die "a web page's answer is not said with its content type"
+LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$TMP/err" && die "a control character of the content type reached the log"
 pass
