@@ -52,11 +52,7 @@ server.serve_forever()
 PY
 # start_server DIR [PORT [CERT KEY]]: sets PORT and SERVER (TLS with CERT)
 start_server() {
-	rm -f "$TMP/port"
-	spawn python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}" "${@:3}"
-	SERVER=$SPAWNED
-	wait_file "$TMP/port"
-	PORT=$(cat "$TMP/port")
+	spawn_server "$TMP/port" python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}" "${@:3}"
 }
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -52,10 +52,7 @@ server.serve_forever()
 PY
 # start_server MODE: sets PORT
 start_server() {
-	rm -f "$TMP/port"
-	spawn python3 "$TMP/server.py" "$TMP/port" "$1"
-	wait_file "$TMP/port"
-	PORT=$(cat "$TMP/port")
+	spawn_server "$TMP/port" python3 "$TMP/server.py" "$TMP/port" "$1"
 }
 start_server refusals
 
