@@ -22,6 +22,7 @@
 #include "buildid_internal.h"
 #include "elf_segments_internal.h"
 #include "log_internal.h"
+#include "code_internal.h"
 #include "profile_internal.h"
 #include "symbolizer_internal.h"
 
@@ -116,22 +117,26 @@ static int load_bytes(struct dcp_code *c, Elf *e, const char *what,
 }
 
 /*
- * The bytes at kernel address addr from /proc/kcore, an ELF core whose
- * loadable segments are the kernel's memory at its addresses.
+ * The bytes at kernel address addr from path, /proc/kcore: an ELF core
+ * whose loadable segments are the kernel's memory at its addresses.
  */
-static int read_kcore(struct dcp_code *c, uint64_t addr, uint64_t size)
+static int read_kcore(struct dcp_code *c, const char *path, uint64_t addr,
+		      uint64_t size)
 {
 	Elf *e;
 	int fd, err;
 
-	fd = open(KCORE, O_RDONLY | O_CLOEXEC);
+	c->path = strdup(path);
+	if (!c->path)
+		return dcp_error(ENOMEM, "out of memory");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
-		if (err == ENOENT)
+		if (err == ENOENT && !strcmp(path, KCORE))
 			return dcp_error(err, "this kernel has no " KCORE
 					      " (CONFIG_PROC_KCORE) to read "
 					      "its code from");
-		return dcp_error(err, "cannot open " KCORE ": %s%s",
+		return dcp_error(err, "cannot open '%s': %s%s", path,
 				 strerror(err),
 				 err == EACCES || err == EPERM ?
 					 " (reading the kernel's code takes "
@@ -141,7 +146,7 @@ static int read_kcore(struct dcp_code *c, uint64_t addr, uint64_t size)
 	elf_version(EV_CURRENT);
 	/* read, not mapped: its size is the address space's */
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	err = load_bytes(c, e, KCORE, addr, true, size);
+	err = load_bytes(c, e, path, addr, true, size);
 	elf_end(e);
 	close(fd);
 	return err;
@@ -177,10 +182,24 @@ static int open_kernel(struct dcp_code *c, const struct dcp_profile *p,
 	c->s = dcp_symbolizer_new(&c->kernel);
 	if (!c->s)
 		return -errno;
-	c->path = strdup(KCORE);
-	if (!c->path)
-		return dcp_error(ENOMEM, "out of memory");
-	return read_kcore(c, base + start, size);
+	return read_kcore(c, KCORE, base + start, size);
+}
+
+struct dcp_code *dcp_code_open_image(const char *path, uint64_t addr,
+				     uint64_t size)
+{
+	struct dcp_code *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return dcp_error_null(ENOMEM, "out of memory");
+	err = read_kcore(c, path, addr, size);
+	if (err) {
+		dcp_code_close(c);
+		errno = -err;
+		return NULL;
+	}
+	return c;
 }
 
 /* An offset from a vmlinux's _text made its file offset. */
