@@ -287,27 +287,38 @@ static const char *heat_colour(double pct)
 	return NULL;
 }
 
-/* The names of the direct call and jump targets of insn (NULL: none). */
+/* The names of the direct call and jump targets of insn, by instruction
+ * (NULL: none), asked of the library in one call. */
 static int target_names(struct dcp_code *code, const cs_insn *insn,
 			size_t count, const char ***names, uint64_t **offsets)
 {
-	uint64_t *targets = calloc(count ? count : 1, sizeof(*targets));
-	int ret;
+	size_t n = count ? count : 1, k = 0;
+	uint64_t *targets = calloc(n, sizeof(*targets));
+	const char **found = calloc(n, sizeof(*found));
+	uint64_t *found_off = calloc(n, sizeof(*found_off));
+	int ret = 0;
 
-	*names = calloc(count ? count : 1, sizeof(**names));
-	*offsets = calloc(count ? count : 1, sizeof(**offsets));
-	if (!targets || !*names || !*offsets) {
-		free(targets);
-		return cmd_error("out of memory");
+	*names = calloc(n, sizeof(**names));
+	*offsets = calloc(n, sizeof(**offsets));
+	if (!targets || !found || !found_off || !*names || !*offsets)
+		ret = cmd_error("out of memory");
+	for (size_t i = 0; !ret && i < count; i++)
+		k += annotate_direct_target(&insn[i], &targets[k]);
+	if (!ret && dcp_code_names(code, targets, k, found, found_off) < 0)
+		ret = cmd_error("%s", dcp_last_error());
+	/* back to the instructions, in the same order */
+	for (size_t i = 0, j = 0; !ret && i < count && j < k; i++) {
+		uint64_t target;
+
+		if (!annotate_direct_target(&insn[i], &target))
+			continue;
+		(*names)[i] = found[j];
+		(*offsets)[i] = found_off[j++];
 	}
-	/* an instruction without a direct target asks for address 0, which
-	 * no function of a file or the kernel is at */
-	for (size_t i = 0; i < count; i++)
-		if (!annotate_direct_target(&insn[i], &targets[i]))
-			targets[i] = 0;
-	ret = dcp_code_names(code, targets, count, *names, *offsets);
 	free(targets);
-	return ret < 0 ? cmd_error("%s", dcp_last_error()) : 0;
+	free(found);
+	free(found_off);
+	return ret;
 }
 
 static int annotate_one(struct annotate_args *a, const struct profile_view *v,
