@@ -378,6 +378,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libdcprof.so $(DESTDIR)$(LIBDIR)/libdcprof.a \
 		$(DESTDIR)$(INCLUDEDIR)/dcprof/dcprof.h \
 		$(DESTDIR)$(INCLUDEDIR)/dcprof/collection.h \
+		$(DESTDIR)$(INCLUDEDIR)/dcprof/code.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/dcprof.pc \
 		$(DESTDIR)$(MANDIR)/man1/dcprof.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/dcprof \

@@ -55,7 +55,7 @@ _dcprof_options()
 			--by --diff --value
 		;;
 	annotate)
-		echo -i --input --format --no-demangle --debuginfo-dir
+		echo -i --input --format --no-demangle --debuginfo-dir -k --vmlinux
 		;;
 	esac
 }
@@ -127,7 +127,7 @@ _dcprof()
 	[ "$cmd" = record ] && [ "$prev" = -i ] && prev=
 	case $prev in
 	-i | --input | -o | --output | --only | --push-token-file | \
-		--push-basic-auth-file | --push-ca-file)
+		--push-basic-auth-file | --push-ca-file | -k | --vmlinux)
 		_dcprof_files -f "$cur"
 		return 0
 		;;

@@ -35,7 +35,7 @@ declare -A forbidden=(
 	[src/view]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|curl/'
 	[src/export]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|curl/'
 	[src/push]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|capstone'
-	[src/cmd]='demangle\.h|libiberty|curl/'
+	[src/cmd]='libelf|gelf|elfutils/|dwarf\.h|demangle\.h|libiberty|curl/'
 )
 
 for layer in "${!may_include[@]}"; do

@@ -254,6 +254,7 @@ static const struct cmd commands[] = {
 	{ "annotate", cmd_annotate, 0,
 	  "show where in a function the samples fell, per instruction",
 	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle] [--debuginfo-dir DIR]...\n"
+	  "                [-k VMLINUX]\n"
 	  "\n"
 	  READ_HELP_INPUT
 	  "      --format FORMAT    text (default; hot lines coloured on a terminal) or json\n"
@@ -262,7 +263,10 @@ static const struct cmd commands[] = {
 	  "                         look for debug files in DIR too (DIR/.build-id/..), for\n"
 	  "                         source lines, and for names of binaries stripped when\n"
 	  "                         recorded (the profile is named again, in memory);\n"
-	  "                         repeatable\n" },
+	  "                         repeatable\n"
+	  "  -k, --vmlinux FILE     the kernel's code, names and lines from FILE, an ELF\n"
+	  "                         image of the recorded kernel (same build id), instead\n"
+	  "                         of /proc/kcore (root) and /proc/kallsyms\n" },
 	{ "top", cmd_top, CMD_NEEDS_PERF,
 	  "show the functions taking the CPU now, refreshed every interval",
 	  "[-a] [-p PID,... [-i]] [-g] [-F HZ] [--only FILE]... [--backend B]\n"

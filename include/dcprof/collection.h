@@ -8,7 +8,11 @@
 #define DCPROF_COLLECTION_H
 
 #ifndef DCPROF_DCPROF_H
-#error "include <dcprof/dcprof.h>, not <dcprof/collection.h>"
+#error "include <dcprof/dcprof.h>, which includes this header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
 #endif
 
 /* ---- collection: processes that existed before recording --------------- */
@@ -148,5 +152,9 @@ struct dcp_collection_record {
 DCPROF_API int dcp_collection_record_decode(const void *buf, size_t size,
 					    struct dcp_cookie_table *cookies,
 					    struct dcp_collection_record *rec);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* DCPROF_COLLECTION_H */

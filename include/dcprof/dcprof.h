@@ -454,15 +454,6 @@ DCPROF_API int dcp_profile_frame_expand(const struct dcp_profile *p,
 					struct dcp_expanded_frame *out,
 					size_t max);
 
-/*
- * Open the file a cookie stands for through one of its paths, only when
- * that path still holds the same file (build id, else device and inode).
- * Returns a read-only descriptor (the caller closes it) and, when path is
- * not NULL, the path used; -ENOENT/-ESTALE with a message otherwise.
- */
-DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
-				       uint32_t cookie, const char **path);
-
 struct dcp_resymbolize_opts {
 	size_t sz;
 	/* Searched before /usr/lib/debug for separate debug files, by
@@ -691,10 +682,13 @@ struct dcp_cgroup_names {
 DCPROF_API int dcp_cgroup_parse_path(const char *path,
 				     struct dcp_cgroup_names *out);
 
-#include <dcprof/collection.h>
-
 #ifdef __cplusplus
 }
 #endif
+
+/* Processes that existed before recording, as perf records. */
+#include "dcprof/collection.h"
+/* The machine code of sampled functions, for annotation. */
+#include "dcprof/code.h"
 
 #endif /* DCPROF_DCPROF_H */

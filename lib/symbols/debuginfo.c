@@ -299,3 +299,60 @@ int dcp_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 		debug_file_store(s, fd, *debuginfo_file_name);
 	return fd;
 }
+
+int dcp_debuginfo_path(const char *const *dirs, size_t nr, char **out)
+{
+	size_t len = sizeof(":.debug:/usr/lib/debug");
+	char **abs = calloc(nr + 1, sizeof(*abs));
+	int ret = 0;
+	char *s;
+
+	*out = NULL;
+	if (!abs)
+		return dcp_error(ENOMEM, "out of memory");
+	for (size_t i = 0; i < nr; i++) {
+		const char *d = dirs[i];
+		struct stat st;
+
+		abs[i] = realpath(d, NULL);
+		if (!abs[i] || stat(abs[i], &st) < 0) {
+			ret = dcp_error(errno,
+					"cannot use debuginfo directory '%s': "
+					"%s",
+					d, strerror(errno));
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			ret = dcp_error(ENOTDIR,
+					"cannot use debuginfo directory '%s': "
+					"not a directory",
+					d);
+			goto out;
+		}
+		if (strchr(abs[i], ':')) {
+			ret = dcp_error(EINVAL,
+					"cannot use debuginfo directory '%s': "
+					"its path holds a ':'",
+					d);
+			goto out;
+		}
+		len += strlen(abs[i]) + 1;
+	}
+	s = malloc(len);
+	if (!s) {
+		ret = dcp_error(ENOMEM, "out of memory");
+		goto out;
+	}
+	strcpy(s, ":.debug");
+	for (size_t i = 0; i < nr; i++) {
+		strcat(s, ":");
+		strcat(s, abs[i]);
+	}
+	strcat(s, ":/usr/lib/debug");
+	*out = s;
+out:
+	for (size_t i = 0; i < nr; i++)
+		free(abs[i]);
+	free(abs);
+	return ret;
+}

@@ -102,7 +102,7 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 			size = 0;
 		}
 		err = dcp_symtab_add(out, cookie, off, name, start, size);
-		if (err == 0 && name && !made)
+		if (err == 0 && name && !made && scopes)
 			err = dcp_dwarf_add_detail(mod, scopes, q, cookie, off,
 						   name, out);
 		free(made);
@@ -114,7 +114,8 @@ static int resolve_module(struct ftable *t, Dwfl_Module *mod,
 	return err < 0 ? err : resolved;
 }
 
-/* The offsets of a reported module, its unit walks in scopes. */
+/* The offsets of a reported module, its unit walks in scopes (NULL: the
+ * names alone, without DWARF's details). */
 static int resolve_reported(Dwfl_Module *mod,
 			    const struct dcp_cookie_info *info,
 			    const uint64_t *offsets, size_t n,
@@ -258,47 +259,44 @@ static int resolve_kept(struct dcp_symbolizer *s, struct kept_file *k,
 			struct dcp_symtab *out)
 {
 	k->used = ++s->kept_clock;
-	return resolve_reported(k->mod, info, offsets, n, &k->scopes, out);
+	return resolve_reported(k->mod, info, offsets, n,
+				s->names_only ? NULL : &k->scopes, out);
 }
 
-int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
-				const struct dcp_cookie_info *info, int fd,
-				const uint64_t *offsets, size_t n,
-				struct dcp_symtab *out)
+/*
+ * The file reported to a new libdwfl session: through fd's duplicate when
+ * fd is not -1, else through a path that still holds it. 0, or a negative
+ * errno with a message.
+ */
+static int report_file(struct dcp_symbolizer *s,
+		       const struct dcp_cookie_info *info, int fd, Dwfl **dwflp,
+		       Dwfl_Module **modp)
 {
 	const char *path = info->nr_paths ? info->paths[0] : info->name;
-	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
 	void **userdata = NULL;
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
-	int own, err;
+	int own;
 
-	if (k)
-		return resolve_kept(s, k, info, offsets, n, out);
 	if (fd >= 0) {
 		own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (own < 0) {
-			err = dcp_error(errno,
-					"cannot duplicate handle of "
-					"'%s': %s",
-					info->name, strerror(errno));
-			goto unresolved;
-		}
+		if (own < 0)
+			return dcp_error(errno,
+					 "cannot duplicate handle of "
+					 "'%s': %s",
+					 info->name, strerror(errno));
 	} else {
 		own = dcp_symbolizer_open_object(info, &path);
-		if (own < 0) {
-			err = own;
-			goto unresolved;
-		}
+		if (own < 0)
+			return own;
 	}
 	if (!path)
 		path = "";
 	dwfl = dwfl_begin(&s->cb);
 	if (!dwfl) {
 		close(own);
-		err = dcp_error(ENOMEM, "cannot start libdwfl: %s",
-				dwfl_errmsg(-1));
-		goto unresolved;
+		return dcp_error(ENOMEM, "cannot start libdwfl: %s",
+				 dwfl_errmsg(-1));
 	}
 	dwfl_report_begin(dwfl);
 	/* base 0 with p_vaddr added: the module sits at its own vaddrs. */
@@ -306,22 +304,61 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 	if (!mod) {
 		/* On failure the descriptor is still ours. */
 		close(own);
-		err = dcp_error(ENOEXEC, "cannot read ELF '%s': %s", info->name,
-				dwfl_errmsg(-1));
 		dwfl_end(dwfl);
-		goto unresolved;
+		return dcp_error(ENOEXEC, "cannot read ELF '%s': %s",
+				 info->name, dwfl_errmsg(-1));
 	}
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (userdata)
 		*userdata = s; /* for dcp_find_debuginfo */
+	*dwflp = dwfl;
+	*modp = mod;
+	return 0;
+}
+
+int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
+				const struct dcp_cookie_info *info, int fd,
+				const uint64_t *offsets, size_t n,
+				struct dcp_symtab *out)
+{
+	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
+	Dwfl_Module *mod;
+	Dwfl *dwfl;
+	int err, err2;
+
+	if (k)
+		return resolve_kept(s, k, info, offsets, n, out);
+	err = report_file(s, info, fd, &dwfl, &mod);
+	if (err < 0) {
+		err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets,
+						     n);
+		return err2 < 0 ? err2 : err;
+	}
 	if (s->max_kept && keep_module(s, info, dwfl, mod, &k))
 		return resolve_kept(s, k, info, offsets, n, out);
 	return dcp_symbolizer_resolve_dwfl_module(dwfl, mod, info, offsets, n,
 						  out);
-
-unresolved : {
-	int err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets, n);
-
-	return err2 < 0 ? err2 : err;
 }
+
+Dwfl_Module *dcp_symbolizer_file_module(struct dcp_symbolizer *s,
+					const struct dcp_cookie_info *info)
+{
+	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
+	Dwfl_Module *mod;
+	Dwfl *dwfl;
+
+	if (k)
+		return k->mod;
+	if (!s->max_kept) {
+		dcp_error(EINVAL, "no file is kept by this symbolizer");
+		return NULL;
+	}
+	if (report_file(s, info, -1, &dwfl, &mod) < 0)
+		return NULL;
+	if (keep_module(s, info, dwfl, mod, &k))
+		return k->mod;
+	dcp_error(ENOEXEC, "cannot report '%s': %s", info->name,
+		  dwfl_errmsg(-1));
+	dwfl_end(dwfl);
+	return NULL;
 }

@@ -250,14 +250,8 @@ static int ksyms_load(struct dcp_symbolizer *s,
 	return 0;
 }
 
-/*
- * The module of the layout a module cookie stands for, as 1 + its index:
- * the module of that name loaded now, if its build id is the one recorded
- * (-ESTALE when it was rebuilt); without build ids, only the same cookie
- * of the same table (while recording).
- */
-static int module_of(const struct dcp_kernel_layout *k,
-		     const struct dcp_cookie_info *info, uint32_t *owner)
+int dcp_kernel_module_of(const struct dcp_kernel_layout *k,
+			 const struct dcp_cookie_info *info, uint32_t *owner)
 {
 	for (size_t i = 0; i < k->nr_modules; i++) {
 		const struct dcp_kernel_module *m = &k->modules[i];
@@ -300,7 +294,7 @@ int dcp_symbolizer_resolve_kernel(struct dcp_symbolizer *s,
 		goto unresolved;
 	}
 	if (info->kind == DCP_COOKIE_KIND_MODULE) {
-		err = module_of(k, info, &owner);
+		err = dcp_kernel_module_of(k, info, &owner);
 		if (err < 0)
 			goto unresolved;
 		base = k->modules[owner - 1].start;

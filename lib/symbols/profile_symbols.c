@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The profile's public calls that need the symbolizer: opening a profile
- * (names of old files demangled), opening the file behind a cookie, and
- * naming a profile's addresses again (report --resymbolize).
+ * (names of old files demangled) and naming a profile's addresses again
+ * (report --resymbolize); the running kernel they and code.c compare the
+ * profile's with.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -68,73 +69,6 @@ dcp_profile_open_files(const char *const *paths, size_t n,
 	return acc;
 }
 
-DCPROF_API int dcp_profile_object_open(const struct dcp_profile *p,
-				       uint32_t cookie, const char **path)
-{
-	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
-
-	if (dcp_cookie_table_lookup(p->cookies, cookie, &ci) < 0)
-		return dcp_error(ENOENT, "no cookie %" PRIu32 " in the profile",
-				 cookie);
-	if (ci.kind != DCP_COOKIE_KIND_FILE)
-		return dcp_error(ENOENT, "'%s' is not a file", ci.name);
-	return dcp_api_ret(dcp_symbolizer_open_object(&ci, path));
-}
-
-/* libdwfl's debuginfo_path: the given directories before the default. */
-static int debuginfo_path(const struct dcp_resymbolize_opts *o, char **out)
-{
-	size_t nr = o && o->sz > offsetof(struct dcp_resymbolize_opts,
-					  nr_debuginfo_dirs) ?
-			    o->nr_debuginfo_dirs :
-			    0;
-	size_t len = sizeof(":.debug:/usr/lib/debug");
-	char **abs = calloc(nr + 1, sizeof(*abs));
-	int ret = 0;
-	char *s;
-
-	*out = NULL;
-	if (!abs)
-		return dcp_error(ENOMEM, "out of memory");
-	for (size_t i = 0; i < nr; i++) {
-		const char *d = o->debuginfo_dirs[i];
-
-		abs[i] = realpath(d, NULL);
-		if (!abs[i]) {
-			ret = dcp_error(errno,
-					"cannot use debuginfo directory '%s': "
-					"%s",
-					d, strerror(errno));
-			goto out;
-		}
-		if (strchr(abs[i], ':')) {
-			ret = dcp_error(EINVAL,
-					"cannot use debuginfo directory '%s': "
-					"its path holds a ':'",
-					d);
-			goto out;
-		}
-		len += strlen(abs[i]) + 1;
-	}
-	s = malloc(len);
-	if (!s) {
-		ret = dcp_error(ENOMEM, "out of memory");
-		goto out;
-	}
-	strcpy(s, ":.debug");
-	for (size_t i = 0; i < nr; i++) {
-		strcat(s, ":");
-		strcat(s, abs[i]);
-	}
-	strcat(s, ":/usr/lib/debug");
-	*out = s;
-out:
-	for (size_t i = 0; i < nr; i++)
-		free(abs[i]);
-	free(abs);
-	return ret;
-}
-
 /* Named addresses (those named after themselves, no FDE, are not), and
  * of them those named by a symbol, not by an FDE. */
 static void count_resolved(const struct dcp_symtab *t, uint64_t *resolved,
@@ -156,13 +90,9 @@ static void count_resolved(const struct dcp_symtab *t, uint64_t *resolved,
 	}
 }
 
-/*
- * The running kernel's layout, in a cookie table of its own, and its
- * identity; false when it cannot be read (hidden kernel addresses).
- */
-static bool running_kernel(struct dcp_kernel_layout *k,
-			   struct dcp_cookie_table **cookies,
-			   struct dcp_cookie_info *id)
+bool dcp_running_kernel(struct dcp_kernel_layout *k,
+			struct dcp_cookie_table **cookies,
+			struct dcp_cookie_info *id)
 {
 	*cookies = dcp_cookie_table_new();
 	if (!*cookies)
@@ -179,9 +109,8 @@ static bool running_kernel(struct dcp_kernel_layout *k,
 	return true;
 }
 
-/* Whether the profile's kernel image is the kernel of id, by build id. */
-static bool recorded_on(const struct dcp_profile *p,
-			const struct dcp_cookie_info *id)
+bool dcp_profile_recorded_on(const struct dcp_profile *p,
+			     const struct dcp_cookie_info *id)
 {
 	size_t n = dcp_cookie_table_size(p->cookies);
 	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
@@ -271,17 +200,19 @@ DCPROF_API int dcp_profile_resymbolize(struct dcp_profile *p,
 	if (p->summary)
 		return dcp_error(EINVAL, "cannot resymbolize the summary of a "
 					 "profile; open it whole");
-	ret = debuginfo_path(opts, &path);
+	ret = dcp_debuginfo_path(DCP_OPTS_GET(opts, debuginfo_dirs, NULL),
+				 DCP_OPTS_GET(opts, nr_debuginfo_dirs, 0),
+				 &path);
 	if (ret < 0)
 		goto out;
 	count_resolved(p->symbols, &st.resolved_before, &st.symbols_before);
-	kernel_ok = running_kernel(&kernel, &kernel_cookies, &kernel_id);
+	kernel_ok = dcp_running_kernel(&kernel, &kernel_cookies, &kernel_id);
 	/* The kernel image, its modules and its vdso only when it is the
 	 * running kernel: its symbols are offsets from _text, the same at
 	 * every boot; modules are matched by name and build id; the vdso is
 	 * the one this process has. */
 	ro.kernel = kernel_ok ? &kernel : NULL;
-	ro.kernel_objects = kernel_ok && recorded_on(p, &kernel_id);
+	ro.kernel_objects = kernel_ok && dcp_profile_recorded_on(p, &kernel_id);
 	ro.debuginfo_path = path;
 	fresh = dcp_symtab_new();
 	if (!fresh) {

@@ -7,6 +7,7 @@
 #ifndef DCPROF_SYMBOLIZE_INTERNAL_H
 #define DCPROF_SYMBOLIZE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,15 @@ void dcp_kernel_layout_free(struct dcp_kernel_layout *k);
 /* The cookie and offset of a kernel address (module or kernel image). */
 uint32_t dcp_kernel_layout_resolve(const struct dcp_kernel_layout *k,
 				   uint64_t ip, uint64_t *offset);
+
+/*
+ * The module of k a module cookie stands for, as 1 + its index in
+ * *owner: the module of that name loaded now, if its build id is the one
+ * recorded (-ESTALE when it was rebuilt); without build ids, only the
+ * same cookie of the same table (while recording). kallsyms.c.
+ */
+int dcp_kernel_module_of(const struct dcp_kernel_layout *k,
+			 const struct dcp_cookie_info *info, uint32_t *owner);
 
 struct dcp_symbolizer;
 
@@ -94,6 +104,27 @@ int dcp_symbolizer_resolve(struct dcp_symbolizer *s,
  */
 int dcp_symbolizer_open_object(const struct dcp_cookie_info *info,
 			       const char **path);
+
+/*
+ * libdwfl's debuginfo_path for nr directories searched before the
+ * default ones: ":.debug:DIR...:/usr/lib/debug", each directory made
+ * absolute (debuginfo.c). 0 with *out malloc'd, or a negative errno and
+ * a message naming a directory that cannot be used.
+ */
+int dcp_debuginfo_path(const char *const *dirs, size_t nr, char **out);
+
+/*
+ * The running kernel's layout, in a cookie table of its own, and the
+ * identity of its image; false when it cannot be read (hidden kernel
+ * addresses). Then whether a profile's kernel image is the one of id, by
+ * build id (profile_symbols.c).
+ */
+struct dcp_profile;
+bool dcp_running_kernel(struct dcp_kernel_layout *k,
+			struct dcp_cookie_table **cookies,
+			struct dcp_cookie_info *id);
+bool dcp_profile_recorded_on(const struct dcp_profile *p,
+			     const struct dcp_cookie_info *id);
 
 /*
  * The demangled form of a C++ or Rust (legacy and v0) symbol name, as a

@@ -46,10 +46,21 @@ struct dcp_symbolizer {
 	struct kept_file *kept;
 	size_t nr_kept, max_kept;
 	uint64_t kept_clock;
+	/* kept files' addresses named without DWARF's details (source
+	 * position, inlined calls): for names alone, as of call targets */
+	bool names_only;
 };
 
 /* elf_file.c: close the kept files. */
 void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s);
+
+/*
+ * The module of a file cookie, reported from a path that still holds the
+ * file and kept (dcp_symbolizer_keep_files() must allow one), with its
+ * debug file found as for resolving; NULL with a message (elf_file.c).
+ */
+Dwfl_Module *dcp_symbolizer_file_module(struct dcp_symbolizer *s,
+					const struct dcp_cookie_info *info);
 
 /* The cache, opened on first use; NULL when there is none. */
 const struct dcp_cache *dcp_symbolizer_cache(struct dcp_symbolizer *s);

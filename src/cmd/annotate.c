@@ -2,19 +2,18 @@
 /*
  * dcprof annotate: where inside one function the samples fell, per
  * instruction, disassembled with capstone, with the source lines DWARF
- * gives interleaved. The code is read from the sampled file itself,
- * accepted only when its build id (else device and inode) still matches;
- * names and lines may come from a separate debug file found by build id,
- * also in the --debuginfo-dir directories.
+ * gives interleaved. The library reads the code (dcp_profile_code_open:
+ * the sampled file itself, accepted only when its build id, else device
+ * and inode, still matches, or the kernel's from /proc/kcore), names the
+ * call targets and gives the lines, from a separate debug file found by
+ * build id too, also in the --debuginfo-dir directories.
  */
+#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "annotate.h"
@@ -37,8 +36,7 @@ struct annotate_args {
 	bool json;
 	const char **debuginfo_dirs; /* --debuginfo-dir, as given */
 	size_t nr_debuginfo_dirs;
-	/* libdwfl's debuginfo_path with those directories; NULL: its default */
-	char *debuginfo_path;
+	const char *vmlinux; /* -k: the kernel's code from this file */
 };
 
 /* The source file last shown, read whole, to print lines from. */
@@ -108,18 +106,6 @@ static const char *source_line(struct source *s, const char *path,
 	if (!line || line > s->nr)
 		return NULL;
 	return s->lines[line - 1];
-}
-
-/* A line's file, joined to its compilation directory when relative. */
-static const char *full_path(Dwfl_Line *l, const char *file, char *buf,
-			     size_t size)
-{
-	const char *dir = dwfl_line_comp_dir(l);
-
-	if (file[0] == '/' || !dir || dir[0] != '/')
-		return file;
-	snprintf(buf, size, "%s/%s", dir, file);
-	return buf;
 }
 
 /* Source text with tabs expanded (to 8 columns), other controls escaped. */
@@ -259,81 +245,6 @@ static bool capstone_arch(unsigned int machine, cs_arch *arch, cs_mode *mode)
 	}
 }
 
-/* The vaddr of a file offset, through the PT_LOAD segment holding it. */
-static bool offset_vaddr(Elf *e, uint64_t off, uint64_t *vaddr)
-{
-	size_t n = 0;
-
-	if (elf_getphdrnum(e, &n) < 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr mem, *ph = gelf_getphdr(e, (int)i, &mem);
-
-		if (ph && ph->p_type == PT_LOAD && off >= ph->p_offset &&
-		    off - ph->p_offset < ph->p_filesz) {
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * libdwfl's debuginfo_path for the --debuginfo-dir directories: each one,
- * made absolute, between ".debug" and "/usr/lib/debug", as report
- * --resymbolize searches them. Prints one error line and returns 1 when a
- * directory cannot be used.
- */
-static int build_debuginfo_path(struct annotate_args *a)
-{
-	size_t len = sizeof(":.debug:/usr/lib/debug");
-	char **abs;
-	int ret = 0;
-
-	if (!a->nr_debuginfo_dirs)
-		return 0;
-	abs = calloc(a->nr_debuginfo_dirs, sizeof(*abs));
-	if (!abs)
-		return cmd_error("out of memory");
-	for (size_t i = 0; i < a->nr_debuginfo_dirs && !ret; i++) {
-		const char *d = a->debuginfo_dirs[i];
-		struct stat st;
-
-		abs[i] = realpath(d, NULL);
-		if (!abs[i] || stat(abs[i], &st) < 0)
-			ret = cmd_error(
-				"cannot use debuginfo directory '%s': %s", d,
-				strerror(errno));
-		else if (!S_ISDIR(st.st_mode))
-			ret = cmd_error("cannot use debuginfo directory '%s': "
-					"not a directory",
-					d);
-		else if (strchr(abs[i], ':'))
-			ret = cmd_error("cannot use debuginfo directory '%s': "
-					"its path holds a ':'",
-					d);
-		else
-			len += strlen(abs[i]) + 1;
-	}
-	if (!ret) {
-		a->debuginfo_path = malloc(len);
-		if (!a->debuginfo_path) {
-			ret = cmd_error("out of memory");
-		} else {
-			strcpy(a->debuginfo_path, ":.debug");
-			for (size_t i = 0; i < a->nr_debuginfo_dirs; i++) {
-				strcat(a->debuginfo_path, ":");
-				strcat(a->debuginfo_path, abs[i]);
-			}
-			strcat(a->debuginfo_path, ":/usr/lib/debug");
-		}
-	}
-	for (size_t i = 0; i < a->nr_debuginfo_dirs; i++)
-		free(abs[i]);
-	free(abs);
-	return ret;
-}
-
 /* Warnings of the re-symbolization are about other files: not shown. */
 static void log_quiet(enum dcp_log_level level, const char *msg, void *ctx)
 {
@@ -366,37 +277,6 @@ static int resymbolize(const struct annotate_args *a,
 	return r < 0 ? cmd_error("%s", dcp_last_error()) : 0;
 }
 
-/* libdwfl on the file: lines come from the file or its separate debug
- * file (by build id in the debuginfo path, or by debuglink). */
-static Dwfl_Module *open_dwfl(int fd, const char *path, char **debuginfo_path,
-			      Dwfl **dwfl_out, Dwfl_Callbacks *cb)
-{
-	Dwfl_Module *mod;
-	Dwfl *dwfl;
-	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-
-	*dwfl_out = NULL;
-	if (own < 0)
-		return NULL;
-	memset(cb, 0, sizeof(*cb));
-	cb->find_elf = dwfl_build_id_find_elf;
-	cb->find_debuginfo = dwfl_standard_find_debuginfo;
-	cb->section_address = dwfl_offline_section_address;
-	cb->debuginfo_path = debuginfo_path;
-	dwfl = dwfl_begin(cb);
-	if (!dwfl) {
-		close(own);
-		return NULL;
-	}
-	dwfl_report_begin(dwfl);
-	mod = dwfl_report_elf(dwfl, "annotated", path, own, 0, true);
-	if (!mod)
-		close(own);
-	dwfl_report_end(dwfl, NULL, NULL);
-	*dwfl_out = dwfl;
-	return mod;
-}
-
 static const char *heat_colour(double pct)
 {
 	/* perf annotate's thresholds */
@@ -407,104 +287,123 @@ static const char *heat_colour(double pct)
 	return NULL;
 }
 
+/* The names of the direct call and jump targets of insn, by instruction
+ * (NULL: none), asked of the library in one call. */
+static int target_names(struct dcp_code *code, const cs_insn *insn,
+			size_t count, const char ***names, uint64_t **offsets)
+{
+	size_t n = count ? count : 1, k = 0;
+	uint64_t *targets = calloc(n, sizeof(*targets));
+	const char **found = calloc(n, sizeof(*found));
+	uint64_t *found_off = calloc(n, sizeof(*found_off));
+	int ret = 0;
+
+	*names = calloc(n, sizeof(**names));
+	*offsets = calloc(n, sizeof(**offsets));
+	if (!targets || !found || !found_off || !*names || !*offsets)
+		ret = cmd_error("out of memory");
+	for (size_t i = 0; !ret && i < count; i++)
+		k += annotate_direct_target(&insn[i], &targets[k]);
+	if (!ret && dcp_code_names(code, targets, k, found, found_off) < 0)
+		ret = cmd_error("%s", dcp_last_error());
+	/* back to the instructions, in the same order */
+	for (size_t i = 0, j = 0; !ret && i < count && j < k; i++) {
+		uint64_t target;
+
+		if (!annotate_direct_target(&insn[i], &target))
+			continue;
+		(*names)[i] = found[j];
+		(*offsets)[i] = found_off[j++];
+	}
+	free(targets);
+	free(found);
+	free(found_off);
+	return ret;
+}
+
 static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 			const struct target *t, bool first, bool colour)
 {
 	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+	struct dcp_code_opts opts = {
+		.sz = sizeof(opts),
+		.debuginfo_dirs = a->debuginfo_dirs,
+		.nr_debuginfo_dirs = a->nr_debuginfo_dirs,
+		.vmlinux = a->vmlinux,
+	};
+	struct dcp_code_info info = { .sz = sizeof(info) };
 	char bid[2 * DCP_BUILD_ID_MAX + 1] = "";
-	const char *path = NULL;
-	Dwfl_Callbacks cb;
-	Dwfl_Module *mod = NULL;
-	Dwfl *dwfl = NULL;
+	struct dcp_code *code;
 	struct source src = { 0 };
 	char last_file[4096] = "";
+	const char **names = NULL;
+	uint64_t *name_offsets = NULL;
 	uint32_t last_line = 0;
-	uint64_t size = t->size, vaddr;
-	uint8_t *code = NULL;
+	uint64_t size = t->size;
 	cs_insn *insn = NULL;
 	size_t count = 0;
 	csh cs = 0;
 	cs_arch arch;
 	cs_mode mode;
-	GElf_Ehdr eh;
-	Elf *e = NULL;
-	ssize_t got;
-	int fd, ret = 0;
+	int ret = 0;
 
 	dcp_cookie_table_lookup(v->cookies, t->cookie, &ci);
 	if (ci.build_id_size)
 		dcp_build_id_hex(ci.build_id, ci.build_id_size, bid);
-	if (kernel_code(&ci))
-		return cmd_error(
-			"cannot annotate '%s': a kernel function, and annotate reads code from files only (not /proc/kcore)",
-			t->name);
-	fd = dcp_profile_object_open(v->profile, t->cookie, &path);
-	if (fd < 0)
-		return cmd_error("cannot annotate '%s': %s", t->name,
-				 dcp_last_error());
 	/* No size (a label): up to the last sampled instruction. */
 	if (!size)
 		for (size_t i = 0; i < t->n; i++)
 			if (t->offsets[i] - t->start + 16 > size)
 				size = t->offsets[i] - t->start + 16;
-	if (size > (64u << 20)) {
-		ret = cmd_error("cannot annotate '%s': %" PRIu64 " bytes",
-				t->name, size);
-		goto out;
-	}
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || !gelf_getehdr(e, &eh) || !offset_vaddr(e, t->start, &vaddr)) {
-		ret = cmd_error("cannot annotate '%s': '%s' is not an ELF file "
-				"holding offset 0x%" PRIx64,
-				t->name, path, t->start);
-		goto out;
-	}
-	if (!capstone_arch(eh.e_machine, &arch, &mode) ||
+	if (size > (64u << 20))
+		return cmd_error("cannot annotate '%s': %" PRIu64 " bytes",
+				 t->name, size);
+	code = dcp_profile_code_open(v->profile, t->cookie, t->start, size,
+				     &opts);
+	if (!code)
+		return cmd_error(
+			"cannot annotate '%s': %s%s", t->name, dcp_last_error(),
+			ci.kind == DCP_COOKIE_KIND_KERNEL && !a->vmlinux ?
+				"; or give an image of the kernel "
+				"with -k VMLINUX" :
+				"");
+	dcp_code_get_info(code, &info);
+	if (!capstone_arch(info.machine, &arch, &mode) ||
 	    cs_open(arch, mode, &cs) != CS_ERR_OK) {
 		ret = cmd_error("cannot annotate '%s': no disassembler for "
 				"machine %u",
-				t->name, eh.e_machine);
+				t->name, info.machine);
 		goto out;
 	}
-	code = malloc(size ? size : 1);
-	if (!code) {
-		ret = cmd_error("out of memory");
+	count = cs_disasm(cs, info.bytes, info.size, info.address, 0, &insn);
+	ret = target_names(code, insn, count, &names, &name_offsets);
+	if (ret)
 		goto out;
-	}
-	got = pread(fd, code, size, (off_t)t->start);
-	if (got <= 0) {
-		ret = cmd_error("cannot read '%s': %s", path,
-				got < 0 ? strerror(errno) : "short file");
-		goto out;
-	}
-	count = cs_disasm(cs, code, (size_t)got, vaddr, 0, &insn);
-	mod = open_dwfl(fd, path, &a->debuginfo_path, &dwfl, &cb);
 
 	if (a->json) {
 		printf("%s{\"symbol\":", first ? "" : ",");
 		json_print_string(stdout, t->name);
 		printf(",\"file\":");
-		json_print_string(stdout, path);
+		json_print_string(stdout, info.path);
 		printf(",\"build_id\":");
 		json_print_string(stdout, bid);
 		printf(",\"start\":%" PRIu64 ",\"size\":%" PRIu64
 		       ",\"address\":%" PRIu64 ",\"samples\":%" PRIu64
 		       ",\"instructions\":[",
-		       t->start, size, vaddr, t->samples);
+		       t->start, size, info.address, t->samples);
 	} else {
 		printf("%s# %s in %s%s%s%s: %" PRIu64 " samples\n",
-		       first ? "" : "\n", t->name, path, bid[0] ? " (" : "",
-		       bid, bid[0] ? ")" : "", t->samples);
+		       first ? "" : "\n", t->name, info.path,
+		       bid[0] ? " (" : "", bid, bid[0] ? ")" : "", t->samples);
 		printf("# %7s %7s  %-12s  %s\n", "Percent", "Samples",
 		       "Address", "Instruction");
 	}
 	for (size_t i = 0; i < count; i++) {
 		const cs_insn *in = &insn[i];
-		uint64_t off = in->address - vaddr + t->start, n = 0;
-		char fullbuf[4096], tbuf[256];
-		const char *file = NULL, *target;
-		int line = 0;
+		uint64_t off = in->address - info.address + t->start, n = 0;
+		char tbuf[256] = "";
+		const char *file = NULL;
+		uint32_t line = 0;
 		double pct;
 
 		for (size_t j = 0; j < t->n; j++)
@@ -512,48 +411,39 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 			    t->offsets[j] < off + in->size)
 				n += t->counts[j];
 		pct = t->samples ? 100.0 * (double)n / (double)t->samples : 0;
-		if (mod) {
-			Dwfl_Line *l = dwfl_module_getsrc(mod, in->address);
-
-			if (l)
-				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL,
-						     NULL);
-			if (file)
-				file = full_path(l, file, fullbuf,
-						 sizeof(fullbuf));
-		}
-		target = annotate_target_name(e, cs, mod, in, tbuf,
-					      sizeof(tbuf));
+		if (dcp_code_line(code, in->address, &file, &line) < 0)
+			file = NULL;
+		if (names[i] && name_offsets[i])
+			snprintf(tbuf, sizeof(tbuf), " <%s+0x%" PRIx64 ">",
+				 names[i], name_offsets[i]);
+		else if (names[i])
+			snprintf(tbuf, sizeof(tbuf), " <%s>", names[i]);
 		if (a->json) {
 			printf("%s{\"address\":%" PRIu64 ",\"offset\":%" PRIu64
 			       ",\"samples\":%" PRIu64 ",\"percent\":%.4f,"
 			       "\"text\":",
 			       i ? "," : "", in->address, off, n, pct);
-			printf("\"%s%s%s%s%s%s\"", in->mnemonic,
-			       in->op_str[0] ? " " : "", in->op_str,
-			       target ? " <" : "", target ? target : "",
-			       target ? ">" : "");
+			printf("\"%s%s%s%s\"", in->mnemonic,
+			       in->op_str[0] ? " " : "", in->op_str, tbuf);
 			printf(",\"source_file\":");
 			if (file)
 				json_print_string(stdout, file);
 			else
 				printf("null");
-			printf(",\"line\":%d}", file ? line : 0);
+			printf(",\"line\":%" PRIu32 "}", file ? line : 0);
 			continue;
 		}
-		if (file && line > 0 &&
-		    (strcmp(file, last_file) || (uint32_t)line != last_line)) {
-			const char *text =
-				source_line(&src, file, (uint32_t)line);
+		if (file && (strcmp(file, last_file) || line != last_line)) {
+			const char *text = source_line(&src, file, line);
 
-			printf("%17s  %s:%d", "", file, line);
+			printf("%17s  %s:%" PRIu32, "", file, line);
 			if (text) {
 				printf(":  ");
 				print_source_text(text);
 			}
 			printf("\n");
 			snprintf(last_file, sizeof(last_file), "%s", file);
-			last_line = (uint32_t)line;
+			last_line = line;
 		}
 		{
 			const char *c = colour ? heat_colour(pct) : NULL;
@@ -564,9 +454,8 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				printf("  %7.2f%% %7" PRIu64, pct, n);
 			else
 				printf("  %7s  %7s", "", "");
-			printf("  %12" PRIx64 ":  %s %s%s%s%s", in->address,
-			       in->mnemonic, in->op_str, target ? " <" : "",
-			       target ? target : "", target ? ">" : "");
+			printf("  %12" PRIx64 ":  %s %s%s", in->address,
+			       in->mnemonic, in->op_str, tbuf);
 			if (c)
 				fputs("\033[0m", stdout);
 			printf("\n");
@@ -580,12 +469,9 @@ out:
 		cs_free(insn, count);
 	if (cs)
 		cs_close(&cs);
-	if (dwfl)
-		dwfl_end(dwfl);
-	if (e)
-		elf_end(e);
-	free(code);
-	close(fd);
+	free(names);
+	free(name_offsets);
+	dcp_code_close(code);
 	return ret;
 }
 
@@ -689,9 +575,6 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	size_t n = 0;
 	int ret;
 
-	ret = build_debuginfo_path(a);
-	if (ret)
-		return ret;
 	cmd_setup_log(0);
 	ret = cmd_open_profile(&v, a->input, false);
 	if (ret)
@@ -736,6 +619,7 @@ int cmd_annotate(int argc, char **argv)
 		READ_OPTS_LONGOPTS,
 		{ "no-demangle", no_argument, NULL, 'N' },
 		{ "debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR },
+		{ "vmlinux", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -751,7 +635,7 @@ int cmd_annotate(int argc, char **argv)
 		return cmd_error("out of memory");
 	opterr = 0;
 	while (!ret &&
-	       (c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":i:k:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'f':
@@ -762,6 +646,9 @@ int cmd_annotate(int argc, char **argv)
 			break;
 		case OPT_DEBUGINFO_DIR:
 			a.debuginfo_dirs[a.nr_debuginfo_dirs++] = optarg;
+			break;
+		case 'k':
+			a.vmlinux = optarg;
 			break;
 		case 'h':
 			cmd_usage(cmd_find("annotate"), stdout);
@@ -793,7 +680,6 @@ int cmd_annotate(int argc, char **argv)
 	else
 		ret = annotate_run(&a, no_demangle);
 out:
-	free(a.debuginfo_path);
 	free(a.debuginfo_dirs);
 	return ret;
 }

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* annotate's names: short forms of demangled names, the closest ones. */
+/* annotate's names: short forms of demangled names, the closest ones,
+ * call targets. */
 #ifndef DCPROF_ANNOTATE_H
 #define DCPROF_ANNOTATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <capstone/capstone.h>
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
 
 #include "profile_view.h"
 
@@ -27,19 +27,8 @@ bool annotate_short_match(const char *demangled, const char *name);
 size_t annotate_closest(const struct profile_view *v, const char *name,
 			char *buf, size_t size);
 
-/*
- * The name of a direct call's or jump's target, "labs@plt" for a PLT
- * stub, else its symbol in mod ("work+0x10" inside a function), in buf;
- * NULL for other instructions or a target without a name.
- */
-const char *annotate_target_name(Elf *e, csh cs, Dwfl_Module *mod,
-				 const cs_insn *in, char *buf, size_t size);
-
-/* The kernel's or a module's code, which annotate does not read. */
-static inline bool kernel_code(const struct dcp_cookie_info *ci)
-{
-	return ci->kind == DCP_COOKIE_KIND_KERNEL ||
-	       ci->kind == DCP_COOKIE_KIND_MODULE;
-}
+/* The target of a direct call or jump ("call 0x1030"); false for other
+ * instructions. */
+bool annotate_direct_target(const cs_insn *in, uint64_t *target);
 
 #endif

@@ -3,9 +3,8 @@
  * The names annotate answers to besides a function's own: the short forms
  * of a demangled name ("heavy", "Calc<double>::heavy" for
  * "ns::Calc<double>::heavy(int)"), and, when nothing answers, the sampled
- * functions whose names come closest, for the error line; the names of
- * call and jump targets in the disassembly (PLT stubs by their GOT slot's
- * relocation, "labs@plt", as perf and objdump show them).
+ * functions whose names come closest, for the error line; the direct
+ * call and jump targets of the disassembly, which the library names.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -154,114 +153,19 @@ size_t annotate_closest(const struct profile_view *v, const char *name,
 	return shown;
 }
 
-/* The section of e holding vaddr, with its header. */
-static Elf_Scn *section_of(Elf *e, uint64_t vaddr, GElf_Shdr *sh)
+bool annotate_direct_target(const cs_insn *in, uint64_t *target)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn)))
-		if (gelf_getshdr(scn, sh) && (sh->sh_flags & SHF_ALLOC) &&
-		    vaddr >= sh->sh_addr && vaddr < sh->sh_addr + sh->sh_size)
-			return scn;
-	return NULL;
-}
-
-/* The symbol a relocation of e puts at slot (a GOT entry), or NULL. */
-static const char *slot_symbol(Elf *e, uint64_t slot)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			Elf_Scn *syms = elf_getscn(e, sh.sh_link);
-			Elf_Data *sd = syms ? elf_getdata(syms, NULL) : NULL;
-			GElf_Shdr ssh;
-			GElf_Rela r;
-			GElf_Sym sym;
-
-			if (!gelf_getrela(d, (int)i, &r) ||
-			    r.r_offset != slot || !sd ||
-			    !gelf_getshdr(syms, &ssh) ||
-			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
-				continue;
-			return elf_strptr(e, ssh.sh_link, sym.st_name);
-		}
-	}
-	return NULL;
-}
-
-/* A PLT stub's function: the first jump through [rip + disp] in it. */
-static const char *plt_symbol(Elf *e, csh cs, uint64_t target)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = section_of(e, target, &sh);
-	const char *name, *found = NULL;
-	Elf_Data *d;
-	cs_insn *insn = NULL;
-	size_t shstrndx, count, off;
-
-	if (!scn || elf_getshdrstrndx(e, &shstrndx) ||
-	    !(name = elf_strptr(e, shstrndx, sh.sh_name)) ||
-	    strncmp(name, ".plt", 4) || !(d = elf_getdata(scn, NULL)) ||
-	    !d->d_buf)
-		return NULL;
-	off = target - sh.sh_addr;
-	if (off >= d->d_size)
-		return NULL;
-	count = cs_disasm(cs, (const uint8_t *)d->d_buf + off,
-			  d->d_size - off < 16 ? d->d_size - off : 16, target,
-			  4, &insn);
-	for (size_t i = 0; i < count && !found; i++) {
-		const char *rip = strstr(insn[i].op_str, "[rip ");
-		char sign;
-		uint64_t disp;
-
-		if (insn[i].mnemonic[0] != 'j' || !rip ||
-		    sscanf(rip, "[rip %c 0x%" SCNx64 "]", &sign, &disp) != 2)
-			continue;
-		found = slot_symbol(e, insn[i].address + insn[i].size +
-					       (sign == '-' ? -disp : disp));
-	}
-	if (count)
-		cs_free(insn, count);
-	return found;
-}
-
-const char *annotate_target_name(Elf *e, csh cs, Dwfl_Module *mod,
-				 const cs_insn *in, char *buf, size_t size)
-{
-	const char *name;
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	uint64_t target;
+	/* x86's call and jumps, AArch64's b, b.cond and bl */
+	bool branch = !strncmp(in->mnemonic, "call", 4) ||
+		      in->mnemonic[0] == 'j' || !strcmp(in->mnemonic, "b") ||
+		      !strncmp(in->mnemonic, "b.", 2) ||
+		      !strcmp(in->mnemonic, "bl");
+	const char *op = in->op_str + (in->op_str[0] == '#');
 	char *end;
 
-	/* a direct call or jump: its operand is the target's address */
-	if ((strncmp(in->mnemonic, "call", 4) && in->mnemonic[0] != 'j') ||
-	    strncmp(in->op_str, "0x", 2))
-		return NULL;
-	target = strtoull(in->op_str, &end, 16);
-	if (*end)
-		return NULL;
-	name = plt_symbol(e, cs, target);
-	if (name) {
-		snprintf(buf, size, "%s@plt", name);
-		return buf;
-	}
-	name = mod ? dwfl_module_addrinfo(mod, target, &off, &sym, NULL, NULL,
-					  NULL) :
-		     NULL;
-	if (!name)
-		return NULL;
-	if (off)
-		snprintf(buf, size, "%s+0x%" PRIx64, name, (uint64_t)off);
-	else
-		snprintf(buf, size, "%s", name);
-	return buf;
+	/* direct: the operand is the target's address */
+	if (!branch || strncmp(op, "0x", 2))
+		return false;
+	*target = strtoull(op, &end, 16);
+	return !*end;
 }

@@ -28,12 +28,16 @@ size_t push_keep_answer(char *b, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-/* The server's message: the "message" of its JSON error, else the body's
- * first line, printable, at most ~300 bytes. */
+/*
+ * The server's message: the "message" of its JSON error, else the body's
+ * first line, for one log line: at most ~300 bytes cut at a character's
+ * start and marked "...", control characters as spaces, so that no answer
+ * can break the line or drive the terminal.
+ */
 void push_answer_message(const struct push_answer *a, char *out, size_t size)
 {
 	const char *m = strstr(a->body, "\"message\":");
-	size_t n = 0;
+	size_t n = 0, max = size - 1 < 300 ? size - 1 : 300;
 
 	if (m) {
 		m += 10;
@@ -44,10 +48,21 @@ void push_answer_message(const struct push_answer *a, char *out, size_t size)
 	} else {
 		m = a->body;
 	}
-	for (; *m && n + 1 < size && n < 300; m++) {
-		if (*m == '\n' || (m > a->body && *m == '"' && m[-1] != '\\'))
+	for (; *m && n < max; m++) {
+		unsigned char c = (unsigned char)*m;
+
+		if (c == '\n' || c == '\r' ||
+		    (m > a->body && c == '"' && m[-1] != '\\'))
 			break;
-		out[n++] = (unsigned char)*m < 0x20 ? ' ' : *m;
+		out[n++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+	}
+	if (*m && *m != '\n' && *m != '\r' && *m != '"' && max > 3) {
+		/* cut: back to a character's first byte, room for "..." */
+		n = n + 3 > max ? max - 3 : n;
+		while (n && ((unsigned char)out[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(out + n, "...", 3);
+		n += 3;
 	}
 	out[n] = 0;
 }

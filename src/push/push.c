@@ -216,6 +216,10 @@ static void post(struct push *p, const struct push_item *item, const char *gz,
 			    CURLE_OK &&
 		    type)
 			snprintf(ans->type, sizeof(ans->type), "%s", type);
+		/* the log quotes it: no control character of the server's */
+		for (char *t = ans->type; *t; t++)
+			if ((unsigned char)*t < 0x20 || *t == 0x7f)
+				*t = ' ';
 	} else {
 		ans->status = -1;
 		snprintf(why, why_len, "%s",
@@ -265,7 +269,7 @@ static void say_config(struct push *p, const struct push_item *item,
 		       const struct push_answer *a)
 {
 	long key = a->status >= 200 && a->status < 300 ? 1 : a->status;
-	char msg[512];
+	char msg[512], period[64];
 
 	if (p->config_said == key)
 		return;
@@ -287,8 +291,9 @@ static void say_config(struct push *p, const struct push_item *item,
 	else
 		say(p,
 		    "push: the server refused period %s with HTTP %ld%s%s%s: the periods stay in the spool, asked again every %d s",
-		    item->name, a->status, msg[0] ? " (" : "", msg,
-		    msg[0] ? ")" : "", BACKOFF_CONFIG_S);
+		    push_period_name(item, period, sizeof(period)), a->status,
+		    msg[0] ? " (" : "", msg, msg[0] ? ")" : "",
+		    BACKOFF_CONFIG_S);
 	if (a->status == 401 && !p->tenant_header)
 		say(p,
 		    "push: a multi-tenant Pyroscope wants its tenant: --push-tenant ID (X-Scope-OrgID)");
@@ -301,7 +306,7 @@ static void otlp_partial(struct push *p, const struct push_item *item,
 			 const struct push_answer *a)
 {
 	int64_t rejected = 0;
-	char msg[512];
+	char msg[512], period[64];
 
 	if (export_otlp_answer(a->body, a->len, &rejected, msg, sizeof(msg)) ||
 	    rejected <= 0)
@@ -309,8 +314,9 @@ static void otlp_partial(struct push *p, const struct push_item *item,
 	p->counts.profiles_rejected += (uint64_t)rejected;
 	say(p,
 	    "push: the receiver took period %s but dropped %lld of its profiles%s%s%s (%llu dropped so far)",
-	    item->name, (long long)rejected, msg[0] ? " (" : "", msg,
-	    msg[0] ? ")" : "", (unsigned long long)p->counts.profiles_rejected);
+	    push_period_name(item, period, sizeof(period)), (long long)rejected,
+	    msg[0] ? " (" : "", msg, msg[0] ? ")" : "",
+	    (unsigned long long)p->counts.profiles_rejected);
 }
 
 /* Wait s seconds or until stopped; called and returns with the lock. */
@@ -344,7 +350,7 @@ static void *push_thread(void *arg)
 		struct push_item item;
 		struct push_answer ans;
 		char why[CURL_ERROR_SIZE + 600] = "", *body = NULL;
-		char msg[512];
+		char msg[512], period[64];
 		size_t len = 0;
 		enum push_verdict v;
 		int have;
@@ -395,7 +401,8 @@ static void *push_thread(void *arg)
 			push_answer_message(&ans, msg, sizeof(msg));
 			say(p,
 			    "push: the server refused period %s with HTTP %ld (%s): it can never take it, %s (%llu set aside so far)",
-			    item.name, ans.status, msg,
+			    push_period_name(&item, period, sizeof(period)),
+			    ans.status, msg,
 			    removed < 0 ? "dropped" :
 					  "set aside in " PUSH_SET_ASIDE_DIR
 					  "/",
@@ -428,7 +435,8 @@ static void *push_thread(void *arg)
 			}
 			say(p,
 			    "push: cannot send period %s: %s; retrying in %u s",
-			    item.name, why, backoff);
+			    push_period_name(&item, period, sizeof(period)),
+			    why, backoff);
 			if (p->stopping) {
 				pthread_mutex_unlock(&p->lock);
 				break;
@@ -622,11 +630,14 @@ int push_enqueue(struct push *p, const char *path, uint64_t from,
 	pthread_mutex_lock(&p->lock);
 	p->last_pieces = g.n;
 	if (push_spool_size(p->spool_dir) + g.total > p->spool_max) {
+		char period[64];
+
 		p->counts.dropped_full++;
 		ret = push_fail(
 			err, ENOSPC,
-			"the push spool '%s' is full (%llu bytes at most): period dropped from the push (%llu so far)",
+			"the push spool '%s' is full (%llu bytes at most): period %s dropped from the push (%llu so far)",
 			p->spool_dir, (unsigned long long)p->spool_max,
+			push_period_name(&item, period, sizeof(period)),
 			(unsigned long long)p->counts.dropped_full);
 	} else {
 		if (g.n > 1)

@@ -33,6 +33,14 @@ unsigned push_sample_labels_of(const struct push_opts *o);
 int push_build_labels(const struct push_opts *o, char **name_escaped,
 		      char **parca_json, struct push_error *err);
 
+/*
+ * The period of a spooled piece as people read it: its start in UTC,
+ * "2026-01-02T03:04:05Z" (the form --since takes), with "(request N)"
+ * for a period's later pieces; buf returned.
+ */
+const char *push_period_name(const struct push_item *item, char *buf,
+			     size_t size);
+
 /* What the server answered: its status, content type and body's start. */
 struct push_answer {
 	long status; /* -1: no answer (why says why) */
@@ -44,7 +52,8 @@ struct push_answer {
 /* libcurl's write function: the answer's start into a push_answer. */
 size_t push_keep_answer(char *b, size_t size, size_t n, void *ctx);
 /* The server's message: the "message" of its JSON error, else the body's
- * first line, printable, at most ~300 bytes. */
+ * first line; one line of at most ~300 bytes, cut ones ending "...",
+ * control characters as spaces. */
 void push_answer_message(const struct push_answer *a, char *out, size_t size);
 
 enum push_verdict {

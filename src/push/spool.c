@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "push.h"
+#include "push_internal.h"
 
 static bool parse_name(const char *name, struct push_item *item)
 {
@@ -44,6 +45,22 @@ static bool parse_name(const char *name, struct push_item *item)
 	item->hz = hz;
 	item->part = part;
 	return true;
+}
+
+const char *push_period_name(const struct push_item *item, char *buf,
+			     size_t size)
+{
+	time_t t = (time_t)item->from;
+	struct tm tm;
+	size_t n = 0;
+
+	if (gmtime_r(&t, &tm))
+		n = strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!n)
+		n = (size_t)snprintf(buf, size, "%" PRIu64, item->from);
+	if (item->part && n < size)
+		snprintf(buf + n, size - n, " (request %u)", item->part + 1);
+	return buf;
 }
 
 int push_spool_oldest(const char *dir, struct push_item *item)

@@ -52,11 +52,7 @@ server.serve_forever()
 PY
 # start_server DIR [PORT [CERT KEY]]: sets PORT and SERVER (TLS with CERT)
 start_server() {
-	rm -f "$TMP/port"
-	spawn python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}" "${@:3}"
-	SERVER=$SPAWNED
-	wait_file "$TMP/port"
-	PORT=$(cat "$TMP/port")
+	spawn_server "$TMP/port" python3 "$TMP/server.py" "$1" "$TMP/port" "${2:-0}" "${@:3}"
 }
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -154,7 +150,7 @@ PORT=$(free_port)
 expect_exit 0 "$DCPROF" record -F 499 -p "$pid" --continuous "$TMP/d3" --period 1 \
 	--duration 4 --push "http://127.0.0.1:$PORT" --push-spool-size 1K
 cat "$TMP/err"
-grep -q "^dcprof: push: the push spool .* is full (1024 bytes at most): period dropped from the push (1 so far)" "$TMP/err" ||
+grep -q "^dcprof: push: the push spool .* is full (1024 bytes at most): period [0-9-]*T[0-9:]*Z dropped from the push (1 so far)" "$TMP/err" ||
 	die "a full spool is not said so"
 n=$(sed -n 's/^dcprof: push: 0 requests taken, [0-9]* failed tries, \([0-9]*\) periods dropped (spool full).*/\1/p' "$TMP/err")
 [ "${n:-0}" -ge 3 ] || die "the dropped periods are not counted"

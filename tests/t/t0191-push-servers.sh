@@ -38,11 +38,7 @@ pid=$SPAWNED
 
 # start_server DIR CONFIG_JSON: sets PORT and SERVER
 start_server() {
-	rm -f "$TMP/port"
-	spawn python3 "$RECEIVER" "$1" "$TMP/port" "$2"
-	SERVER=$SPAWNED
-	wait_file "$TMP/port"
-	PORT=$(cat "$TMP/port")
+	spawn_server "$TMP/port" python3 "$RECEIVER" "$1" "$TMP/port" "$2"
 }
 
 # account DIR PERIODS_DIR [ERRLOG]: every period logged in ERRLOG (default

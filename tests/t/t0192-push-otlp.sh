@@ -29,11 +29,7 @@ pid=$SPAWNED
 
 # start_server DIR CONFIG_JSON: sets PORT and SERVER
 start_server() {
-	rm -f "$TMP/port"
-	spawn "$PYPB" "$RECEIVER" "$1" "$TMP/port" "$TMP/pb" "$2"
-	SERVER=$SPAWNED
-	wait_file "$TMP/port"
-	PORT=$(cat "$TMP/port")
+	spawn_server "$TMP/port" "$PYPB" "$RECEIVER" "$1" "$TMP/port" "$TMP/pb" "$2"
 }
 
 # account DIR ERRLOG: every period logged in ERRLOG is in the requests

@@ -8,9 +8,8 @@
 # sampled functions.
 # Calls are named as objdump names them (issue 41: "call 0x1030"): in
 # plt_calls' main, every direct call's target in <> is objdump's, PLT stubs
-# included (labs@plt, ffs@plt, through their GOT slot's relocation). A
-# kernel function is refused in one line that says why (before: "'[kernel.
-# kallsyms]' is not a file").
+# included (labs@plt, ffs@plt, through their GOT slot's relocation).
+# Kernel functions: t0447.
 . "$(dirname "$0")/test-lib.sh"
 need g++ python3 objdump
 need_perf_events
@@ -46,20 +45,6 @@ for typed in spn Box; do
 	grep -q "the closest sampled functions: .*'shapes::Box<int>::spin(unsigned long)'" "$TMP/err" ||
 		die "annotate $typed does not list the closest functions"
 done
-
-# --- a kernel function --------------------------------------------------------
-expect_exit 0 "$DCPROF" report -i "$F" --format json --sort symbol
-K=$(json_get "$TMP/out" 'next((r["symbol"] for r in d["rows"] if r.get("kernel")), "")')
-if [ -n "$K" ]; then
-	expect_exit 1 "$DCPROF" annotate "$K" -i "$F"
-	one_line_error
-	echo "$K: $(cat "$TMP/err")"
-	grep -q "cannot annotate '$K': a kernel function" "$TMP/err" ||
-		die "annotate of the kernel's $K does not say it is a kernel function"
-else
-	[ -z "${CI:-}" ] || die "no kernel samples in 1.5 s of sym_cxx"
-	skip_part "no kernel function was sampled"
-fi
 
 # --- call targets ----------------------------------------------------------
 P=$(build_workload plt_calls -fno-builtin)

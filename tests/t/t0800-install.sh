@@ -1,7 +1,7 @@
 #!/bin/bash
 # make install into a temporary DESTDIR (PREFIX=/usr, and the default
 # /usr/local): exactly the command, libdcprof.so.0 with its links and the
-# .a, the header, dcprof.pc, the man page, the bash completion and the
+# .a, the headers, dcprof.pc, the man page, the bash completion and the
 # systemd unit (its ExecStart the installed command, a unit systemd-analyze
 # accepts, the capabilities it keeps each explained). A small
 # C program built with `pkg-config --cflags --libs dcprof` (shared, and
@@ -26,6 +26,7 @@ inst install DESTDIR="$D" PREFIX=/usr
 installed_files "$D" >"$TMP/files"
 cat >"$TMP/want" <<'LIST'
 usr/bin/dcprof
+usr/include/dcprof/code.h
 usr/include/dcprof/dcprof.h
 usr/lib/libdcprof.a
 usr/lib/libdcprof.so
@@ -42,8 +43,10 @@ diff -u "$TMP/want" "$TMP/files" >"$TMP/diff" ||
 	[ "$(readlink "$D/usr/lib/libdcprof.so.0")" = libdcprof.so.0.1.0 ] ||
 	die "library links: $(ls -l "$D/usr/lib")"
 [ "$(stat -c %a "$D/usr/bin/dcprof")" = 755 ] || die "dcprof is not mode 755"
-cmp -s "$TOP/include/dcprof/dcprof.h" "$D/usr/include/dcprof/dcprof.h" ||
-	die "the installed header is not include/dcprof/dcprof.h"
+for h in dcprof.h code.h; do
+	cmp -s "$TOP/include/dcprof/$h" "$D/usr/include/dcprof/$h" ||
+		die "the installed $h is not include/dcprof/$h"
+done
 "$D/usr/bin/dcprof" --version | grep -q '^dcprof ' || die "the installed dcprof does not run"
 
 # the unit: the installed command, 0644, and every capability it keeps

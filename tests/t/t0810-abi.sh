@@ -1,7 +1,8 @@
 #!/bin/bash
 # libdcprof's ABI: libdcprof.so is a link to libdcprof.so.0, whose soname
 # it is; its exported (dynamic, defined) symbols are exactly the functions
-# include/dcprof/dcprof.h declares, every one of them with DCPROF_API and
+# include/dcprof/dcprof.h and the header it includes (code.h) declare,
+# every one of them with DCPROF_API and
 # at version DCPROF_0.1, and exactly those lib/libdcprof.map lists. Then a
 # program linked with it checks the conventions that keep the ABI: sz too
 # small fails with -EINVAL and errno; a struct from a newer header (larger
@@ -11,8 +12,7 @@
 . "$(dirname "$0")/test-lib.sh"
 need gcc nm readelf awk
 
-HDR=$TMP/headers.h
-cat "$TOP"/include/dcprof/*.h >"$HDR"
+HDRS=("$TOP"/include/dcprof/*.h)
 MAP=$TOP/lib/libdcprof.map
 SO=$BUILD/libdcprof.so
 
@@ -28,7 +28,7 @@ soname=$(readelf -d "$SO" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 # declare a function: those with DCPROF_API, and any other that has a
 # dcp_*( declarator outside a typedef (there must be none).
 statements() {
-	tr '\n' ' ' <"$HDR" | sed 's@/\*\([^*]\|\*[^/]\)*\*/@ @g' | tr ';{}' '\n\n\n'
+	cat "${HDRS[@]}" | tr '\n' ' ' | sed 's@/\*\([^*]\|\*[^/]\)*\*/@ @g' | tr ';{}' '\n\n\n'
 }
 statements | grep 'DCPROF_API' | grep -v '#define' |
 	grep -o 'dcp_[a-z0-9_]*[[:space:]]*(' | sed 's/[[:space:](]//g' |
@@ -81,6 +81,7 @@ struct row_v2 {
 int main(int argc, char **argv)
 {
 	struct dcp_profile_open_opts bad_opts[2];
+	struct dcp_code_opts copts[2];
 	struct dcp_sample_row row = { .sz = sizeof(row) }, r0 = { 0 };
 	struct row_v2 v2;
 	struct dcp_expanded_frame ex[4][2]; /* entries twice as far apart */
@@ -157,6 +158,17 @@ int main(int argc, char **argv)
 	CHECK(dcp_profile_frame_expand(p, &row.frames[0], &ex[0][0], 4) ==
 	      -EINVAL);
 	CHECK(errno == EINVAL);
+
+	/* code.h, through dcprof.h: options with unknown fields set
+	 * refused, a cookie the profile lacks too, each with errno */
+	memset(copts, 0, sizeof(copts));
+	copts[0].sz = sizeof(copts);
+	((char *)copts)[sizeof(copts[0]) + 1] = 1;
+	errno = 0;
+	CHECK(!dcp_profile_code_open(p, 1, 0, 16, copts) && errno == EINVAL);
+	errno = 0;
+	CHECK(!dcp_profile_code_open(p, 1u << 30, 0, 16, NULL) &&
+	      errno == ENOENT);
 	dcp_profile_close(p);
 
 	/* cookie tables and the collection through the public API only */

@@ -303,6 +303,20 @@ wait_file() {
 	die "'$f' did not appear"
 }
 
+# spawn_server PORTFILE COMMAND [ARGS...]
+#                   spawn a server that writes the port it listens on into
+#                   PORTFILE once it listens (a test's receiver); sets
+#                   SERVER, its pid, and PORT
+spawn_server() {
+	local portfile=$1
+	shift
+	rm -f "$portfile"
+	spawn "$@"
+	SERVER=$SPAWNED
+	wait_file "$portfile"
+	PORT=$(cat "$portfile")
+}
+
 # need_python_protobuf
 #                   PYPB: a python3 that imports google.protobuf (Debian's
 #                   python3-protobuf; a version manager's python3 first in
