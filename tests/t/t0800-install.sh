@@ -27,6 +27,7 @@ installed_files "$D" >"$TMP/files"
 cat >"$TMP/want" <<'LIST'
 usr/bin/dcprof
 usr/include/dcprof/code.h
+usr/include/dcprof/collection.h
 usr/include/dcprof/dcprof.h
 usr/lib/libdcprof.a
 usr/lib/libdcprof.so
@@ -43,7 +44,7 @@ diff -u "$TMP/want" "$TMP/files" >"$TMP/diff" ||
 	[ "$(readlink "$D/usr/lib/libdcprof.so.0")" = libdcprof.so.0.1.0 ] ||
 	die "library links: $(ls -l "$D/usr/lib")"
 [ "$(stat -c %a "$D/usr/bin/dcprof")" = 755 ] || die "dcprof is not mode 755"
-for h in dcprof.h code.h; do
+for h in dcprof.h code.h collection.h; do
 	cmp -s "$TOP/include/dcprof/$h" "$D/usr/include/dcprof/$h" ||
 		die "the installed $h is not include/dcprof/$h"
 done
