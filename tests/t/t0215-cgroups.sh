@@ -273,6 +273,19 @@ expect_exit 0 "$DCPROF" report -i "$TMP/no.data" --sort cgroup --format json
 [ "$(json_get "$TMP/out" 'sorted(set(r["cgroup"] for r in d["rows"]))')" = '["-"]' ] ||
 	die "--no-cgroups still recorded cgroups"
 
+# no cgroup v2 hierarchy (unmounted in a mount namespace of its own): one
+# line, and the recording as before; -G cannot be honoured then
+unshare -m sh -c "umount '$CG' && exec '$DCPROF' record -o '$TMP/nov2.data' -- '$BURN' 0.2" \
+	>"$TMP/out" 2>"$TMP/err" || die "recording without cgroup v2: $(cat "$TMP/err")"
+grep -c "no cgroup v2 hierarchy is mounted" "$TMP/err" | grep -qx 1 ||
+	die "without cgroup v2: $(cat "$TMP/err")"
+expect_exit 0 "$DCPROF" report -i "$TMP/nov2.data" --sort cgroup,comm --format json
+[ "$(json_get "$TMP/out" '[r["cgroup"] for r in d["rows"] if r["comm"] == "cpu_burn"]')" = '["-"]' ] ||
+	die "rows without cgroup v2: $(head -c 400 "$TMP/out")"
+unshare -m sh -c "umount '$CG' && exec '$DCPROF' record -G /x -o '$TMP/nov2g.data' -- true" \
+	>"$TMP/out" 2>"$TMP/err" && die "-G without cgroup v2 recorded"
+one_line_error "$TMP/err"
+
 # a cgroup that is not there: one line, no profile
 expect_exit 1 "$DCPROF" record -G /no/such/cgroup.$$ -o "$TMP/none.data" -- true
 one_line_error "$TMP/err"
