@@ -277,34 +277,33 @@ static int take_filter(struct dcp_cgroup_table *t, const char *const *filter,
 		       size_t nr)
 {
 	struct stat st;
-	char *full;
+	char *full, *f;
+	size_t n;
 
 	t->filter = calloc(nr ? nr : 1, sizeof(*t->filter));
 	if (!t->filter)
 		return dcp_error(ENOMEM, "out of memory");
-	for (; t->nr_filter < nr; t->nr_filter++) {
-		const char *p = filter[t->nr_filter];
-		size_t n;
+	for (size_t i = 0; i < nr; i++) {
+		const char *p = filter[i];
 
 		while (*p == '/')
 			p++;
-		if (asprintf(&t->filter[t->nr_filter], "/%s", p) < 0)
+		if (asprintf(&f, "/%s", p) < 0)
 			return dcp_error(ENOMEM, "out of memory");
-		n = strlen(t->filter[t->nr_filter]);
-		while (n > 1 && t->filter[t->nr_filter][n - 1] == '/')
-			t->filter[t->nr_filter][--n] = '\0';
-		if (strstr(t->filter[t->nr_filter], "/..") ||
-		    asprintf(&full, "%s%s", t->root, t->filter[t->nr_filter]) <
-			    0)
+		t->filter[t->nr_filter++] = f;
+		n = strlen(f);
+		while (n > 1 && f[n - 1] == '/')
+			f[--n] = '\0';
+		if (strstr(f, "/..") || asprintf(&full, "%s%s", t->root, f) < 0)
 			return dcp_error(EINVAL, "bad cgroup path '%s'",
-					 filter[t->nr_filter]);
+					 filter[i]);
 		n = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
 		free(full);
 		if (!n)
 			return dcp_error(ENOENT,
 					 "no cgroup '%s' in the cgroup v2 "
 					 "hierarchy at %s",
-					 filter[t->nr_filter], t->root);
+					 filter[i], t->root);
 	}
 	return 0;
 }
