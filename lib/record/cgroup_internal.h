@@ -3,7 +3,7 @@
  * The recorder's cgroups: the kernel's id of a sample's cgroup (of the
  * cgroup v2 hierarchy, wherever it is mounted) turned into its path, the
  * name its container runtime gave it, and an id of the aggregate's
- * cgroup table; and the -G filter.
+ * cgroup table; and the filter of the cgroups a recording keeps to.
  */
 #ifndef DCPROF_CGROUP_INTERNAL_H
 #define DCPROF_CGROUP_INTERNAL_H

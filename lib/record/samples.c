@@ -452,7 +452,7 @@ static struct dcp_process *sample_process(struct dcp_recorder *r, pid_t pid,
 }
 
 /* The aggregate's cgroup of kernel cgroup id; 0 with *kept false when
- * -G drops its samples (counted). Negative errno. */
+ * the cgroup filter drops its samples (counted). Negative errno. */
 static int64_t sample_cgroup(struct dcp_recorder *r, uint64_t id,
 			     uint64_t count, const uint64_t *off_ns, bool *kept)
 {
