@@ -32,14 +32,15 @@ remove_cgroups() {
 }
 trap remove_cgroups EXIT
 
-# Each cgroup's process: a shell loop of some work and a nap, so that
-# every cgroup has samples and stacks of its own over the recording.
+# Each cgroup's process: a shell loop of a little work (about a
+# millisecond) and a nap of 0.1 s, so that every cgroup has samples and
+# stacks of its own while the 50 take about half a CPU.
 for ((i = 0; i < NR_CGROUPS; i++)); do
 	d=$BASE/system.slice/svc$i.service
 	mkdir -p "$d" || die "cannot make cgroups under $CG"
 	start_bg sh -c 'echo $$ >"$1/cgroup.procs" &&
-		while :; do i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done
-		sleep 0.05; done' sh "$d"
+		while :; do i=0; while [ $i -lt 100 ]; do i=$((i + 1)); done
+		sleep 0.1; done' sh "$d"
 done
 start_busy
 say "$NR_CGROUPS cgroups under $BASE, $RUNS runs of $SECONDS_EACH s each"

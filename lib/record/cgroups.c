@@ -28,7 +28,11 @@
 
 #include <dcprof/dcprof.h>
 
+/* a new cgroup id looks the hierarchy over at most this often; an id a
+ * walk did not find (a cgroup gone already, or out of this mount's
+ * view), at most this often again */
 #define RESCAN_NS 20000000ull
+#define RESCAN_UNFOUND_NS 1000000000ull
 #define MAX_DEPTH 32
 /* a runtime's metadata file read for the container's name, at most */
 #define MAX_METADATA (1u << 20)
@@ -39,6 +43,7 @@ struct cgroup_entry {
 	char *name; /* the runtime's name of the container, or NULL */
 	uint32_t agg_id; /* 0: not interned in the current aggregate */
 	bool kept;
+	bool scanned_since; /* not found by a walk made after its first sight */
 };
 
 struct dcp_cgroup_table {
@@ -414,11 +419,15 @@ int64_t dcp_cgroup_table_intern(struct dcp_cgroup_table *t,
 	if (!id)
 		return 0;
 	e = find(t, id);
-	if ((!e || !e->path) && now_ns() - t->last_scan >= RESCAN_NS) {
+	if ((!e || !e->path) &&
+	    now_ns() - t->last_scan >=
+		    (e && e->scanned_since ? RESCAN_UNFOUND_NS : RESCAN_NS)) {
 		ret = scan(t);
 		if (ret)
 			return dcp_error(ret, "out of memory");
 		e = find(t, id);
+		if (e && !e->path)
+			e->scanned_since = true;
 	}
 	if (!e) {
 		ret = add(t, id, NULL);
