@@ -1,7 +1,7 @@
 #!/bin/bash
 # What recording each sample's cgroup costs, on a machine of many cgroups:
 # BENCH_CGROUPS (default 50) cgroups made under the cgroup v2 hierarchy,
-# each running a shell loop that works and sleeps, beside the busy
+# each running a quiet service (bench/workloads/svc.c), beside the busy
 # workload, recorded -a -g at 999 Hz with cgroups (the default) and with
 # --no-cgroups, alternating run by run in one run of the script, on each
 # backend. Prints the medians of bytes per kept sample (the compact file)
@@ -32,15 +32,15 @@ remove_cgroups() {
 }
 trap remove_cgroups EXIT
 
-# Each cgroup's process: a shell loop of a little work (about a
-# millisecond) and a nap of 0.1 s, so that every cgroup has samples and
-# stacks of its own while the 50 take about half a CPU.
+# Each cgroup's process (bench/workloads/svc.c): a millisecond of CPU
+# every tenth of a second, so that every cgroup has samples of its own
+# while the 50 take half a CPU.
+compile svc -O2 -g "$TOP/bench/workloads/svc.c"
 for ((i = 0; i < NR_CGROUPS; i++)); do
 	d=$BASE/system.slice/svc$i.service
 	mkdir -p "$d" || die "cannot make cgroups under $CG"
-	start_bg sh -c 'echo $$ >"$1/cgroup.procs" &&
-		while :; do i=0; while [ $i -lt 100 ]; do i=$((i + 1)); done
-		sleep 0.1; done' sh "$d"
+	start_bg sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2"' sh "$d" \
+		"$TMP/svc"
 done
 start_busy
 say "$NR_CGROUPS cgroups under $BASE, $RUNS runs of $SECONDS_EACH s each"
