@@ -39,8 +39,10 @@ endif
 # with the include paths and pkg-config flags of itself and the layers below
 # it only, so an include of a higher layer's header does not compile, and
 # each layer's objects are linked together with -Wl,--no-undefined against
-# only their own libraries (the *-check.so targets below), so a call into a
-# higher layer or into a library the layer must not use does not link.
+# only their own libraries and those of the layers below (the layer-check
+# targets below; src/ against libdcprof.so, whose only exports are the
+# public API), so a call into a higher layer, into the library's internals
+# or into a library the layer must not use does not link.
 #   base     lib/base      header-only helpers (hashing, the hash index,
 #                          growing, sorting)
 #   core     lib/core      records, processes, cookies, collection, aggregate,
@@ -55,12 +57,39 @@ endif
 #   push     src/push      continuous recording's periods sent to a
 #                          Pyroscope-compatible endpoint: libcurl
 #   cmd      src/cmd       the subcommands
-CORE_PKGS := zlib libzstd
-SYMBOLS_PKGS := libelf libdw
-CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS))
-SYMBOLS_LIBS = $(shell pkg-config --libs $(SYMBOLS_PKGS)) -liberty
-UNWIND_LIBS = $(shell pkg-config --libs libdw libelf)
+#
+# The allowlist: the libraries each layer may use besides libc and the
+# layers below it, as pkg-config names (-lNAME for a library without a .pc
+# file). A layer includes the headers of these only (scripts/check-layers.sh
+# knows whose header is whose) and its link check links against them only.
+# LAYER_LOADS_NAME: libraries the layer opens with dlopen at run time, whose
+# headers it includes and which are never linked.
+LAYER_NAMES := base core symbols unwind record view export push cmd
+LAYER_LIBS_base :=
+LAYER_LIBS_core := zlib libzstd
+LAYER_LIBS_symbols := libelf libdw -liberty
+LAYER_LIBS_unwind := libelf libdw
+# libbpf when the BPF record source is built (BPF_LIBS below)
+LAYER_LIBS_record := libbpf
+LAYER_LIBS_view :=
+LAYER_LIBS_export := libprotobuf-c zlib
+LAYER_LIBS_push :=
+LAYER_LOADS_push := libcurl
+LAYER_LIBS_cmd := capstone $(CURSES_PKG)
+# "NAME: LIBRARIES;" per layer, for scripts/check-layers.sh
+LAYER_LIB_TABLE := $(foreach l,$(LAYER_NAMES),$(l): $(LAYER_LIBS_$(l)) $(LAYER_LOADS_$(l));)
+# layer_ldlibs LIBRARIES: their link flags
+layer_ldlibs = $(if $(filter-out -l%,$(1)),$(shell pkg-config --libs $(filter-out -l%,$(1)))) \
+	$(filter -l%,$(1))
+
+CORE_PKGS := $(LAYER_LIBS_core)
+SYMBOLS_PKGS := $(filter-out -l%,$(LAYER_LIBS_symbols))
+CORE_LIBS = $(call layer_ldlibs,$(LAYER_LIBS_core))
+SYMBOLS_LIBS = $(call layer_ldlibs,$(LAYER_LIBS_symbols))
+UNWIND_LIBS = $(call layer_ldlibs,$(LAYER_LIBS_unwind))
 RECORD_LIBS = -lpthread $(BPF_LIBS)
+EXPORT_LIBS = $(call layer_ldlibs,$(LAYER_LIBS_export))
+CMD_LIBS = $(call layer_ldlibs,$(LAYER_LIBS_cmd))
 
 LIB_INC_core := -Ilib/core
 LIB_INC_symbols := $(LIB_INC_core) -Ilib/symbols
@@ -136,17 +165,20 @@ VIEW_SRCS := $(wildcard src/view/*.c)
 EXPORT_SRCS := $(wildcard src/export/*.c)
 PUSH_SRCS := $(wildcard src/push/*.c)
 CMD_ONLY_SRCS := src/dcprof.c $(wildcard src/cmd/*.c)
-$(VIEW_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view
-$(EXPORT_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export \
-	$(shell pkg-config --cflags libprotobuf-c zlib)
+VIEW_OBJS := $(VIEW_SRCS:%.c=$(BUILD)/%.o)
+EXPORT_OBJS := $(EXPORT_SRCS:%.c=$(BUILD)/%.o)
+PUSH_OBJS := $(PUSH_SRCS:%.c=$(BUILD)/%.o)
+$(VIEW_OBJS): LAYER_CFLAGS = -Isrc/view
+$(EXPORT_OBJS): LAYER_CFLAGS = -Isrc/view -Isrc/export \
+	$(shell pkg-config --cflags $(LAYER_LIBS_export))
 # the soname that the installed libcurl.so names, for dlopen
 CURL_SONAME = $(shell objdump -p $$(pkg-config --variable=libdir libcurl)/libcurl.so 2>/dev/null | \
 	awk '$$1 == "SONAME" { print $$2 }')
-$(PUSH_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
-	$(shell pkg-config --cflags $(PUSH_PKGS)) \
+$(PUSH_OBJS): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
+	$(shell pkg-config --cflags $(LAYER_LOADS_push)) \
 	$(if $(CURL_SONAME),-DDCPROF_CURL_SONAME=\"$(CURL_SONAME)\")
 $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push -Isrc/cmd \
-	$(shell pkg-config --cflags capstone $(CURSES_PKG))
+	$(shell pkg-config --cflags $(filter-out -l%,$(LAYER_LIBS_cmd)))
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
 ALL_LIB_INC = $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS)) $(BPF_PKG_CFLAGS)
@@ -166,9 +198,11 @@ CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o) $(PB_OBJS) \
 	$(BUILD)/gen/flamegraph_assets.o
 FG_ASSETS := $(addprefix src/export/flamegraph.,html js css)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-LAYER_CHECKS := $(LAYERS:%=$(BUILD)/layer-check/%.so)
+# base is header-only: nothing of its own to link
+LAYER_CHECKS := $(patsubst %,$(BUILD)/layer-check/%.so,$(filter-out base,$(LAYER_NAMES)))
 
-.PHONY: all deps check check-build profile bench clean format check-format fuzz check-layers
+.PHONY: all deps check check-build profile bench clean format check-format fuzz check-layers \
+	layer-libs
 
 all: $(BUILD)/dcprof $(BUILD)/libdcprof.so $(LAYER_CHECKS) $(BUILD)/libdcprof-core.a
 
@@ -179,22 +213,45 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(LAYER_CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
-# Each layer's objects with the layers below it and their libraries only.
+# Each layer's objects with the layers below it and their libraries only
+# (src/: the library through libdcprof.so, the public API); a link that
+# fails names the layer and the rule.
+define layer_link
+@mkdir -p $(dir $@)
+$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(2) || { echo \
+	"layer-check: $(1) calls a function that neither it, the layers below it nor their libraries ($(strip $(3))) define: see the undefined references above" >&2; \
+	exit 1; }
+endef
 $(BUILD)/layer-check/core.so: $(core_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(CORE_LIBS)
+	$(call layer_link,lib/core,$(CORE_LIBS),$(LAYER_LIBS_core))
 $(BUILD)/layer-check/symbols.so: $(core_OBJS) $(symbols_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(SYMBOLS_LIBS) $(CORE_LIBS)
+	$(call layer_link,lib/symbols,$(SYMBOLS_LIBS) $(CORE_LIBS),\
+		$(LAYER_LIBS_symbols) $(LAYER_LIBS_core))
 $(BUILD)/layer-check/unwind.so: $(core_OBJS) $(symbols_OBJS) $(unwind_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(SYMBOLS_LIBS) $(CORE_LIBS)
+	$(call layer_link,lib/unwind,$(UNWIND_LIBS) $(SYMBOLS_LIBS) $(CORE_LIBS),\
+		$(sort $(LAYER_LIBS_unwind) $(LAYER_LIBS_symbols) $(LAYER_LIBS_core)))
 $(BUILD)/layer-check/record.so: $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+	$(call layer_link,lib/record,$(LIB_LIBS),$(if $(BPF_LIBS),libbpf) $(sort $(LAYER_LIBS_unwind) \
+		$(LAYER_LIBS_symbols) $(LAYER_LIBS_core)))
+$(BUILD)/layer-check/view.so: $(VIEW_OBJS) $(BUILD)/libdcprof.so
+	$(call layer_link,src/view,,the public API)
+$(BUILD)/layer-check/export.so: $(VIEW_OBJS) $(EXPORT_OBJS) $(PB_OBJS) \
+		$(BUILD)/gen/flamegraph_assets.o $(BUILD)/libdcprof.so
+	$(call layer_link,src/export,$(EXPORT_LIBS),the public API $(LAYER_LIBS_export))
+# libcurl is loaded at run time, never linked (src/push/curl_load.c)
+$(BUILD)/layer-check/push.so: $(VIEW_OBJS) $(EXPORT_OBJS) $(PUSH_OBJS) $(PB_OBJS) \
+		$(BUILD)/gen/flamegraph_assets.o $(BUILD)/libdcprof.so
+	$(call layer_link,src/push,$(EXPORT_LIBS),the public API $(LAYER_LIBS_export))
+$(BUILD)/layer-check/cmd.so: $(CMD_OBJS) $(BUILD)/libdcprof.so
+	$(call layer_link,src/cmd,$(EXPORT_LIBS) $(CMD_LIBS),\
+		the public API $(LAYER_LIBS_export) $(LAYER_LIBS_cmd))
 
 check-layers: $(LAYER_CHECKS)
-	scripts/check-layers.sh
+	LAYER_LIB_TABLE='$(LAYER_LIB_TABLE)' scripts/check-layers.sh
+
+# The allowlist, for scripts/check-layers.sh run alone.
+layer-libs:
+	@echo '$(LAYER_LIB_TABLE)'
 
 # The schemas of the exports (pprof's, OpenTelemetry profiles'), compiled
 # by protoc-c; their output is not ours to lint.

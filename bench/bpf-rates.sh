@@ -14,7 +14,7 @@
 # time each dcprof file says was recorded (its duration: from sampling's
 # start to its end, drains after it not counted), and the rate up to
 # which a recorder lost nothing in any run. Needs root (the
-# BPF backend and -a).
+# BPF backend and -a). BENCH_QUICK=1: one run of 1 s at 999 Hz.
 set -u
 BENCH=bpf-rates
 # shellcheck source=bench/lib.sh
@@ -22,9 +22,9 @@ BENCH=bpf-rates
 need_dcprof
 need "$PERF" python3
 [ "$(id -u)" -eq 0 ] || die "needs root (the BPF backend and -a)"
-RATES=${BENCH_RATES:-10000 50000 100000}
-RUNS=${BENCH_RATE_RUNS:-3}
-SECS=${BENCH_RATE_SECONDS:-3}
+RATES=${BENCH_RATES:-$(by_mode "10000 50000 100000" 999)}
+RUNS=${BENCH_RATE_RUNS:-$(by_mode 3 1)}
+SECS=${BENCH_RATE_SECONDS:-$(by_mode 3 1)}
 MAX_RATE_FILE=/proc/sys/kernel/perf_event_max_sample_rate
 bench_init
 start_busy

@@ -9,7 +9,8 @@
 # BENCH_SLOW_RUNS runs (default 3) of BENCH_SLOW_SECONDS (default 4) per
 # mode, the order of the modes rotating run by run. Prints a markdown
 # table: chunks/s of each run, the median, the slowdown against alone. Needs
-# root (the BPF backend and -a).
+# root (the BPF backend and -a). BENCH_QUICK=1: one run of 1 s per mode
+# at 999 Hz.
 set -u
 BENCH=bpf-slowdown
 # shellcheck source=bench/lib.sh
@@ -17,9 +18,9 @@ BENCH=bpf-slowdown
 need_dcprof
 need "$PERF"
 [ "$(id -u)" -eq 0 ] || die "needs root (the BPF backend and -a)"
-RATES=${BENCH_SLOW_RATES:-999 10000}
-RUNS=${BENCH_SLOW_RUNS:-3}
-SECS=${BENCH_SLOW_SECONDS:-4}
+RATES=${BENCH_SLOW_RATES:-$(by_mode "999 10000" 999)}
+RUNS=${BENCH_SLOW_RUNS:-$(by_mode 3 1)}
+SECS=${BENCH_SLOW_SECONDS:-$(by_mode 4 1)}
 bench_init
 compile units -O2 "$TOP/bench/workloads/units.c" -lpthread
 

@@ -19,6 +19,7 @@
 # their two runs is the CPU that grows with the samples, per 1,000
 # samples, and what is left of the long run the cost of starting and
 # finishing, which a longer recording spreads thinner. Needs root (BPF, -a).
+# BENCH_QUICK=1: recordings of 2 s and 1 s at 99 Hz.
 set -u
 BENCH=bpf
 # shellcheck source=bench/lib.sh
@@ -26,8 +27,9 @@ BENCH=bpf
 need_dcprof
 need "$PERF" python3
 [ "$(id -u)" -eq 0 ] || die "needs root (the BPF backend and -a)"
-DURATION=${BENCH_DURATION:-20}
-SHORT=${BENCH_SHORT:-5}
+DURATION=${BENCH_DURATION:-$(by_mode 20 2)}
+FREQ=$(by_mode 999 99)
+SHORT=${BENCH_SHORT:-$(by_mode 5 1)}
 bench_init
 
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
@@ -51,7 +53,7 @@ row() { # NAME SAMPLES CPU_MS BPF_NS BYTES PERF_PER_K
 # (samples), BPF_B (bytes read from the kernel), BPF_N (the program's ns)
 bpf_run() {
 	DCPROF_BPF_FRAMES=$1 recorder "$DCPROF" record --backend bpf -v -a -g \
-		-F 999 --duration "$2" -o "$TMP/$3.data" >/dev/null 2>"$TMP/$3.err" ||
+		-F "$FREQ" --duration "$2" -o "$TMP/$3.data" >/dev/null 2>"$TMP/$3.err" ||
 		die "dcprof --backend bpf ($1, $2 s) failed: $(tail -3 "$TMP/$3.err")"
 	read -r BPF_S BPF_B BPF_N < <(sed -n \
 		's/^dcprof: bpf: \([0-9]*\) samples counted.*, \([0-9]*\) bytes read.*for \([0-9]*\) ns$/\1 \2 \3/p' \
@@ -61,7 +63,7 @@ bpf_run() {
 
 # ring_run SECONDS NAME: the ring backend as the recorder; CPU_MS, RING_S
 ring_run() {
-	recorder "$DCPROF" record --backend perf -a -g -F 999 --duration "$1" \
+	recorder "$DCPROF" record --backend perf -a -g -F "$FREQ" --duration "$1" \
 		-o "$TMP/$2.data" >/dev/null 2>"$TMP/$2.err" ||
 		die "dcprof --backend perf ($1 s) failed: $(tail -3 "$TMP/$2.err")"
 	RING_S=$(sed -n 's/^dcprof: \([0-9]*\) samples:.*/\1/p' "$TMP/$2.err")
@@ -69,7 +71,7 @@ ring_run() {
 
 # perf_run SECONDS NAME: perf record as the recorder; CPU_MS, PERF_S
 perf_run() {
-	recorder perf_record -a -g -F 999 -o "$TMP/$2.perf" -- sleep "$1" \
+	recorder perf_record -a -g -F "$FREQ" -o "$TMP/$2.perf" -- sleep "$1" \
 		>/dev/null 2>"$TMP/$2.err" || die "perf record ($1 s) failed: $(tail -3 "$TMP/$2.err")"
 	PERF_S=$(perf_data "$TMP/$2.perf" | cut -d' ' -f1)
 }
@@ -96,8 +98,8 @@ RING_CPU=$CPU_MS RING_SAMPLES=$RING_S
 
 BT_CPU= BT_NS= BT_SAMPLES=
 if command -v bpftrace >/dev/null; then
-	say "bpftrace profile:hz:999 with kernel and user stacks, $DURATION s"
-	bpftrace_record "$DURATION" "profile:hz:999 { @[kstack, ustack, comm] = count(); }
+	say "bpftrace profile:hz:$FREQ with kernel and user stacks, $DURATION s"
+	bpftrace_record "$DURATION" "profile:hz:$FREQ { @[kstack, ustack, comm] = count(); }
 		interval:s:$DURATION { exit(); }" "$TMP/bpftrace.out" &&
 		BT_CPU=$CPU_MS BT_NS=$BPF_NS BT_SAMPLES=$(sed -n 's/^.*\]: \([0-9]*\)$/\1/p' \
 			"$TMP/bpftrace.out" | awk '{ s += $1 } END { print s + 0 }')
@@ -111,7 +113,7 @@ PERF_CPU=$CPU_MS PERF_SAMPLES=$PERF_S
 PERF_BYTES=$(div "$(stat -c %s "$TMP/perf.perf")" "$PERF_SAMPLES" %.0f)
 
 echo
-echo "Machine: $(nproc) CPUs ($(cpu_model)), kernel $(uname -r); $BURNERS burners + a short-lived process every $CHURN_MS ms; -a -g -F 999, $DURATION s each; load $(load_avg)."
+echo "Machine: $(nproc) CPUs ($(cpu_model)), kernel $(uname -r); $BURNERS burners + a short-lived process every $CHURN_MS ms; -a -g -F $FREQ, $DURATION s each; load $(load_avg)."
 echo
 echo "| recorder | samples | recorder CPU ms | BPF run ms | CPU per 1,000 samples (ms) | x perf | bytes from the kernel per sample |"
 echo "|---|---:|---:|---:|---:|---:|---:|"

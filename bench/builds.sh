@@ -6,14 +6,17 @@
 # the ratio new/old. Meant for "within noise of before" after a change that
 # should not change speed:
 #   bench/builds.sh OLD_DCPROF [NEW_DCPROF]   (NEW defaults to build/dcprof)
-# BENCH_RUNS (default 3) recordings per build, BENCH_SECONDS (default 10);
-# BENCH_RECORD_ARGS adds record options (e.g. "--backend bpf").
+# BENCH_RUNS (default 3) recordings per build, BENCH_SECONDS (default 10),
+# BENCH_REPORT_ROUNDS (default 10) rounds of the reports; BENCH_RECORD_ARGS
+# adds record options (e.g. "--backend bpf"). BENCH_QUICK=1: one recording
+# of 1 s per build, one round.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OLD=${1:?usage: bench/builds.sh OLD_DCPROF [NEW_DCPROF]}
 NEW=${2:-$DCPROF}
-RUNS=${BENCH_RUNS:-3}
-SECONDS_EACH=${BENCH_SECONDS:-10}
+RUNS=${BENCH_RUNS:-$(by_mode 3 1)}
+SECONDS_EACH=${BENCH_SECONDS:-$(by_mode 10 1)}
+ROUNDS=${BENCH_REPORT_ROUNDS:-$(by_mode 10 1)}
 [ -x "$OLD" ] || die "no '$OLD'"
 [ -x "$NEW" ] || die "no '$NEW'"
 [ "$(id -u)" -eq 0 ] || die "recording system-wide needs root"
@@ -40,7 +43,7 @@ for ((i = 0; i < RUNS; i++)); do
 	done
 done
 
-# Report time: each build reads the old build's profile, 10 alternating
+# Report time: each build reads the old build's profile, ROUNDS alternating
 # rounds of the three views, wall-clock ms per view.
 report_ms() {
 	local bin=$1 t0 t1
@@ -59,7 +62,7 @@ printf '%-24s %10s ms %10s ms %9s\n' "recorder CPU (median)" "$o" "$n" \
 	"$(awk -v a="$o" -v b="$n" 'BEGIN { printf "%.2f", b / a }')"
 for view in "" "--children" "--tree caller"; do
 	ro="" rn=""
-	for ((i = 0; i < 10; i++)); do
+	for ((i = 0; i < ROUNDS; i++)); do
 		# shellcheck disable=SC2086 # the view's words
 		ro+="$(report_ms "$OLD" $view) "
 		# shellcheck disable=SC2086

@@ -6,17 +6,19 @@
 # perf's own synthesis of the same processes ('perf bench internals
 # synthesize', one thread) and with a whole 'perf record -a -- true'.
 # Prints markdown tables.
-#   usage: bench/collect.sh [NxM ...]      (default: 500x50 2000x50)
-#   env:   RUNS (best of, default 3), BENCH_KEEP=1 (keep the temporary
-#          directory), BUILD (build dir, default ./build),
-#          DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
+#   usage: bench/collect.sh [NxM ...]      (default: 500x50 2000x50;
+#                                           BENCH_QUICK=1: 50x5)
+#   env:   RUNS (best of, default 3; BENCH_QUICK=1: 1), BENCH_KEEP=1
+#          (keep the temporary directory), BUILD (build dir, default
+#          ./build), DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -eu
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-$(by_mode 3 1)}
 CONFIGS=("$@")
-[ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=(500x50 2000x50)
+# shellcheck disable=SC2207 # the words of the default
+[ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=($(by_mode "500x50 2000x50" 50x5))
 need_dcprof
 bench_init
 compile collect_maps -O1 "$TOP/tests/workloads/collect_maps.c"
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
 		if (ms < best)
 			best = ms;
 		static struct dcp_collection_stats keep;
-		keep = *dcp_collection_stats(c);
+		keep = *dcp_collection_get_stats(c);
 		st = &keep;
 		sc = dcp_collection_syscalls(c);
 		dcp_collection_close(c);
@@ -74,8 +76,11 @@ int main(int argc, char **argv)
 }
 C
 # shellcheck disable=SC2046 # pkg-config's words
-compile walk -O2 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib" "$TMP/walk.c" \
-	"$BUILD/libdcprof.a" $(pkg-config --libs libelf libdw zlib) -lpthread
+# collect_internal.h (the count of /proc system calls) is lib/core's, on
+# lib/base's helpers
+compile walk -O2 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/lib/base" \
+	-I"$TOP/lib/core" "$TMP/walk.c" \
+	"$BUILD/libdcprof.a" $(pkg-config --libs libelf libdw zlib libzstd) -lpthread
 have_strace=$(command -v strace || true)
 have_perf=$(command -v "$PERF" || true)
 

@@ -19,14 +19,15 @@
 #   BENCH_SECONDS=60   length of the recording
 #   BENCH_PERIOD=2     --period of the recording
 #   BENCH_RUNS=3       timed runs of each report (the best is kept)
+#   BENCH_QUICK=1      3 s of periods of 1 s, each report once
 #   BENCH_KEEP=1, BENCH_BURNERS, BENCH_CHURN_MS, BUILD, DCPROF, PERF, CC
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SECONDS_RUN=${BENCH_SECONDS:-60}
-PERIOD=${BENCH_PERIOD:-2}
-RUNS=${BENCH_RUNS:-3}
+SECONDS_RUN=${BENCH_SECONDS:-$(by_mode 60 3)}
+PERIOD=${BENCH_PERIOD:-$(by_mode 2 1)}
+RUNS=${BENCH_RUNS:-$(by_mode 3 1)}
 need_dcprof
 need "$PERF" "perf is needed for the side-by-side figure"
 bench_init

@@ -7,17 +7,18 @@
 # loads; performance.now() at the first draw, counted from navigation
 # start, and at the paint after it). Prints markdown tables.
 # Environment: SECONDS_REC (8), FREQ (20000), THREADS (2), DEPTH (5), RUNS (5),
+# BENCH_QUICK=1 (a recording of 1 s, each output once),
 # BENCH_KEEP=1 (keep the temporary directory), BUILD=build,
 # DCPROF=$BUILD/dcprof, CC=cc, CHROMIUM=/usr/bin/chromium.
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SECONDS_REC=${SECONDS_REC:-8}
+SECONDS_REC=${SECONDS_REC:-$(by_mode 8 1)}
 FREQ=${FREQ:-20000}
 THREADS=${THREADS:-2}
 DEPTH=${DEPTH:-5}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-$(by_mode 5 1)}
 
 need_dcprof
 bench_init

@@ -14,6 +14,9 @@
 # symbols. bench_init makes the temporary directory $TMP and the traps that
 # stop what the bench started (the recorder, the background processes) and
 # remove $TMP when the script exits (BENCH_KEEP=1 keeps it).
+# With BENCH_QUICK=1 a bench runs every part of itself as briefly as it can
+# (by_mode below), so that CI can run every bench and none rots; its
+# figures then are not for reading.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
@@ -25,6 +28,13 @@ BENCH=$(basename "$0" .sh)
 BURNERS=${BENCH_BURNERS:-2}
 CHURN_MS=${BENCH_CHURN_MS:-50}
 unset DEBUGINFOD_URLS
+# python3 reads the benches' outputs, dozens of times a bench: the
+# interpreter itself, found once, not a version manager's shim that runs
+# a dozen processes at every call
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$PYTHON3" ]; then
+	python3() { "$PYTHON3" "$@"; }
+fi
 
 TMP=
 RECORDER_PID=
@@ -42,6 +52,16 @@ die() {
 # True if $1 is set to something other than 0 (BENCH_QUICK, BENCH_KEEP...).
 is_on() {
 	[ -n "${1:-}" ] && [ "$1" != 0 ]
+}
+
+# by_mode FULL QUICK: the default of a setting, FULL, or QUICK under
+# BENCH_QUICK.
+by_mode() {
+	if is_on "${BENCH_QUICK:-}"; then
+		echo "$2"
+	else
+		echo "$1"
+	fi
 }
 
 # need COMMAND WHY: dies unless COMMAND is in PATH.

@@ -11,10 +11,11 @@
 # more than once, as in bench/record.sh); "dcprof-cold" records with the
 # cache off and inflates the compressed debug files of libc6-dbg (when
 # installed) every time. perf symbolizes nothing while recording.
-#   bench/noroot.sh     (BENCH_RUNS, default 1, runs of each)
+#   bench/noroot.sh     (BENCH_RUNS, default 1, runs of each;
+#                        BENCH_QUICK=1: 1 s recordings)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SECONDS_EACH=${BENCH_SECONDS:-10}
+SECONDS_EACH=${BENCH_SECONDS:-$(by_mode 10 1)}
 RUNS=${BENCH_RUNS:-1}
 need_dcprof
 need "$PERF" "perf is needed for the comparison"

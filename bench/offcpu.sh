@@ -28,13 +28,15 @@
 #                       next's), with kernel.bpf_stats_enabled=0 as
 #                       outside a bench (the run-time accounting costs
 #                       two clock reads per program run); 0 leaves it out
+#   BENCH_QUICK=1       1 s of each workload, recorded without a lead
+#                       (below) or a pause before it, one round
 #   BENCH_KEEP=1        keep the temporary directory
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DURATION=${BENCH_DURATION:-10}
+DURATION=${BENCH_DURATION:-$(by_mode 10 1)}
 need_dcprof
 need "$PERF" "perf is needed (the reference recorder)"
 need taskset "taskset (util-linux) pins pingpong to one CPU"
@@ -75,15 +77,17 @@ run_workload() {
 # with the recorder ran that much of its time unslowed, which counted as a
 # smaller slowdown for the slower starter (perf: its first half second
 # had 80,000 round trips against 46,000 in each of the next, dcprof's
-# 45,000).
-LEAD=1
+# 45,000). The quick mode, whose figures are not read, records without it.
+LEAD=$(by_mode 1 0)
 RECORD_SECS=$((DURATION + 2 * LEAD))
+# the pause before each run (none in the quick mode)
+SETTLE=$(by_mode 0.5 0)
 
 # record RECORDER WORKLOAD: one recording of RECORD_SECS seconds with the
 # workload running in the middle; sets CPU_MS, SIZE and TRIPS
 record() {
 	local who=$1 name=$2 out=$TMP/$1-$2.data
-	sleep 0.5
+	sleep "$SETTLE"
 	run_workload "$name" "$LEAD"
 	case $who in
 	dcprof)
@@ -184,7 +188,7 @@ done
 echo
 echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each, $NCPU CPUs"
 
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-$(by_mode 3 1)}
 [ "$ROUNDS" -gt 0 ] || exit 0
 echo
 echo "pingpong's round trips, the recorders alternating with none, $ROUNDS rounds"
@@ -201,7 +205,7 @@ for round in $(seq "$ROUNDS"); do
 	for who in $whos; do
 		say "round $round: pingpong with $who"
 		if [ "$who" = none ]; then
-			sleep 0.5
+			sleep "$SETTLE"
 			run_workload pingpong
 			wait "$WORKLOAD_PID"
 			TRIPS=$(cat "$TMP/pingpong.out")

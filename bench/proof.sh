@@ -38,32 +38,24 @@
 #   BENCH_LOST_RATES="10000 max"  rates of row 3 ("max": the kernel's maximum)
 #   BENCH_SLOW_SECONDS=4       seconds of each run of the slowdown workload
 #   BENCH_SLOW_RUNS=3          runs of each mode of row 4
-#   BENCH_QUICK=1              a short run for trying (about 1 minute)
+#   BENCH_QUICK=1              1 s of everything at 99 Hz, a storm of 100
+#                              children, row 3 at 999 Hz only
 #   BENCH_KEEP=1               keep the temporary directory (its path is printed)
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-if is_on "${BENCH_QUICK:-}"; then
-	ACC_SECONDS=${BENCH_ACC_SECONDS:-3}
-	ATTR_SECONDS=${BENCH_ATTR_SECONDS:-2}
-	STORM_CHILDREN=${BENCH_STORM_CHILDREN:-300}
-	LOST_SECONDS=${BENCH_LOST_SECONDS:-2}
-	SLOW_SECONDS=${BENCH_SLOW_SECONDS:-2}
-	SLOW_RUNS=${BENCH_SLOW_RUNS:-1}
-else
-	ACC_SECONDS=${BENCH_ACC_SECONDS:-15}
-	ATTR_SECONDS=${BENCH_ATTR_SECONDS:-5}
-	STORM_CHILDREN=${BENCH_STORM_CHILDREN:-1000}
-	LOST_SECONDS=${BENCH_LOST_SECONDS:-5}
-	SLOW_SECONDS=${BENCH_SLOW_SECONDS:-4}
-	SLOW_RUNS=${BENCH_SLOW_RUNS:-3}
-fi
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+ACC_SECONDS=${BENCH_ACC_SECONDS:-$(by_mode 15 1)}
+ATTR_SECONDS=${BENCH_ATTR_SECONDS:-$(by_mode 5 1)}
+STORM_CHILDREN=${BENCH_STORM_CHILDREN:-$(by_mode 1000 100)}
+LOST_SECONDS=${BENCH_LOST_SECONDS:-$(by_mode 5 1)}
+SLOW_SECONDS=${BENCH_SLOW_SECONDS:-$(by_mode 4 1)}
+SLOW_RUNS=${BENCH_SLOW_RUNS:-$(by_mode 3 1)}
 ACC_RUNS=${BENCH_ACC_RUNS:-1}
 STORM_BURN_MS=${BENCH_STORM_BURN_MS:-2}
-LOST_RATES=${BENCH_LOST_RATES:-10000 max}
+LOST_RATES=${BENCH_LOST_RATES:-$(by_mode "10000 max" 999)}
 MAX_RATE_FILE=/proc/sys/kernel/perf_event_max_sample_rate
 
 need_dcprof

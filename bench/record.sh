@@ -21,7 +21,7 @@
 #   BENCH_GROWTH_NO_G=...  its durations without -g (default: BENCH_GROWTH;
 #                          a duration left out shows as "-", and the main
 #                          table is always recorded with and without -g)
-#   BENCH_QUICK=1          BENCH_DURATION=5, BENCH_GROWTH="2 3 5" (for trying)
+#   BENCH_QUICK=1          BENCH_DURATION=1, BENCH_GROWTH=1, BENCH_FREQ=99
 #   BENCH_FREQ=999         sampling frequency of both recorders
 #   BENCH_BURNERS=2        CPU-burning processes of the workload
 #   BENCH_CHURN_MS=50      one short-lived process every this many ms (0: none)
@@ -36,14 +36,9 @@ set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-if is_on "${BENCH_QUICK:-}"; then
-	DURATION=${BENCH_DURATION:-5}
-	GROWTH=${BENCH_GROWTH:-2 3 5}
-else
-	DURATION=${BENCH_DURATION:-30}
-	GROWTH=${BENCH_GROWTH:-5 20 60}
-fi
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+DURATION=${BENCH_DURATION:-$(by_mode 30 1)}
+GROWTH=${BENCH_GROWTH:-$(by_mode "5 20 60" 1)}
 GROWTH_NO_G=${BENCH_GROWTH_NO_G-$GROWTH}
 # every growth duration, shortest first, once
 GROWTH_ALL=$(printf '%s\n' $GROWTH $GROWTH_NO_G | sort -nu | tr '\n' ' ')

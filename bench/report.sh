@@ -23,7 +23,8 @@
 #
 # Environment:
 #   BENCH_REPORT_DURATIONS="30 300"  seconds of each recording
-#   BENCH_QUICK=1          durations "5 15" (for trying)
+#   BENCH_QUICK=1          a duration of 1 s at 99 Hz, one timed run of each
+#                          report
 #   BENCH_RUNS=3           timed runs of each report (the best is kept)
 #   BENCH_RECORDINGS=DIR   take the recordings of N seconds from DIR
 #                          (dcprof-N.data and perf-N.data, as bench/record.sh
@@ -38,13 +39,9 @@ set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-RUNS=${BENCH_RUNS:-3}
-if is_on "${BENCH_QUICK:-}"; then
-	DURATIONS=${BENCH_REPORT_DURATIONS:-5 15}
-else
-	DURATIONS=${BENCH_REPORT_DURATIONS:-30 300}
-fi
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+RUNS=${BENCH_RUNS:-$(by_mode 3 1)}
+DURATIONS=${BENCH_REPORT_DURATIONS:-$(by_mode "30 300" 1)}
 
 need_dcprof
 need "$PERF" "no '$PERF' in PATH"

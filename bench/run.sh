@@ -25,8 +25,13 @@
 # BENCH_FULL=1 runs every bench with its own defaults instead (record.sh:
 # 30 s, and the output size at 5, 20 and 60 s with and without -g;
 # report.sh: 30 s, shared, and 5 min; proof.sh: 15 s of split, a storm of
-# 1,000...): about half an hour, by the benches' own figures. BENCH_QUICK=1
-# runs every bench's quick mode, for trying. A variable set here
+# 1,000...): about half an hour, by the benches' own figures.
+#
+# BENCH_QUICK=1 runs every bench/*.sh instead, each in its quick mode (every
+# part of it, as briefly as it runs: by_mode in bench/lib.sh), builds.sh
+# and stripped.sh comparing this build with itself unless BASE_DCPROF
+# names another: what CI runs, so that no bench rots; its figures are not
+# for reading. A variable set here
 # (BENCH_DURATION, BENCH_GROWTH, BENCH_GROWTH_NO_G, RUNS, SECONDS_REC,
 # BENCH_REPORT_DURATIONS, BENCH_ACC_SECONDS, BENCH_ATTR_SECONDS,
 # BENCH_STORM_CHILDREN, BENCH_LOST_SECONDS, BENCH_SLOW_SECONDS) that is set
@@ -65,9 +70,22 @@ BENCH_LOST_SECONDS=${BENCH_LOST_SECONDS:-2}
 BENCH_SLOW_SECONDS=${BENCH_SLOW_SECONDS:-1.5}"
 fi
 
+# The benches, in order: report.sh after record.sh, whose recordings it
+# reads. Quick: all of them, and the build compared with itself.
+if is_on "${BENCH_QUICK:-}"; then
+	names=()
+	for b in bench/*.sh; do
+		case $b in bench/lib.sh | bench/run.sh) continue ;; esac
+		names+=("$(basename "$b" .sh)")
+	done
+	export BASE_DCPROF=${BASE_DCPROF:-$DCPROF}
+else
+	names=(record collect unwind flamegraph report proof)
+fi
+
 fail=0
 t_all=$SECONDS
-for name in record collect unwind flamegraph report proof; do
+for name in "${names[@]}"; do
 	b=bench/$name.sh
 	[ -e "$b" ] || continue
 	echo "## $name"
@@ -77,8 +95,11 @@ for name in record collect unwind flamegraph report proof; do
 		mapfile -t settings <<<"${SETTINGS[$name]}"
 		say "$name.sh with ${settings[*]}"
 	fi
+	# builds.sh compares two builds: the one to compare with first
+	args=()
+	[ "$name" = builds ] && args=("$BASE_DCPROF")
 	t0=$SECONDS
-	if ! env ${settings[@]+"${settings[@]}"} bash "$b"; then
+	if ! env ${settings[@]+"${settings[@]}"} bash "$b" ${args[@]+"${args[@]}"}; then
 		say "$b failed"
 		fail=1
 	fi

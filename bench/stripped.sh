@@ -44,17 +44,19 @@
 #   BENCH_SPLIT_SECONDS=3   CPU seconds of the stripped split workload
 #   BENCH_RESYM_RUNS=5      runs of each report per build and recording
 #                           (median; the runs are printed too)
+#   BENCH_QUICK=1           100,000 lines, 1 MB for xz, 1 s of split, 99 Hz,
+#                           one run of each report
 #   BENCH_KEEP=1            keep the temporary directory
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-LINES=${BENCH_SORT_LINES:-3000000}
-XZ_MB=${BENCH_XZ_MB:-3}
-SPLIT_SECONDS=${BENCH_SPLIT_SECONDS:-3}
-RUNS=${BENCH_RESYM_RUNS:-5}
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+LINES=${BENCH_SORT_LINES:-$(by_mode 3000000 100000)}
+XZ_MB=${BENCH_XZ_MB:-$(by_mode 3 1)}
+SPLIT_SECONDS=${BENCH_SPLIT_SECONDS:-$(by_mode 3 1)}
+RUNS=${BENCH_RESYM_RUNS:-$(by_mode 5 1)}
 BASE=${BASE_DCPROF:-}
 
 need_dcprof

@@ -16,6 +16,7 @@
 # rows shown put in order) and the print of a 20-row screen
 # (prev_draw_ms) that top reports in its JSON, in wall and CPU time, with
 # the samples lost per interval. BENCH_TOP_ONLY=draw runs this part alone.
+# BENCH_QUICK=1: top for 2 s, and 1,000 symbols for 2 intervals.
 set -u
 BENCH=top
 # shellcheck source=bench/lib.sh
@@ -23,13 +24,14 @@ BENCH=top
 need_dcprof
 need "$PERF" python3 timeout
 [ "$(id -u)" -eq 0 ] || die "needs root (-a)"
-DURATION=${BENCH_DURATION:-30}
+DURATION=${BENCH_DURATION:-$(by_mode 30 2)}
 bench_init
 trap bench_cleanup EXIT
 
 # --- one screen with 10,000 symbols ---------------------------------------
 draw_bench() {
-	local n=10000 secs=${BENCH_DRAW_DURATION:-10} i
+	local n secs=${BENCH_DRAW_DURATION:-$(by_mode 10 2)} i
+	n=$(by_mode 10000 1000)
 	python3 - "$n" >"$TMP/syms.c" <<'PY'
 import sys
 n = int(sys.argv[1])

@@ -17,8 +17,8 @@
 # and for the tables: files, kernel memory, build time per MB of CFI.
 #
 # Environment:
-#   BENCH_DURATION=10   seconds of each recording (BENCH_QUICK=1: 4)
-#   BENCH_FREQ=999      sampling frequency of every recorder
+#   BENCH_DURATION=10   seconds of each recording (BENCH_QUICK=1: 1)
+#   BENCH_FREQ=999      sampling frequency of every recorder (BENCH_QUICK=1: 99)
 #   BENCH_KEEP=1        keep the temporary directory (its path is printed)
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf
 set -u
@@ -26,12 +26,8 @@ BENCH=unwind-kernel
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-if is_on "${BENCH_QUICK:-}"; then
-	DURATION=${BENCH_DURATION:-4}
-else
-	DURATION=${BENCH_DURATION:-10}
-fi
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+DURATION=${BENCH_DURATION:-$(by_mode 10 1)}
 need_dcprof
 need "$PERF"
 need xz
@@ -43,9 +39,10 @@ need perl
 bench_init
 head -c 40000000 /dev/urandom >"$TMP/random"
 
-# the mix: each program busy for the recording and a second either side,
-# started before each recorder so that its CPU time is the recorder's own
-MIX=$((DURATION + 2))
+# the mix: each program busy for the recording and a second either side
+# (the quick mode: a second before), started before each recorder so that
+# its CPU time is the recorder's own
+MIX=$((DURATION + $(by_mode 2 1)))
 cat >"$TMP/mix.sh" <<SH
 /usr/bin/python3 -c 'import time
 t = time.time()

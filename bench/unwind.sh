@@ -12,20 +12,16 @@
 # matches, summed as min(dcprof share, perf share) over perf's top 20.
 #
 # Environment:
-#   BENCH_DURATION=30   seconds of each recording (BENCH_QUICK=1: 5)
-#   BENCH_FREQ=999      sampling frequency of both
+#   BENCH_DURATION=30   seconds of each recording (BENCH_QUICK=1: 1)
+#   BENCH_FREQ=999      sampling frequency of both (BENCH_QUICK=1: 99)
 #   BENCH_KEEP=1        keep the temporary directory (its path is printed)
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FREQ=${BENCH_FREQ:-999}
-if is_on "${BENCH_QUICK:-}"; then
-	DURATION=${BENCH_DURATION:-5}
-else
-	DURATION=${BENCH_DURATION:-30}
-fi
+FREQ=${BENCH_FREQ:-$(by_mode 999 99)}
+DURATION=${BENCH_DURATION:-$(by_mode 30 1)}
 
 need_dcprof
 need "$PERF" "no '$PERF' in PATH"

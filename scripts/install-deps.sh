@@ -18,6 +18,10 @@ PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and
 # llvm-strip (from clang's llvm).
 PACKAGES="$PACKAGES libbpf-dev bpftool llvm"
+# The benches, which CI runs in their quick mode (make bench BENCH_QUICK=1):
+# perf to compare with, bpftrace (the in-kernel peer), jq, GNU time (peak
+# RSS).
+PACKAGES="$PACKAGES linux-perf bpftrace jq time"
 # The flame graph's browser test: Debian's chromium, driven from node.
 PACKAGES="$PACKAGES chromium"
 command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

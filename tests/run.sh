@@ -1,6 +1,8 @@
 #!/bin/bash
 # Runs every unit test binary given as arguments, then every tests/t/t*.sh
-# script, and closes with one "N passed, N failed, N skipped" line.
+# script (TESTS="t0160* t0620*": only the scripts whose names match one of
+# these patterns), and closes with the time each test took, slowest first,
+# and one "N passed, N failed, N skipped" line.
 #
 # Skips are counted, never passed over: a script that exits 77, a part of
 # a script announced with skip_part (test-lib.sh), and a cmocka test that
@@ -66,9 +68,22 @@ done
 # the interpreter behind python3, resolved once (test-lib.sh)
 DCPROF_TEST_PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 export DCPROF_TEST_PYTHON3
+# chosen NAME: is the script NAME one of those TESTS asks for?
+chosen() {
+	local p pats
+	[ -n "${TESTS:-}" ] || return 0
+	read -ra pats <<<"$TESTS"
+	for p in "${pats[@]}"; do
+		# shellcheck disable=SC2053 # a pattern, on purpose
+		[[ $1 == $p ]] && return 0
+	done
+	return 1
+}
+
 for t in tests/t/t[0-9]*.sh; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t" .sh)
+	chosen "$name" || continue
 	echo "=== $name"
 	: >"$notes/$name.skips"
 	start=$SECONDS
@@ -112,7 +127,9 @@ done
 	sort -rn "$notes/times" | awk '{ printf "%7.1f s  %s\n", $1 / 1e6, $2 }'
 } >"$notes/table"
 head -21 "$notes/table"
-[ -n "${BUILD:-}" ] && [ -d "$BUILD" ] && cp "$notes/table" "$BUILD/test-times"
+if [ -n "${BUILD:-}" ] && [ -d "$BUILD" ] && cp "$notes/table" "$BUILD/test-times"; then
+	echo "(every test's time: $BUILD/test-times)"
+fi
 # why each failed, last: a CI log may be read from its end only
 for name in ${failed[@]+"${failed[@]}"}; do
 	echo "--- why $name failed (its last lines):"
@@ -120,5 +137,6 @@ for name in ${failed[@]+"${failed[@]}"}; do
 done
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+[ -n "${TESTS:-}" ] && echo "only the scripts matching TESTS=$TESTS"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -26,7 +26,7 @@
 #include "index.h"
 #include "log_internal.h"
 
-#include <dcprof/dcprof.h>
+#include "dcprof/dcprof.h"
 
 /* a new cgroup id looks the hierarchy over at most this often; an id a
  * walk did not find (a cgroup gone already, or out of this mount's
