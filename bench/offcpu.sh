@@ -107,7 +107,9 @@ record() {
 		;;
 	bpftrace)
 		# each switch-out's time, stacks and name kept per thread;
-		# at its switch-in the time off the CPU is summed by stacks
+		# at its switch-in the time off the CPU is summed by stacks;
+		# the per-thread maps are cleared in END, once the probes are
+		# off (a clear racing the switches fails)
 		bpftrace_record "$RECORD_SECS" '
 tracepoint:sched:sched_switch {
 	@start[args->prev_pid] = nsecs;
@@ -120,7 +122,8 @@ tracepoint:sched:sched_switch {
 		delete(@start[args->next_pid]);
 	}
 }
-interval:s:'"$RECORD_SECS"' { clear(@start); clear(@kst); clear(@ust); exit(); }' "$out"
+interval:s:'"$RECORD_SECS"' { exit(); }
+END { clear(@start); clear(@kst); clear(@ust); }' "$out"
 		CPU_MS=$((CPU_MS + BPF_NS / 1000000))
 		;;
 	perf)
