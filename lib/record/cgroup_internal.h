@@ -25,9 +25,6 @@ struct dcp_cgroup_table *dcp_cgroup_table_new(const char *const *filter,
 					      size_t nr_filter);
 void dcp_cgroup_table_free(struct dcp_cgroup_table *t);
 
-/* Where the hierarchy is mounted, e.g. "/sys/fs/cgroup". */
-const char *dcp_cgroup_table_root(const struct dcp_cgroup_table *t);
-
 /* The filter's cgroups' directories, opened O_RDONLY, for a kernel
  * filter: nr_filter descriptors the caller closes, or negative errno. */
 int dcp_cgroup_table_filter_fds(const struct dcp_cgroup_table *t, int *fds,

@@ -358,11 +358,6 @@ void dcp_cgroup_table_free(struct dcp_cgroup_table *t)
 	free(t);
 }
 
-const char *dcp_cgroup_table_root(const struct dcp_cgroup_table *t)
-{
-	return t->root;
-}
-
 size_t dcp_cgroup_table_nr_filter(const struct dcp_cgroup_table *t)
 {
 	return t->nr_filter;
