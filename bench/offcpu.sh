@@ -29,7 +29,7 @@
 #                       outside a bench (the run-time accounting costs
 #                       two clock reads per program run); 0 leaves it out
 #   BENCH_QUICK=1       1 s of each workload, recorded without a lead
-#                       (below) or a pause before it, one round
+#                       (below) or a pause before it, no rounds
 #   BENCH_KEEP=1        keep the temporary directory
 #   BUILD=build, DCPROF=$BUILD/dcprof, PERF=perf, CC=cc
 set -u
@@ -191,7 +191,7 @@ done
 echo
 echo "pingpong alone: $((BASE_TRIPS / DURATION)) round trips/s; $DURATION s each, $NCPU CPUs"
 
-ROUNDS=${BENCH_ROUNDS:-$(by_mode 3 1)}
+ROUNDS=${BENCH_ROUNDS:-$(by_mode 3 0)}
 [ "$ROUNDS" -gt 0 ] || exit 0
 echo
 echo "pingpong's round trips, the recorders alternating with none, $ROUNDS rounds"

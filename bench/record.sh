@@ -21,7 +21,8 @@
 #   BENCH_GROWTH_NO_G=...  its durations without -g (default: BENCH_GROWTH;
 #                          a duration left out shows as "-", and the main
 #                          table is always recorded with and without -g)
-#   BENCH_QUICK=1          BENCH_DURATION=1, BENCH_GROWTH=1, BENCH_FREQ=99
+#   BENCH_QUICK=1          BENCH_DURATION=1, BENCH_GROWTH=1, BENCH_FREQ=99,
+#                          no warm-up
 #   BENCH_FREQ=999         sampling frequency of both recorders
 #   BENCH_BURNERS=2        CPU-burning processes of the workload
 #   BENCH_CHURN_MS=50      one short-lived process every this many ms (0: none)
@@ -143,14 +144,17 @@ tasks_start=$(nprocs)
 start_busy
 
 # Unmeasured warm-up of both (a second each): page cache, kallsyms, perf's
-# build-id cache, dcprof's symbol cache.
-say "warming up"
-for tool in dcprof perf; do
-	record_attempt $tool 1 "" "$TMP/warm-$tool.data" "$TMP/warm-$tool.err" ||
-		say "warm-up of $tool failed"
-done
-record_attempt dcprof 1 -g "$TMP/warm-g.data" "$TMP/warm-g.err" ||
-	say "warm-up of dcprof -g failed"
+# build-id cache, dcprof's symbol cache. Not in the quick mode, whose
+# figures are not read.
+if ! is_on "${BENCH_QUICK:-}"; then
+	say "warming up"
+	for tool in dcprof perf; do
+		record_attempt $tool 1 "" "$TMP/warm-$tool.data" "$TMP/warm-$tool.err" ||
+			say "warm-up of $tool failed"
+	done
+	record_attempt dcprof 1 -g "$TMP/warm-g.data" "$TMP/warm-g.err" ||
+		say "warm-up of dcprof -g failed"
+fi
 
 # Alternate which recorder goes first, so that neither always gets the
 # workload at the same point of its life.

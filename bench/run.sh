@@ -27,8 +27,8 @@
 # report.sh: 30 s, shared, and 5 min; proof.sh: 15 s of split, a storm of
 # 1,000...): about half an hour, by the benches' own figures.
 #
-# BENCH_QUICK=1 runs every bench/*.sh instead, each in its quick mode (every
-# part of it, as briefly as it runs: by_mode in bench/lib.sh), builds.sh
+# BENCH_QUICK=1 runs every bench/*.sh instead, each in its quick mode (as
+# briefly as it runs, through its code: by_mode in bench/lib.sh), builds.sh
 # and stripped.sh comparing this build with itself unless BASE_DCPROF
 # names another: what CI runs, so that no bench rots; its figures are not
 # for reading. A variable set here
