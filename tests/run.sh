@@ -1,8 +1,8 @@
 #!/bin/bash
-# Runs every unit test binary given as arguments, then every tests/t/t*.sh
+# Runs every unit test binary given as arguments and every tests/t/t*.sh
 # script (TESTS="t0160* t0620*": only the scripts whose names match one of
-# these patterns), and closes with the time each test took, slowest first,
-# and one "N passed, N failed, N skipped" line.
+# these patterns), several at a time (below), and closes with the time each
+# test took, slowest first, and one "N passed, N failed, N skipped" line.
 #
 # Skips are counted, never passed over: a script that exits 77, a part of
 # a script announced with skip_part (test-lib.sh), and a cmocka test that
@@ -15,6 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0 skip=0
 failed=() skipped=()
+suite_start=$SECONDS
 notes=$(mktemp -d "${TMPDIR:-/tmp}/dcprof-run.XXXXXX")
 trap 'rm -rf "$notes"' EXIT
 
@@ -44,30 +45,29 @@ judge() {
 # "MICROSECONDS NAME" of every test, for the table of the slowest at the end
 : >"$notes/times"
 us() { echo "${EPOCHREALTIME/./}"; }
-for bin in "$@"; do
-	name=$(basename "$bin")
-	start_us=$(us)
-	"$bin" 2>&1 | tee "$notes/$name.log"
-	rc=${PIPESTATUS[0]}
-	echo "$(($(us) - start_us)) $name" >>"$notes/times"
-	ok=1
-	[ "$rc" -eq 0 ] || ok=0
-	# cmocka lists each skipped test once as it runs and once at the end
-	while read -r t; do
-		echo "--- $name:$t: SKIP"
-		judge "$name:$t" "" || ok=0
-	done < <(sed -n 's/^\[  SKIPPED \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' \
-		"$notes/$name.log" | sort -u)
-	if [ "$ok" -eq 1 ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1)); failed+=("$name")
-	fi
-done
+
+# Tests run JOBS at a time (DCPROF_TEST_JOBS, else one per CPU), except a
+# script that says "# exclusive: WHY" in its first lines: it times CPUs,
+# records the whole machine or changes what other tests rely on, and runs
+# with nothing else running. A test's output is kept in its log and printed
+# in one piece when it ends, so that the outputs of concurrent tests do not
+# mix; an exclusive test's output is printed as it comes.
+jobs=${DCPROF_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: DCPROF_TEST_JOBS must be a count, not '$jobs'" >&2; exit 2; }
+# Probes and fixtures that tests/t/test-lib.sh makes once per run
+DCPROF_TEST_SHARED=$notes/shared
+mkdir "$DCPROF_TEST_SHARED"
+export DCPROF_TEST_SHARED
 
 # the interpreter behind python3, resolved once (test-lib.sh)
 DCPROF_TEST_PYTHON3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 export DCPROF_TEST_PYTHON3
+
+# exclusive SCRIPT: print why SCRIPT must run alone, if it says so
+exclusive() {
+	sed -n '1,30s/^# exclusive: \(..*\)/\1/p' "$1" | head -1
+}
+
 # chosen NAME: is the script NAME one of those TESTS asks for?
 chosen() {
 	local p pats
@@ -80,32 +80,35 @@ chosen() {
 	return 1
 }
 
-for t in tests/t/t[0-9]*.sh; do
-	[ -e "$t" ] || continue
-	name=$(basename "$t" .sh)
-	chosen "$name" || continue
-	echo "=== $name"
-	: >"$notes/$name.skips"
-	start=$SECONDS
-	start_us=$(us)
-	# through a process substitution, not a pipe: a process the script
-	# leaves behind with its output open must not hold the suite up
-	DCPROF_SKIPS=$notes/$name.skips bash "$t" > >(tee "$notes/$name.log") 2>&1
-	rc=$?
-	# how long each script takes: CI has to stay within its time
-	echo "--- $name: $((SECONDS - start)) s"
-	echo "$(($(us) - start_us)) $name" >>"$notes/times"
-	ok=1
+# judge_unit NAME RC: count a unit binary's result from its log
+judge_unit() {
+	local name=$1 rc=$2 ok=1 t
+	[ "$rc" -eq 0 ] || ok=0
+	# cmocka lists each skipped test once as it runs and once at the end
+	while read -r t; do
+		echo "--- $name:$t: SKIP"
+		judge "$name:$t" "" || ok=0
+	done < <(sed -n 's/^\[  SKIPPED \] \([A-Za-z_][A-Za-z0-9_]*\)$/\1/p' \
+		"$notes/$name.log" | sort -u)
+	if [ "$ok" -eq 1 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); failed+=("$name")
+	fi
+}
+
+# judge_script NAME RC: count a script's result, its skips from its notes
+judge_script() {
+	local name=$1 rc=$2 ok=1 msg
 	case $rc in
 	0|77)
 		while IFS= read -r msg; do
 			if [ "$rc" -eq 77 ]; then
 				echo "--- $name: SKIP ($msg)"
-				judge "$name" "$msg" || ok=0
 			else
 				echo "--- $name: part skipped ($msg)"
-				judge "$name" "$msg" || ok=0
 			fi
+			judge "$name" "$msg" || ok=0
 		done <"$notes/$name.skips"
 		# a 77 without a note: skipped by something other than skip()
 		if [ "$rc" -eq 77 ] && [ ! -s "$notes/$name.skips" ]; then
@@ -117,12 +120,92 @@ for t in tests/t/t[0-9]*.sh; do
 		;;
 	*) fail=$((fail + 1)); failed+=("$name"); echo "--- $name: FAIL ($rc)" ;;
 	esac
+}
+
+# The queue: "unit PATH" or "script PATH", exclusive scripts apart
+queue=() alone=()
+for bin in "$@"; do
+	queue+=("unit $bin")
+done
+for t in tests/t/t[0-9]*.sh; do
+	[ -e "$t" ] || continue
+	chosen "$(basename "$t" .sh)" || continue
+	if [ -n "$(exclusive "$t")" ]; then
+		alone+=("$t")
+	else
+		queue+=("script $t")
+	fi
+done
+
+# start KIND PATH: run one test in the background, its output into its log
+declare -A running=() started=()
+start() {
+	local kind=$1 path=$2 name pid
+	if [ "$kind" = unit ]; then
+		name=$(basename "$path")
+		"$path" >"$notes/$name.log" 2>&1 &
+	else
+		name=$(basename "$path" .sh)
+		: >"$notes/$name.skips"
+		DCPROF_SKIPS=$notes/$name.skips bash "$path" \
+			>"$notes/$name.log" 2>&1 </dev/null &
+	fi
+	pid=$!
+	running[$pid]="$kind $name"
+	started[$pid]=$(us)
+}
+
+# reap: wait for one running test to end, print its output and judge it
+reap() {
+	local pid rc kind name took
+	wait -n -p pid
+	rc=$?
+	[ -n "${running[$pid]:-}" ] || return 0
+	read -r kind name <<<"${running[$pid]}"
+	took=$(($(us) - started[$pid]))
+	unset "running[$pid]" "started[$pid]"
+	echo "=== $name"
+	cat "$notes/$name.log"
+	echo "--- $name: $((took / 1000000)) s"
+	echo "$took $name" >>"$notes/times"
+	if [ "$kind" = unit ]; then
+		judge_unit "$name" "$rc"
+	else
+		judge_script "$name" "$rc"
+	fi
+}
+
+for item in ${queue[@]+"${queue[@]}"}; do
+	while [ ${#running[@]} -ge "$jobs" ]; do
+		reap
+	done
+	# shellcheck disable=SC2086 # "KIND PATH"
+	start $item
+done
+while [ ${#running[@]} -gt 0 ]; do
+	reap
+done
+
+for t in ${alone[@]+"${alone[@]}"}; do
+	name=$(basename "$t" .sh)
+	echo "=== $name (alone: $(exclusive "$t"))"
+	: >"$notes/$name.skips"
+	start_us=$(us)
+	# through a process substitution, not a pipe: a process the script
+	# leaves behind with its output open must not hold the suite up
+	DCPROF_SKIPS=$notes/$name.skips bash "$t" > >(tee "$notes/$name.log") 2>&1 </dev/null
+	rc=$?
+	took=$(($(us) - start_us))
+	echo "--- $name: $((took / 1000000)) s"
+	echo "$took $name" >>"$notes/times"
+	judge_script "$name" "$rc"
 done
 
 # where the suite's time goes, slowest first; kept in $BUILD/test-times
 # (CI prints it) for comparing runs
 {
-	awk '{ s += $1 } END { printf "time per test, slowest first (total %.1f s):\n", s / 1e6 }' \
+	awk -v wall=$((SECONDS - suite_start)) -v jobs="$jobs" '{ s += $1 }
+		END { printf "time per test, slowest first (total %.1f s; %d s from start to end, %d at a time):\n", s / 1e6, wall, jobs }' \
 		"$notes/times"
 	sort -rn "$notes/times" | awk '{ printf "%7.1f s  %s\n", $1 / 1e6, $2 }'
 } >"$notes/table"

@@ -22,12 +22,16 @@ need_browser() {
 	v=$("$CHROMIUM" --headless --no-sandbox --disable-gpu --version 2>&1) ||
 		_browser_missing "'$CHROMIUM --version' failed: $(echo "$v" | head -c 300)"
 	command -v node >/dev/null 2>&1 || _browser_missing "node is not installed"
-	if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
-		command -v npm >/dev/null 2>&1 || _browser_missing "npm is not installed"
-		(cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error) \
-			>"$TMP/npm.log" 2>&1 ||
-			_browser_missing "npm could not install playwright-core: $(tail -c 500 "$TMP/npm.log")"
-	fi
+	[ -d "$BROWSER_DIR/node_modules/playwright-core" ] && return 0
+	command -v npm >/dev/null 2>&1 || _browser_missing "npm is not installed"
+	# one install at a time: tests run concurrently, and npm ci starts by
+	# removing node_modules
+	(
+		cd "$BROWSER_DIR" && flock 9 || exit 1
+		[ -d node_modules/playwright-core ] ||
+			npm ci --no-audit --no-fund --loglevel=error
+	) 9<"$BROWSER_DIR" >"$TMP/npm.log" 2>&1 ||
+		_browser_missing "npm could not install playwright-core: $(tail -c 500 "$TMP/npm.log")"
 }
 
 # flame MODE PAGE [ARGS...]: run tests/browser/flame.js, its JSON on stdout

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records -a and counts every storm process on the machine
 # A storm of short-lived processes (300 children, at most two at a time,
 # each exec'ing the storm binary to burn 5 ms of CPU in storm_child_burn):
 # (a) recorded system-wide, >= 95% of the samples that belong to the storm

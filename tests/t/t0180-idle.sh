@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: measures the idle share of the whole machine
 # Idle time, system-wide, is one row, "[idle]", not pages of kernel idle
 # functions; and its share matches the idle time the kernel counted in
 # /proc/stat over 1.5 s in the middle of the recording (within 10 points). On an otherwise idle

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 2,000 samples in each 3 s period of wall time
 # record --continuous: 12 s of --period 3 on the split workload, alongside a
 # single recording of the same 12 s (the workload starts once both record,
 # and both end with it): four or more period files, each a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 5,000 samples in 9 s of wall time
 # Reading a time range of record --continuous: `report -i DIR` merges the
 # periods (their summaries) into one profile whose samples are the sum of
 # the files' and whose split shares are right; --since/--until (ISO 8601,

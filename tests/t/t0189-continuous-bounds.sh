@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds the recorder's memory growth and CPU under -a -g
 # record --continuous, shortened: 12 one-second periods of -a -g at the
 # default rate while a storm of short-lived processes runs (new pids, exec,
 # exit: what makes a recorder's tables grow). Memory stays flat: the

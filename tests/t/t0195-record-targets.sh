@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants the other CPUs idle (samples_other_idle) and times --duration
 # record's targets and limits, as perf users type them: -p (and perf's -t)
 # of a thread that does not lead its process records that process, and
 # says so in one line; -p of a zombie or of a dead pid is refused ("no

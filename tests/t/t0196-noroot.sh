@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: sets kernel.perf_event_paranoid for the machine
 # Without root (issue 18): an unprivileged user records their own programs.
 # As root, the test creates a user (removed at exit) and runs dcprof as it
 # with setpriv; as another user, it runs as that user. With

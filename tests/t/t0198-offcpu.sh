@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds the recorder's CPU and file size under -a --off-cpu, every CPU busy
 # record --off-cpu: the time threads spend switched out, charged to the
 # stack they left the CPU with, by state.
 # - rounds of 10 ms in the main thread: 4 ms burning in f1_burn, 4 ms in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: saturates every CPU at the kernel's top rate and wants no sample lost
 # The BPF backend (issue 14): dcprof record --backend bpf counts stacks in
 # the kernel. Skips only when the kernel refuses BPF to root (or the backend
 # was not built, outside CI).

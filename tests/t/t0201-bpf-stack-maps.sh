@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds the lost records of a whole machine with every CPU busy
 # The BPF backend's stacks are kept by the hash of their frames, so two
 # stacks never compete for one slot: a workload of 4,000 distinct
 # functions (a distinct user stack each) called round robin on every CPU,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records -a and counts every storm process on the machine
 # The BPF backend names what the ring backend names (issue 14), each check
 # on both backends in the same run:
 #  - a fork/exec storm recorded -a: the storm binary's samples are in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: system-wide top wants 1,000 samples in each 2 s interval of wall time
 # dcprof top --stdio on the split workload (a known 50/30/20 split of CPU
 # time, truth measured by the workload as in t0100-split.sh): every one of
 # 3 intervals has the three functions on top with shares within 3 points of

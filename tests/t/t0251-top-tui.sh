@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants rows on the screen within wall-clock deadlines of the recorder's start
 # dcprof top's full-screen view, driven through tmux (a 100x30 pane read
 # with capture-pane, typed into with send-keys): the hot function on the
 # first row within 3 s; the sort key changes; a filter keeps the matching

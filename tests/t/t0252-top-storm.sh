@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds top -a's peak memory, which every process on the machine adds to
 # dcprof top --stdio -a during a storm of 500 short-lived processes (the
 # storm workload of t0120-storm.sh: at most two children at a time, each
 # exec'ing the storm binary to burn 5 ms in storm_child_burn), refreshed

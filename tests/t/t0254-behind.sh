@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: measures how far behind top falls at 10 kHz, which the machine's load changes
 # How far the live view is behind the kernel (dcp_snapshot_info.behind_ns,
 # top's "behind"): a program on libdcprof records a spinning process at
 # 10 kHz on every CPU, polls for half a second (caught up: under 0.5 s

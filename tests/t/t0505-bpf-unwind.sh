@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records -a and wants whole stacks of every python3, perl, xz, gzip and sqlite3 on the machine
 # The BPF backend's -g: user stacks unwound in the kernel with the files'
 # unwind tables (compiled from .eh_frame), through code built without
 # frame pointers.

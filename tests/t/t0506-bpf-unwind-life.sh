@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 1,000 walks in a 1.5 s window of a process that runs by the wall clock
 # The BPF backend's kernel unwinding through what happens to a process
 # while it is recorded, every program built with -fomit-frame-pointer:
 #  - a function whose time is in libc's memcpy keeps those samples, under

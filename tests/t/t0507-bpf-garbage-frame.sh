@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 500 samples in 1 s of a workload that runs by the wall clock
 # A frame-pointer chain that leads to a return address outside user space
 # (the top bit set, as garbage in a broken chain often is), walked in the
 # kernel by tables (-g: the function has no CFI, so its frame pointer is

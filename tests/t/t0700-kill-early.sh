@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records -a with every CPU busy and bounds the samples lost against CPUs x time
 # SIGKILL of the recorder at 10 random moments 0.2 to 2.1 s after its start
 # (most before or around its first flush); see t07-kill.inc for what each
 # file must hold.

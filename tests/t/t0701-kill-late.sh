@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records -a with every CPU busy and bounds the samples lost against CPUs x time
 # SIGKILL of the recorder at 6 random moments 2.1 to 3.05 s after its start,
 # after several flushes; see t07-kill.inc for what each file must hold.
 # At least 5 of these files must hold samples. (Ten moments before: six

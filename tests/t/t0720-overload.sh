@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds the recorder's peak memory under -a and times its stop, every CPU busy twice over
 # Overload: every CPU busy, recorded at 10 kHz (or the kernel's maximum,
 # /proc/sys/kernel/perf_event_max_sample_rate, when lower) with -g and a
 # one-page ring per CPU, for 4 s; the recorder must stop by itself within

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: bounds the recorder's memory under -a through 100,000 forks
 # 100,000 short-lived processes: fault_forks starts 100,000 children that
 # exit at once (at most 64 alive; cloned sharing its memory, see the
 # workload: a FORK record each, with the parent's maps, as fork gives),

@@ -17,7 +17,9 @@
 #   wait_line FILE REGEX [SECONDS]
 #                   wait until a line of FILE matches REGEX (grep -E)
 #   build_workload NAME [GCC ARGS...]
-#                   compile tests/workloads/NAME.c into $TMP/NAME, print its path
+#                   compile tests/workloads/NAME.c into $TMP/NAME, print its
+#                   path (under tests/run.sh, compiled once per run and
+#                   copied)
 #   spawn CMD...    start CMD in the background; killed at exit; sets $SPAWNED
 #   wait_stopped PID [SECONDS]
 #                   wait until PID is stopped (state T), fail after SECONDS (10)
@@ -112,8 +114,12 @@ need_root() {
 # not built.
 need_bpf_backend() {
 	need_root
-	"$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/.bpf-probe.data" \
-		>"$TMP/.bpf-probe.out" 2>"$TMP/.bpf-probe.err" && return 0
+	_shared_probe bpf-backend && return 0
+	if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/.bpf-probe.data" \
+		>"$TMP/.bpf-probe.out" 2>"$TMP/.bpf-probe.err"; then
+		_shared_probe_passed bpf-backend
+		return 0
+	fi
 	if grep -q "was not built" "$TMP/.bpf-probe.err"; then
 		[ -z "${CI:-}" ] ||
 			die "the BPF backend was not built under CI: $(cat "$TMP/.bpf-probe.err")"
@@ -154,12 +160,47 @@ wait_line() {
 }
 
 build_workload() {
-	local name=$1
+	local name=$1 key made
 	shift
-	gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
-		-o "$TMP/$name" "$TOP/tests/workloads/$name.c" -lpthread "$@" ||
-		die "cannot build workload '$name'"
+	if [ -z "${DCPROF_TEST_SHARED:-}" ]; then
+		_compile_workload "$TMP/$name" "$name" "$@"
+		echo "$TMP/$name"
+		return
+	fi
+	# compiled once per suite run for these arguments; each test gets
+	# its own copy, to run, replace or delete as it likes
+	key=$(printf '%s\0' "$name" "$@" | md5sum | cut -c1-16)
+	made=$DCPROF_TEST_SHARED/workloads/$name.$key
+	mkdir -p "$DCPROF_TEST_SHARED/workloads"
+	(
+		flock 9
+		[ -e "$made" ] || {
+			_compile_workload "$made.new" "$name" "$@" &&
+				mv "$made.new" "$made"
+		}
+	) 9>"$made.lock" || exit 1
+	cp "$made" "$TMP/$name" || die "cannot copy workload '$name'"
 	echo "$TMP/$name"
+}
+
+# _compile_workload OUT NAME [GCC ARGS...]
+_compile_workload() {
+	local out=$1 name=$2
+	shift 2
+	gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wl,--build-id \
+		-o "$out" "$TOP/tests/workloads/$name.c" -lpthread "$@" ||
+		die "cannot build workload '$name'"
+}
+
+# _shared_probe NAME: did a test of this suite run already see the probe
+# NAME pass (tests/run.sh keeps DCPROF_TEST_SHARED for the run)?
+# _shared_probe_passed NAME: say so for the tests after this one.
+_shared_probe() {
+	[ -n "${DCPROF_TEST_SHARED:-}" ] && [ -e "$DCPROF_TEST_SHARED/$1.ok" ]
+}
+
+_shared_probe_passed() {
+	[ -z "${DCPROF_TEST_SHARED:-}" ] || : >"$DCPROF_TEST_SHARED/$1.ok"
 }
 
 # Folded user stacks, for the unwinding tests:
@@ -248,6 +289,7 @@ expect_exit() {
 #                   must run every test
 need_perf_events() {
 	local probe=$TMP/.perf-probe why
+	_shared_probe perf-events && return 0
 	gcc -std=gnu11 -o "$probe" -x c - <<'C' || die "cannot build the perf probe"
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -270,7 +312,10 @@ int main(void)
 	return 0;
 }
 C
-	why=$("$probe") && return 0
+	if why=$("$probe"); then
+		_shared_probe_passed perf-events
+		return 0
+	fi
 	if [ -n "${CI:-}" ]; then
 		die "perf_event_open refused under CI: $why"
 	fi
