@@ -1,5 +1,4 @@
 #!/bin/bash
-# exclusive: records -a and wants its spin's path on its samples: a copy of spin another test runs has the same build id
 # A process started before recording: with -a its samples are attributed to
 # its own binary and function (>= 95%: the rest may be kernel entry and
 # timer frames); with -p PID only that process is kept, and its samples are

@@ -1,5 +1,4 @@
 #!/bin/bash
-# exclusive: records -a --only by path and by build id: another test's split has the same build id
 # --only marks the files worth profiling: recording the whole system while
 # the split workload runs, with --only its binary (by path, then by build
 # id), keeps only samples whose leaf frame is in that binary, and counts the

@@ -1,5 +1,4 @@
 #!/bin/bash
-# exclusive: records -a and wants its spin's path on its samples: a copy of spin another test runs has the same build id
 # Durability: a recorder killed with SIGKILL leaves a file that opens and
 # reports the samples up to its last flush, marked incomplete; SIGINT and
 # SIGTERM finish the profile cleanly (complete, exit 0).

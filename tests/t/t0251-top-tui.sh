@@ -29,9 +29,12 @@ cleanup_tmux() { tm kill-server 2>/dev/null; }
 trap 'cleanup_tmux; _cleanup' EXIT
 
 # the pane: top with ARGS (default -g -p WL), then its status and the
-# terminal's echo setting
+# terminal's echo setting. The view is redrawn every DELAY seconds: a check
+# that nothing changes waits three of them.
+DELAY=0.3
 start_pane() { # [ARGS...]
 	[ $# -gt 0 ] || set -- -g -p "$WL"
+	set -- --delay "$DELAY" "$@"
 	cat >"$TMP/pane.sh" <<SH
 export LC_ALL=C TERM=screen
 echo \$\$ >"$TMP/shell.pid"
@@ -56,6 +59,18 @@ wait_screen() { # REGEX SECONDS
 	done
 	return 1
 }
+# until_true SECONDS CMD...: until CMD succeeds, 1 after SECONDS
+until_true() {
+	local i limit
+	limit=$(awk -v s="$1" 'BEGIN { print int(s * 10) }')
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+three_intervals() { sleep "$(awk -v d="$DELAY" 'BEGIN { print 3 * d + 0.1 }')"; }
 check_exit() { # WHAT
 	wait_screen '^EXIT=' 5 || die "$1: top did not exit: $(screen)"
 	screen | grep -q '^EXIT=0$' || die "$1: top's status: $(screen | grep EXIT=)"
@@ -91,12 +106,11 @@ screen | grep -q 'work_fifty' || die "an unknown key changed the view"
 # filter by symbol: only matching rows
 tm send-keys -t "$S" / t h i r t y Enter
 wait_screen 'filter=thirty|/:filter=thirty' 2 || die "the filter is not shown: $(screen)"
-sleep 1.2
+filtered() { ! screen | table_rows | grep -q 'work_fifty'; }
+until_true 3 filtered || die "the filter kept work_fifty: $(screen)"
 screen | table_rows | grep -q 'work_thirty' || die "the filter hid work_thirty"
-! screen | table_rows | grep -q 'work_fifty' || die "the filter kept work_fifty"
 # Escape in the filter prompt clears it
 tm send-keys -t "$S" / Escape
-sleep 0.5
 wait_screen 'work_fifty' 2 || die "clearing the filter did not bring rows back"
 
 # call tree of the first row (-g): work_fifty's callers
@@ -115,12 +129,12 @@ wait_screen 'sort\(' 2 || die "the call tree did not close"
 tm send-keys -t "$S" Space
 wait_screen '\[paused\]' 2 || die "space did not pause: $(screen)"
 a=$(screen | table_rows)
-sleep 2.2
+three_intervals
 b=$(screen | table_rows)
 [ "$a" = "$b" ] || die "the paused view changed"
 tm send-keys -t "$S" Space
-sleep 0.3
-! screen | grep -q '\[paused\]' || die "space did not resume"
+resumed() { ! screen | grep -q '\[paused\]'; }
+until_true 2 resumed || die "space did not resume"
 
 # help
 tm send-keys -t "$S" '?'
@@ -130,7 +144,11 @@ wait_screen 'sort\(' 2 || die "the help did not close"
 
 # resize to 80x24: repainted, no line wider than the pane
 tm resize-window -t "$S" -x 80 -y 24
-sleep 1.5
+repainted() { # COLUMNS: a full view no wider than COLUMNS
+	screen | grep -q 'work_fifty' &&
+		[ -z "$(screen | awk -v w="$1" 'length($0) > w' | head -1)" ]
+}
+until_true 3 repainted 80 || die "no full view of 80 columns after the resize: $(screen)"
 [ "$(screen | wc -l)" -le 24 ] || die "more than 24 lines"
 wide=$(screen | awk 'length($0) > 80' | head -1)
 [ -z "$wide" ] || die "a line wider than 80 columns: $wide"
@@ -138,7 +156,7 @@ screen | grep -q 'work_fifty' || die "nothing after the resize: $(screen)"
 # 60 columns: the file's path gives way, the function's name stays whole
 # (before: cut to "wor")
 tm resize-window -t "$S" -x 60 -y 24
-sleep 1.5
+until_true 3 repainted 60 || die "no full view of 60 columns after the resize: $(screen)"
 screen | grep -Eq ' work_fifty$' ||
 	die "work_fifty is cut at 60 columns: $(screen | sed -n '5,8p')"
 
@@ -165,8 +183,10 @@ wait_screen '^ *[0-9.]+% .*\[kernel\.kallsyms\]' 4 ||
 	die "no kernel row for dd: $(screen)"
 tm send-keys -t "$S" k
 wait_screen 'kernel\(hidden\)' 2 || die "k is not shown: $(screen | head -3)"
-sleep 1.5
-! screen | table_rows | grep -q 'kernel\.kallsyms' ||
+no_kernel_rows() { ! screen | table_rows | grep -q 'kernel\.kallsyms'; }
+# within five intervals: rows shown before k must not keep their kernel
+# frame until they age out
+until_true 1.5 no_kernel_rows ||
 	die "kernel rows after k: $(screen | sed -n '5,12p')"
 screen | table_rows | grep -Eq ' dd +/' ||
 	die "no user row for dd after k: $(screen | sed -n '5,12p')"
@@ -191,8 +211,8 @@ if [ "$(id -u)" -eq 0 ]; then
 		die "the off-CPU view has no ms column: $(screen | column_header)"
 	wait_screen '^ *[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+ +nap_burn .* nap$' 3 ||
 		die "nap does not appear in the off-CPU view: $(screen)"
-	sleep 1.2
-	screen | first_row | grep -q ' nap$' || die "nap does not lead the off-CPU view: $(screen)"
+	nap_leads() { screen | first_row | grep -q ' nap$'; }
+	until_true 3 nap_leads || die "nap does not lead the off-CPU view: $(screen)"
 	tm send-keys -t "$S" v
 	wait_screen 'v:value\(wall\)' 2 || die "v did not cycle to wall: $(screen | sed -n 3p)"
 	tm send-keys -t "$S" q
@@ -220,7 +240,7 @@ if "$DCPROF" record --backend bpf --duration 0.3 -o "$TMP/bpf-probe.data" \
 	wait_screen "'split' \(pid [0-9]+\) exited with status 0, final totals" 30 ||
 		die "the command's end is not in the header: $(screen)"
 	a=$(screen | sed -n '4,$p')
-	sleep 2.2
+	three_intervals
 	[ "$a" = "$(screen | sed -n '4,$p')" ] || die "the final totals changed after the command's end"
 	screen | first_row | grep -q 'work_fifty$' || die "the final totals lost work_fifty: $(screen)"
 	! screen | grep -q '^EXIT=' || die "top ended with the command, before q"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 10 samples in a PLT stub that runs a few instructions a call: how the timer's samples skew onto them changes with load
 # PLT stubs are named after the function they jump to, as perf names them:
 # a program calling labs() and ffs() through the PLT in a loop has samples
 # in the stubs themselves (each call jumps through the GOT there). They are

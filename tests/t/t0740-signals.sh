@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants 300 samples of one thread in 1 s of wall time
 # Signals: (a) the profiled command killed by SIGKILL and by SIGSEGV: dcprof
 # exits 128 + the signal number and the profile is complete with the
 # command's samples; (b) SIGTERM and SIGINT to a system-wide dcprof: it

@@ -19,7 +19,7 @@
 #   build_workload NAME [GCC ARGS...]
 #                   compile tests/workloads/NAME.c into $TMP/NAME, print its
 #                   path (under tests/run.sh, compiled once per run and
-#                   copied)
+#                   copied, with a build id of the test's own)
 #   spawn CMD...    start CMD in the background; killed at exit; sets $SPAWNED
 #   wait_stopped PID [SECONDS]
 #                   wait until PID is stopped (state T), fail after SECONDS (10)
@@ -168,7 +168,9 @@ build_workload() {
 		return
 	fi
 	# compiled once per suite run for these arguments; each test gets
-	# its own copy, to run, replace or delete as it likes
+	# its own copy, to run, replace or delete as it likes, with a build id
+	# of its own (unless the arguments set one): to a recorder that knows
+	# files by build id, another test's copy is another program
 	key=$(printf '%s\0' "$name" "$@" | md5sum | cut -c1-16)
 	made=$DCPROF_TEST_SHARED/workloads/$name.$key
 	mkdir -p "$DCPROF_TEST_SHARED/workloads"
@@ -180,6 +182,11 @@ build_workload() {
 		}
 	) 9>"$made.lock" || exit 1
 	cp "$made" "$TMP/$name" || die "cannot copy workload '$name'"
+	case " $* " in
+	*--build-id*) ;;
+	*) python3 "$TOP/tests/tools/set_build_id.py" "$TMP/$name" \
+		"$TEST_NAME $key" || die "cannot set the build id of '$name'" ;;
+	esac
 	echo "$TMP/$name"
 }
 
