@@ -54,6 +54,14 @@ us() { echo "${EPOCHREALTIME/./}"; }
 # mix; an exclusive test's output is printed as it comes.
 jobs=${DCPROF_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: DCPROF_TEST_JOBS must be a count, not '$jobs'" >&2; exit 2; }
+# A test that hangs fails after this many seconds, its process group
+# killed, and the suite goes on (DCPROF_TEST_TIMEOUT)
+limit=${DCPROF_TEST_TIMEOUT:-900}
+[[ $limit =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: DCPROF_TEST_TIMEOUT must be seconds, not '$limit'" >&2; exit 2; }
+# bounded CMD...: CMD, killed with what it started after $limit seconds
+bounded() {
+	timeout -k 10 "$limit" "$@"
+}
 # Probes and fixtures that tests/t/test-lib.sh makes once per run
 DCPROF_TEST_SHARED=$notes/shared
 mkdir "$DCPROF_TEST_SHARED"
@@ -118,6 +126,8 @@ judge_script() {
 		[ "$rc" -eq 0 ] && [ "$ok" -eq 1 ] && pass=$((pass + 1))
 		[ "$ok" -eq 1 ] || { fail=$((fail + 1)); failed+=("$name"); }
 		;;
+	124|137) fail=$((fail + 1)); failed+=("$name")
+		echo "--- $name: FAIL (no end after $limit s: killed)" ;;
 	*) fail=$((fail + 1)); failed+=("$name"); echo "--- $name: FAIL ($rc)" ;;
 	esac
 }
@@ -143,11 +153,11 @@ start() {
 	local kind=$1 path=$2 name pid
 	if [ "$kind" = unit ]; then
 		name=$(basename "$path")
-		"$path" >"$notes/$name.log" 2>&1 &
+		bounded "$path" >"$notes/$name.log" 2>&1 &
 	else
 		name=$(basename "$path" .sh)
 		: >"$notes/$name.skips"
-		DCPROF_SKIPS=$notes/$name.skips bash "$path" \
+		DCPROF_SKIPS=$notes/$name.skips bounded bash "$path" \
 			>"$notes/$name.log" 2>&1 </dev/null &
 	fi
 	pid=$!
@@ -193,7 +203,7 @@ for t in ${alone[@]+"${alone[@]}"}; do
 	start_us=$(us)
 	# through a process substitution, not a pipe: a process the script
 	# leaves behind with its output open must not hold the suite up
-	DCPROF_SKIPS=$notes/$name.skips bash "$t" > >(tee "$notes/$name.log") 2>&1 </dev/null
+	DCPROF_SKIPS=$notes/$name.skips bounded bash "$t" > >(tee "$notes/$name.log") 2>&1 </dev/null
 	rc=$?
 	took=$(($(us) - start_us))
 	echo "--- $name: $((took / 1000000)) s"
