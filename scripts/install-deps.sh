@@ -11,7 +11,7 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 # certificate for t0187's TLS receiver), python3-protobuf (the OTLP tests
 # decode with protoc's Python of proto/otlp_profiles.proto).
 PACKAGES="$PACKAGES gcc g++ make clang-format python3 python3-protobuf strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
-# Debian's own programs, built without frame pointers, for t0505
+# Debian's own programs, built without frame pointers, for t0508
 PACKAGES="$PACKAGES perl xz-utils sqlite3"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
