@@ -185,6 +185,19 @@ reap() {
 	fi
 }
 
+# The longest first, as a table of an earlier run says (DCPROF_TEST_TIMES,
+# else this build's): the pool then ends with short tests, all its jobs
+# busy to the end. A test the table does not know counts as 10 s.
+times_file=${DCPROF_TEST_TIMES:-${BUILD:-build}/test-times}
+if [ -r "$times_file" ] && [ ${#queue[@]} -gt 1 ]; then
+	mapfile -t queue < <(
+		for item in "${queue[@]}"; do
+			name=$(basename "${item#* }" .sh)
+			t=$(awk -v n="$name" '$3 == n { print $1; exit }' "$times_file")
+			echo "${t:-10} $item"
+		done | sort -s -k1,1 -rn | cut -d' ' -f2-)
+fi
+
 for item in ${queue[@]+"${queue[@]}"}; do
 	while [ ${#running[@]} -ge "$jobs" ]; do
 		reap
