@@ -501,12 +501,35 @@ DCPROF_API int dcp_profile_save(const struct dcp_profile *p, const char *path);
 
 /* ---- recording ------------------------------------------------------------ */
 
+/* How the recorder gathers samples. */
+enum dcp_backend {
+	/* per-CPU perf event rings, read and aggregated in user space */
+	DCP_BACKEND_PERF = 0,
+	/* BPF programs that count samples and walk stacks in the kernel */
+	DCP_BACKEND_BPF = 1,
+	/* BPF when its programs load, else the rings (logged as a warning
+	 * with the reason) */
+	DCP_BACKEND_AUTO = 2,
+};
+
+/* The stacks a sample carries. */
+enum dcp_call_graph {
+	DCP_CALL_GRAPH_NONE = 0, /* the sampled instruction alone */
+	DCP_CALL_GRAPH_FP = 1, /* the kernel's frame-pointer chains */
+	/* kernel chains plus user registers and stack copies, unwound with
+	 * the files' CFI by the recorder as samples arrive */
+	DCP_CALL_GRAPH_DWARF = 2,
+	/* on the BPF backend, user stacks unwound in the kernel by the
+	 * files' CFI (as DWARF there; FP: frame pointers alone); on the
+	 * perf backend, frame pointers */
+	DCP_CALL_GRAPH_DEFAULT = 3,
+};
+
 struct dcp_recorder_opts {
 	size_t sz;
 	const char *output; /* profile path, default "dcprof.data" */
 	const char *event; /* default "cpu-clock" */
 	uint32_t sample_freq; /* Hz, default 999 */
-	bool callchain; /* -g: kernel and user frame-pointer chains */
 	/* Targets: none means the whole system. With pids, only these
 	 * processes and their descendants (running or forked) are kept. */
 	const pid_t *pids;
@@ -518,14 +541,13 @@ struct dcp_recorder_opts {
 	const char *cmdline; /* stored in the profile */
 	/* per-CPU ring size in pages; 0: about half a second of samples */
 	uint32_t mmap_pages;
-	/* DCP_CALL_GRAPH_*; DCP_CALL_GRAPH_NONE defers to callchain */
-	uint32_t call_graph;
+	/* stacks; off_cpu without stacks takes DCP_CALL_GRAPH_FP (a leaf
+	 * alone would be the scheduler's) */
+	enum dcp_call_graph call_graph;
 	/* dwarf: user stack bytes copied per sample, default 8192, at most
 	 * 65528 */
 	uint32_t stack_user_bytes;
-	/* "bpf", "perf" or "auto" (bpf when it can load, else perf, with a
-	 * warning saying why); NULL: "perf" */
-	const char *backend;
+	enum dcp_backend backend; /* default DCP_BACKEND_PERF */
 	/* -C: sample these CPUs only; none: every online CPU */
 	const int *cpus;
 	size_t nr_cpus;
@@ -555,18 +577,6 @@ struct dcp_recorder_opts {
 	bool no_cgroups;
 	const char *const *cgroups;
 	size_t nr_cgroups;
-};
-
-enum dcp_call_graph {
-	DCP_CALL_GRAPH_NONE = 0,
-	DCP_CALL_GRAPH_FP = 1, /* the kernel's frame-pointer chains (-g) */
-	/* kernel chains plus user registers and stack copies, unwound with
-	 * the files' CFI by the recorder as samples arrive */
-	DCP_CALL_GRAPH_DWARF = 2,
-	/* -g: on the BPF backend, user stacks unwound in the kernel by the
-	 * files' CFI (as DWARF there; FP: frame pointers alone); on the
-	 * perf backend, frame pointers */
-	DCP_CALL_GRAPH_DEFAULT = 3,
 };
 
 struct dcp_recorder;

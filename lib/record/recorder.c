@@ -174,8 +174,6 @@ static int setup_call_graph(struct dcp_recorder *r,
 	if (opts->sz >= offsetof(struct dcp_recorder_opts, call_graph) +
 				sizeof(opts->call_graph))
 		r->call_graph = opts->call_graph;
-	if (r->call_graph == DCP_CALL_GRAPH_NONE && opts->callchain)
-		r->call_graph = DCP_CALL_GRAPH_FP;
 	/* off-CPU time is charged to the stack a thread blocked on: a
 	 * leaf alone would be the scheduler's */
 	if (r->off_cpu && r->call_graph == DCP_CALL_GRAPH_NONE)
@@ -280,13 +278,12 @@ static int check_off_cpu(const struct dcp_recorder *r,
 	return 0;
 }
 
-static const char *opts_backend(const struct dcp_recorder_opts *opts)
+static enum dcp_backend opts_backend(const struct dcp_recorder_opts *opts)
 {
-	if (opts->sz >= offsetof(struct dcp_recorder_opts, backend) +
-				sizeof(opts->backend) &&
-	    opts->backend)
+	if (opts->sz >=
+	    offsetof(struct dcp_recorder_opts, backend) + sizeof(opts->backend))
 		return opts->backend;
-	return "perf";
+	return DCP_BACKEND_PERF;
 }
 
 /* Stacks walked by the source: no registers or stack copies to unwind. */
@@ -354,19 +351,17 @@ static int start_source(struct dcp_recorder *r,
 		.unwind_memory = r->unwind_memory,
 		.cgroups = r->cgroups,
 	};
-	const char *backend = opts_backend(opts);
+	enum dcp_backend backend = opts_backend(opts);
 	int ret;
 
-	if (strcmp(backend, "bpf") && strcmp(backend, "perf") &&
-	    strcmp(backend, "auto"))
-		return dcp_error(EINVAL,
-				 "unknown backend '%s' (bpf, perf or auto)",
-				 backend);
-	if (strcmp(backend, "perf")) {
+	if (backend > DCP_BACKEND_AUTO)
+		return dcp_error(EINVAL, "unknown backend %u",
+				 (unsigned)backend);
+	if (backend != DCP_BACKEND_PERF) {
 		ret = start_bpf(r, opts, &set);
 		if (!ret)
 			return 0;
-		if (!strcmp(backend, "bpf"))
+		if (backend == DCP_BACKEND_BPF)
 			return ret;
 		dcp_log(DCP_LOG_WARN, "using the perf backend: %s",
 			dcp_last_error());

@@ -57,6 +57,7 @@ struct record_args {
 	int verbose;
 	int ready_fd; /* --ready-fd: told "recording" once recording, or -1 */
 	bool off_cpu_min_given;
+	bool backend_given;
 	char **command;
 	struct continuous_args cont; /* --continuous: cont.dir set */
 	bool period_given, keep_given;
@@ -136,7 +137,6 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 	int ret;
 
 	if (!strcmp(arg, "fp")) {
-		a->opts.callchain = true;
 		a->opts.call_graph = DCP_CALL_GRAPH_FP;
 		return 0;
 	}
@@ -145,7 +145,6 @@ static int parse_call_graph(struct record_args *a, const char *arg)
 			"record",
 			"invalid call graph mode '%s': expected fp or dwarf[,STACK_BYTES]",
 			arg);
-	a->opts.callchain = false;
 	a->opts.call_graph = DCP_CALL_GRAPH_DWARF;
 	if (arg[5] == ',') {
 		ret = parse_uint("user stack size", arg + 6, 65528, &v);
@@ -254,7 +253,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->opts.event = optarg;
 			break;
 		case 'g':
-			a->opts.callchain = true;
 			a->opts.call_graph = DCP_CALL_GRAPH_DEFAULT;
 			break;
 		case 'X':
@@ -320,6 +318,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 						   &a->opts.backend);
 			if (ret)
 				return ret;
+			a->backend_given = true;
 			break;
 		case 'W':
 			a->opts.off_cpu = true;
@@ -433,9 +432,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return cmd_usage_error(
 			"record",
 			"--continuous records the system or -p processes into its directory: no -o, no command");
-	if (!a->opts.backend)
+	if (!a->backend_given)
 		a->opts.backend = record_default_backend(&a->opts, a->nr_cpus);
-	if (!strcmp(a->opts.backend, "bpf") &&
+	if (a->opts.backend == DCP_BACKEND_BPF &&
 	    (a->nr_cpus || a->opts.sample_period || a->opts.filter_uid))
 		return cmd_usage_error(
 			"record",

@@ -103,12 +103,18 @@ int record_check_frequency(unsigned long hz)
 	return 0;
 }
 
-int record_parse_backend(const char *cmd, const char *arg, const char **backend)
+int record_parse_backend(const char *cmd, const char *arg,
+			 enum dcp_backend *backend)
 {
-	if (strcmp(arg, "bpf") && strcmp(arg, "perf") && strcmp(arg, "auto"))
+	if (!strcmp(arg, "bpf"))
+		*backend = DCP_BACKEND_BPF;
+	else if (!strcmp(arg, "perf"))
+		*backend = DCP_BACKEND_PERF;
+	else if (!strcmp(arg, "auto"))
+		*backend = DCP_BACKEND_AUTO;
+	else
 		return cmd_usage_error(
 			cmd, "invalid backend '%s' (bpf, perf or auto)", arg);
-	*backend = arg;
 	return 0;
 }
 
@@ -134,15 +140,16 @@ static bool may_load_bpf(void)
 	       (high & (1u << (CAP_BPF_BIT - 32)));
 }
 
-const char *record_default_backend(const struct dcp_recorder_opts *o, bool cpus)
+enum dcp_backend record_default_backend(const struct dcp_recorder_opts *o,
+					bool cpus)
 {
 	/* what only the perf backend records is asked for, or the user may
 	 * not load BPF programs: no fallback to say, the perf backend says
 	 * itself what an unprivileged recording lacks */
 	if (cpus || o->sample_period || o->filter_uid ||
 	    (o->event && strcmp(o->event, "cpu-clock")) || !may_load_bpf())
-		return "perf";
-	return "auto";
+		return DCP_BACKEND_PERF;
+	return DCP_BACKEND_AUTO;
 }
 
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns)
@@ -294,7 +301,7 @@ int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,
 	if (!o->off_cpu)
 		return 0;
 	if (o->call_graph == DCP_CALL_GRAPH_DWARF &&
-	    (!o->backend || !strcmp(o->backend, "perf")))
+	    o->backend == DCP_BACKEND_PERF)
 		return cmd_usage_error(
 			"record",
 			"--off-cpu with --call-graph dwarf needs --backend bpf (it unwinds each switch-out in the kernel); the perf backend takes -g");

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <stdint.h>
 
+#include "dcprof/dcprof.h"
+
 /* -C: perf's cpu list ("0-3,6") into *cpus (replaced), a usage error */
 int record_parse_cpus(const char *arg, int **cpus, size_t *nr_cpus);
 /* -u: a user name or a numeric uid */
@@ -29,19 +31,17 @@ int record_parse_cgroups(char *arg, const char ***list, size_t *n);
  * the command cmd (record, top) */
 int record_parse_off_cpu_min(const char *cmd, const char *arg, uint64_t *ns);
 
-struct dcp_recorder_opts;
-
 /*
  * The backend when --backend is not given: auto (the BPF backend, whose -g
  * unwinds full stacks in the kernel, and the perf backend when it cannot
  * load), or perf when the options ask for what only it records (cpus: -C).
  */
-const char *record_default_backend(const struct dcp_recorder_opts *o,
-				   bool cpus);
+enum dcp_backend record_default_backend(const struct dcp_recorder_opts *o,
+					bool cpus);
 /* --backend of record and top: bpf, perf or auto into *backend; else a
  * usage error of cmd (status 2). */
 int record_parse_backend(const char *cmd, const char *arg,
-			 const char **backend);
+			 enum dcp_backend *backend);
 
 /*
  * Whether the process pid is gone for a recorder: no such task, or a

@@ -237,7 +237,7 @@ struct top_args {
 	size_t limit;
 	const char *sort;
 	enum view_value value;
-	bool value_given, off_cpu_min_given;
+	bool value_given, off_cpu_min_given, backend_given;
 	bool all_cpus; /* -a given: with a command, the whole system */
 	char **command; /* top -- CMD [ARGS] */
 };
@@ -400,7 +400,6 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 			a->opts.sample_freq = (uint32_t)v;
 			break;
 		case 'g':
-			a->opts.callchain = true;
 			a->opts.call_graph = DCP_CALL_GRAPH_DEFAULT;
 			break;
 		case 'p':
@@ -469,6 +468,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 						 &a->opts.backend);
 			if (c)
 				return c;
+			a->backend_given = true;
 			break;
 		case OPT_LIMIT:
 			if (parse_ulong(optarg, 1000000, &v))
@@ -647,7 +647,7 @@ int cmd_top(int argc, char **argv)
 	a.opts.only = a.only;
 	a.opts.nr_only = a.nr_only;
 	a.opts.cmdline = cmdline ? cmdline : "dcprof top";
-	if (!a.opts.backend)
+	if (!a.backend_given)
 		a.opts.backend = record_default_backend(&a.opts, false);
 	if (a.output) {
 		a.opts.output = a.output;
