@@ -146,8 +146,15 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 	--push "http://127.0.0.1:$port" --push-sample-labels none 2>"$TMP/err" &
 rec=$!
 for i in $(seq 50); do grep -q "recording continuously" "$TMP/err" && break; sleep 0.1; done
-sleep 0.3
-for i in 1 2 3; do kill -HUP "$rec"; sleep 0.15; done
+# each SIGHUP once the period before it is cut: signals sent closer
+# than the recorder handles them are one signal
+for i in 1 2 3; do
+	kill -HUP "$rec"
+	for j in $(seq 100); do
+		[ "$(grep -c "^dcprof: period '" "$TMP/err")" -ge "$i" ] && break
+		sleep 0.05
+	done
+done
 kill -TERM "$rec"
 wait "$rec" || die "exit $? after SIGTERM: $(cat "$TMP/err")"
 periods=$(grep -c "^dcprof: period '" "$TMP/err")

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: the threads of a process must be off the CPU when -p starts, within a window of wall time
 # record --off-cpu charges a thread still switched out when the recording
 # ends with its time up to the end, on the stack it left the CPU on: the
 # hung thread is what off-CPU time is asked about most. A command runs

@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants -c samples within 10% of the CPU time the workload saw, which load skews
 # record's perf flags, each checked by what it selects:
 #  -C 0: of two busy processes pinned to CPU 0 and CPU 1, only the first;
 #  -c PERIOD: a command that burns a known CPU time gets CPU time / PERIOD

@@ -176,12 +176,16 @@ assert locked / futex >= 0.9, \
 PY
 
 # ---- -p: a running process's threads only ----------------------------------
-"$W" mutex 3 &
+# long enough to outlive a recorder slow to start on a loaded machine,
+# ended once recorded
+"$W" mutex 30 &
 wpid=$!
+_spawned+=("$wpid")
 sleep 0.3
 F=$TMP/pid.data
 expect_exit 0 "$DCPROF" record --off-cpu -p "$wpid" --duration 1 -o "$F"
-wait "$wpid"
+kill "$wpid"
+wait "$wpid" 2>/dev/null
 expect_exit 0 "$DCPROF" report -i "$F" --threads --format json
 python3 - "$TMP/out" "$wpid" <<'PY' || die "record --off-cpu -p charged other processes"
 import json, sys

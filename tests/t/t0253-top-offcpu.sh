@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: top's intervals of wall time must hold the workload's functions, named
 # dcprof top --off-cpu on nap_burn (one thread: 2 ms of CPU time in
 # burn_cpu, a 6 ms sleep in nap, and its own measure of both), rows of its
 # process only (--pid):

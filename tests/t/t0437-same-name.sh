@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: wants a 2:1 split of work within 3 points, which the timer's skew under load changes
 # Functions are told apart by identity, not name: two `static void
 # work(void)`, one in same_name.c and one in same_name_b.c of one binary,
 # the first doing twice the work of the other. The report has two rows for

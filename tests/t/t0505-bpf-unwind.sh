@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: its off-CPU waits must be the time the program's clock saw, and the first samples of a command come before its tables: both change with the machine's load
 # The BPF backend's -g: user stacks unwound in the kernel with the files'
 # unwind tables (compiled from .eh_frame), through code built without
 # frame pointers.
