@@ -21,20 +21,8 @@ cp "$TMP/out" "$TMP/report.json"
 # CPU time each really took (the workload measures it: its 5/3/2 ms slices
 # overshoot by up to a clock-read interval, so the truth is near 48/30/22,
 # not 50/30/20); 3 points allow for sampling noise (about 3000 samples).
-python3 - "$TMP/report.json" "$TMP/truth" <<'PY' || die "shares are off"
-import json, sys
-d = json.load(open(sys.argv[1]))
-t = open(sys.argv[2]).read().split()
-took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
-rows = {r["symbol"]: r["samples"] for r in d["rows"]}
-want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
-total = sum(rows.get(s, 0) for s in want)
-assert total >= 2000, "only %d samples in the three functions" % total
-for s, w in want.items():
-    share = 100.0 * rows.get(s, 0) / total
-    print("%s: %.1f%% (want %.1f%%)" % (s, share, w))
-    assert abs(share - w) <= 3, "%s has %.1f%%, want %.1f%% +- 3" % (s, share, w)
-PY
+report_counts "$TMP/report.json" | check_split_shares "$TMP/truth" 2000 3 ||
+	die "shares are off"
 
 # the command's exit status becomes dcprof's
 expect_exit 3 "$DCPROF" record -o "$TMP/exit.data" -- sh -c 'exit 3'

@@ -45,26 +45,12 @@ SPIN2=$TMP/spin2
 gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer "$(bid_flag 202)" -o "$SPIN2" \
 	"$TOP/tests/workloads/spin.c" || die "cannot build spin2"
 
-# split_shares LABEL JSON MIN [POINTS]: the three functions of the report in
-# JSON (by symbol) hold at least MIN samples, each share within POINTS
-# (default 1) of the truth the workload printed into $TMP/truth
+# split_shares LABEL JSON MIN [POINTS]: the functions of the truth the
+# workload printed into $TMP/truth hold at least MIN samples of the report
+# in JSON (by symbol), each share within POINTS (default 1) of the truth
 split_shares() {
-	python3 - "$1" "$2" "$TMP/truth" "$3" "${4:-1}" <<'PY'
-import json, sys
-label, report, truth, least = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-tol = float(sys.argv[5])
-d = json.load(open(report))
-t = open(truth).read().split()
-took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
-rows = {r["symbol"]: r["samples"] for r in d["rows"]}
-want = {s: 100.0 * ns / sum(took.values()) for s, ns in took.items()}
-total = sum(rows.get(s, 0) for s in want)
-assert total >= least, "only %d samples in the three functions" % total
-for s, w in want.items():
-    share = 100.0 * rows.get(s, 0) / total
-    print("%s %s: %.1f%% (want %.1f%%)" % (label, s, share, w))
-    assert abs(share - w) <= tol, "%s has %.1f%%, want %.1f%% +- %g" % (s, share, w, tol)
-PY
+	report_counts "$2" |
+		check_split_shares "$TMP/truth" "$3" "${4:-1}" "$1"
 }
 
 # --- the split, per command, shares within 1 point --------------------------

@@ -60,16 +60,14 @@ grep '^split: ' "$TMP/out" >"$TMP/truth" || die "split printed no truth"
 # nothing of the binary left [unresolved].
 expect_exit 0 "$DCPROF" report -i "$F" --format json --sort comm,file,symbol
 cp "$TMP/out" "$TMP/report.json"
-python3 - "$TMP/report.json" "$TMP/truth" "$TMP/starts" "$SPLIT" \
+python3 - "$TMP/report.json" "$TMP/starts" "$SPLIT" \
 	>"$TMP/made" <<'PY' || die "the stripped functions are not found"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-t = open(sys.argv[2]).read().split()
-took = {t[i][:-3]: int(t[i + 1]) for i in range(3, len(t), 2)}
-starts = {l.split()[0]: l.split()[1] for l in open(sys.argv[3])}
+starts = {l.split()[0]: l.split()[1] for l in open(sys.argv[2])}
 rows = {}
 for r in d["rows"]:
-    if r["file"] == sys.argv[4]:
+    if r["file"] == sys.argv[3]:
         rows[r["symbol"]] = rows.get(r["symbol"], 0) + r["samples"]
         # PLT stubs keep their names from .dynsym (strip -s leaves it)
         assert re.fullmatch(r"split\+0x[0-9a-f]+|[A-Za-z_][\w.]*@plt",
@@ -77,15 +75,13 @@ for r in d["rows"]:
             "a frame of the binary is named %r" % r["symbol"]
 names = {f: "split+0x" + s for f, s in starts.items()}
 assert len(set(names.values())) == 3
-total = sum(rows.get(n, 0) for n in names.values())
-assert total >= 2000, "only %d samples in the three functions: %s" % (total, rows)
-want = {f: 100.0 * ns / sum(took.values()) for f, ns in took.items()}
 for f, n in names.items():
-    share = 100.0 * rows.get(n, 0) / total
-    sys.stderr.write("%s as %s: %.1f%% (want %.1f%%)\n" % (f, n, share, want[f]))
-    assert abs(share - want[f]) <= 3, "%s has %.1f%%, want %.1f%% +- 3" % (n, share, want[f])
-    print(f, n, rows[n])
+    sys.stderr.write("%s as %s: %d samples\n" % (f, n, rows.get(n, 0)))
+    print(f, n, rows.get(n, 0))
 PY
+# the rows of the made names, as the functions they stand for
+awk '{ print $1, $3 }' "$TMP/made" | check_split_shares "$TMP/truth" 2000 3 ||
+	die "the stripped functions are not found"
 
 # every view groups them the same way: the folded stacks too
 expect_exit 0 "$DCPROF" export --format folded -i "$F"

@@ -20,6 +20,27 @@
 #                   compile tests/workloads/NAME.c into $TMP/NAME, print its
 #                   path (under tests/run.sh, compiled once per run and
 #                   copied, with a build id of the test's own)
+#   record_once DATA WORKLOAD [RECORD OPTIONS...] -- [WORKLOAD ARGS...]
+#                   dcprof record OPTIONS -o DATA -- WORKLOAD ARGS, WORKLOAD
+#                   built by build_workload (no GCC ARGS); stdout and stderr
+#                   left in $TMP/out and $TMP/err as by expect_exit, WORKLOAD
+#                   set to the binary recorded. Under tests/run.sh recorded
+#                   once per run for these arguments, binary and profile in
+#                   the shared directory, and DATA, out and err copies: for
+#                   tests that only read the recording (never change the
+#                   binary at $WORKLOAD); accuracy tests record their own
+#   check_split_shares TRUTH MIN_TOTAL [POINTS [LABEL]]
+#                   "NAME COUNT" lines on stdin against the truth a workload
+#                   printed into the file TRUTH (tests/tools/split_shares.py):
+#                   the truth's names hold MIN_TOTAL counts or more, and each
+#                   one's share of them is within POINTS (default 3) of its
+#                   share of the measured time. Status 0, 1 when a share is
+#                   off, 3 when too few counts (not judged, if the test
+#                   allows that); the shares are printed
+#   report_counts JSON [KEY [FILE]]
+#                   "NAME COUNT" lines of a report's JSON rows: samples
+#                   summed by the column KEY (symbol), only FILE's rows if
+#                   given; fail if JSON cannot be read
 #   spawn CMD...    start CMD in the background; killed at exit; sets $SPAWNED
 #   wait_stopped PID [SECONDS]
 #                   wait until PID is stopped (state T), fail after SECONDS (10)
@@ -188,6 +209,68 @@ build_workload() {
 		"$TEST_NAME $key" || die "cannot set the build id of '$name'" ;;
 	esac
 	echo "$TMP/$name"
+}
+
+record_once() {
+	local data=$1 name=$2 opts=() key dir rc
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] || die "record_once: no -- before the workload's arguments"
+	shift
+	if [ -z "${DCPROF_TEST_SHARED:-}" ]; then
+		WORKLOAD=$(build_workload "$name") || exit 1
+		expect_exit 0 "$DCPROF" record "${opts[@]}" -o "$data" -- \
+			"$WORKLOAD" "$@"
+		return
+	fi
+	# recorded by the first test of the run that asks, into a directory
+	# of its own with the binary it ran: the profile names that binary's
+	# path and build id, which stay as they are for the whole run. A
+	# recording that failed fails every test that asks for it, with its
+	# error, rather than being tried again by each.
+	key=$(printf '%s\0' "$DCPROF" "$name" "${opts[@]}" -- "$@" |
+		md5sum | cut -c1-16)
+	dir=$DCPROF_TEST_SHARED/recordings/$name.$key
+	WORKLOAD=$dir/$name
+	mkdir -p "$dir" || die "cannot make '$dir'"
+	(
+		flock -w 300 9 ||
+			die "the shared recording of '$name' was not made within 300 s"
+		[ -e "$dir/done" ] && exit 0
+		[ -e "$dir/failed" ] &&
+			die "the shared recording of '$name' failed in an earlier test: $(cat "$dir/failed")"
+		if ! (_compile_workload "$WORKLOAD" "$name") >"$dir/build.err" 2>&1
+		then
+			echo "cannot build workload '$name': $(head -c 500 "$dir/build.err")" \
+				>"$dir/failed"
+			die "$(cat "$dir/failed")"
+		fi
+		"$DCPROF" record "${opts[@]}" -o "$dir/data" -- "$WORKLOAD" "$@" \
+			>"$dir/out" 2>"$dir/err"
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "'dcprof record ${opts[*]} -- $name $*' exited $rc: $(head -c 500 "$dir/err")" \
+				>"$dir/failed"
+			die "$(cat "$dir/failed")"
+		fi
+		: >"$dir/done"
+	) 9>"$dir/lock" || exit 1
+	cp "$dir/data" "$data" && cp "$dir/out" "$TMP/out" &&
+		cp "$dir/err" "$TMP/err" ||
+		die "cannot copy the shared recording of '$name'"
+}
+
+check_split_shares() {
+	python3 "$TOP/tests/tools/split_shares.py" check "$1" "$2" "${3:-3}" \
+		"${4:-}"
+}
+
+report_counts() {
+	python3 "$TOP/tests/tools/split_shares.py" counts "$@" ||
+		die "cannot read the rows of '$1'"
 }
 
 # _compile_workload OUT NAME [GCC ARGS...]
