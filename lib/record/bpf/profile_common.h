@@ -209,11 +209,11 @@ struct dcp_bpf_file_key {
 #define DCP_BPF_PY_INSTR_BITS 18
 #define DCP_BPF_PY_INSTR_MAX ((1u << DCP_BPF_PY_INSTR_BITS) - 1)
 #define DCP_BPF_PY_CODE_MASK ((1ull << 44) - 1)
-#define DCP_BPF_IS_PY_FRAME(ip) (((ip) & DCP_BPF_PY_FRAME) == DCP_BPF_PY_FRAME)
+#define DCP_BPF_IS_PY_FRAME(ip) (((ip)&DCP_BPF_PY_FRAME) == DCP_BPF_PY_FRAME)
 
 /*
  * A CPython process, by tgid in py_procs (put there by user space,
- * lib/record/python.c): where its runtime state and its evaluation
+ * lib/record/bpf/python.c): where its runtime state and its evaluation
  * function are, and the offsets of the fields the walk reads in its
  * version's layout.
  */

@@ -363,6 +363,12 @@ static int bpf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	dcp_bpf_unwind_size(bs, set->unwind_tables, set->unwind_memory);
+	/* the Python walk goes with the walk by tables (unwind.bpf.h) */
+	if (bs->unwind.on) {
+		bs->python = dcp_python_new(bs->r);
+		if (!bs->python)
+			return -ENOMEM;
+	}
 	ret = recorder_bpf__load(bs->skel);
 	if (ret)
 		return load_error(-ret, "load");
@@ -666,6 +672,7 @@ static void bpf_free(struct dcp_source *s)
 		if (bs->task_links[i] >= 0)
 			close(bs->task_links[i]);
 	dcp_bpf_unwind_free(bs);
+	dcp_python_free(bs->python);
 	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);

@@ -8,6 +8,7 @@
 #ifndef DCPROF_NO_BPF
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,27 @@ static int leaf_before_exec(struct bpf_source *bs, struct dcp_process *p,
 	return 1;
 }
 
+/* Process pid, sampled: a Python process's walk given to the kernel
+ * the first time (python_internal.h). */
+static int probe_python(struct bpf_source *bs, uint32_t pid)
+{
+	struct dcp_bpf_py_proc py;
+	int ret;
+
+	if (!bs->python || !pid)
+		return 0;
+	ret = dcp_python_probe(bs->python, pid, &py);
+	if (ret <= 0)
+		return ret;
+	if (bpf_map_update_elem(bs->skel->maps.py_procs.map_fd, &pid, &py,
+				BPF_ANY))
+		dcp_log(DCP_LOG_INFO,
+			"cannot walk the Python frames of process %" PRIu32
+			": %s",
+			pid, strerror(errno));
+	return 0;
+}
+
 /*
  * The user frames of a stack after n kernel ones; leaf: the stack's first
  * frame when the key carries it (dcp_bpf_key.ip), else 0.
@@ -129,6 +151,11 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 	const struct stack_copy *sc;
 
 	bs->user_chain = false;
+	if (p) {
+		ret = probe_python(bs, (uint32_t)p->pid);
+		if (ret)
+			return ret;
+	}
 	if (hash && !bs->user_build_ids) {
 		const struct kstack_copy *ic = ip_stack(
 			bs, bs->icache, bs->skel->maps.user_ips.map_fd, hash);
@@ -147,6 +174,14 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 			 * itself, as the ring's (samples.c) */
 			uint64_t back = i ? 1 : 0;
 
+			if (DCP_BPF_IS_PY_FRAME(ip)) {
+				ret = dcp_python_frame(bs->python,
+						       p ? (uint32_t)p->pid : 0,
+						       ip, f);
+				if (ret)
+					return ret;
+				continue;
+			}
 			if (ip & DCP_BPF_NAMED_FRAME) {
 				/* named by the walk (dcp_bpf_name_file()), its
 				 * file pinned when it was named: no maps read */

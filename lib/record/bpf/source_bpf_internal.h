@@ -21,6 +21,7 @@
 #include "recorder_internal.h"
 #include "cache_internal.h"
 #include "profile_common.h"
+#include "python_internal.h"
 #include "unwind_table_internal.h"
 
 #define MAPS_TRIED 4096
@@ -215,6 +216,9 @@ struct bpf_source {
 	uint64_t budget_at_ns, budget_run_ns;
 
 	struct bpf_unwind unwind;
+	/* the Python processes and their code's names (python_internal.h);
+	 * NULL: user stacks are not walked by tables, no Python frames */
+	struct dcp_python *python;
 };
 
 /*

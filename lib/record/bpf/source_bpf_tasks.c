@@ -79,6 +79,9 @@ static int take_task(struct bpf_source *bs, uint32_t type,
 
 static void forget_maps(struct bpf_source *bs, uint32_t pid)
 {
+	/* a Python process gone, or running another program */
+	if (dcp_python_forget(bs->python, pid) == 1)
+		bpf_map_delete_elem(bs->skel->maps.py_procs.map_fd, &pid);
 	if (bs->maps_tried[pid % MAPS_TRIED] == pid)
 		bs->maps_tried[pid % MAPS_TRIED] = 0;
 	if (bs->maps_read[pid % MAPS_TRIED] == pid)

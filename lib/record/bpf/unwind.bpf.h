@@ -380,7 +380,8 @@ static __always_inline void py_step(struct unwind_regs *r, __u64 *ips, __u32 n)
 	if (bpf_probe_read_user(&code, 8, (void *)(f + r->py.frame_code)) ||
 	    bpf_probe_read_user(&instr, 8,
 				(void *)(f + r->py.frame_prev_instr)) ||
-	    bpf_probe_read_user(&entry, 1, (void *)(f + r->py.frame_is_entry)) ||
+	    bpf_probe_read_user(&entry, 1,
+				(void *)(f + r->py.frame_is_entry)) ||
 	    bpf_probe_read_user(&r->py_frame, 8,
 				(void *)(f + r->py.frame_previous)) ||
 	    !code || (code & 7)) {
