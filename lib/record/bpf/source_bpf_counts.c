@@ -544,6 +544,10 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.unwind_tables_failed = bs->unwind.failed;
 	bs->base.counts.unwind_tables_evicted = bs->unwind.evicted;
 	bs->base.counts.unwind_named_frames = now[DCP_BPF_STAT_UNWIND_NAMED];
+	bs->base.counts.python_frames = now[DCP_BPF_STAT_PY_FRAMES];
+	bs->base.counts.python_no_thread = now[DCP_BPF_STAT_PY_NO_THREAD];
+	bs->base.counts.python_cut = now[DCP_BPF_STAT_PY_CUT];
+	bs->base.counts.python_unnamed = dcp_python_unnamed(bs->python);
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)
