@@ -160,9 +160,7 @@ static int read_u64(uint32_t pid, uint64_t addr, uint64_t *v)
 	return read_mem(pid, addr, v, sizeof(*v));
 }
 
-/* Whether a mapped file's name is a CPython interpreter's (the program
- * or libpython): only those are opened and their symbols read. */
-static bool interpreter_name(const char *path)
+bool dcp_python_interpreter_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -190,7 +188,7 @@ static int find_interpreter(uint32_t pid, struct dcp_python_elf *e,
 		file[0] = '\0';
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start,
 			   &end, &off, file) != 4 ||
-		    off || file[0] != '/' || !interpreter_name(file))
+		    off || file[0] != '/' || !dcp_python_interpreter_name(file))
 			continue;
 		snprintf(path, sizeof(path),
 			 "/proc/%" PRIu32 "/map_files/%llx-%llx", pid, start,
@@ -198,10 +196,12 @@ static int find_interpreter(uint32_t pid, struct dcp_python_elf *e,
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		ret = dcp_python_elf_read(fd, e);
-		close(fd);
-		if (!ret)
+		/* a file that is no interpreter, or not ELF: the next */
+		if (dcp_python_elf_read(fd, e) == 0) {
 			*bias = start - e->base;
+			ret = 0;
+		}
+		close(fd);
 	}
 	fclose(f);
 	return ret;
@@ -239,7 +239,7 @@ static uint32_t python_cookie(struct dcp_python *py, uint32_t pid)
 	return (uint32_t)cookie;
 }
 
-int dcp_python_probe(struct dcp_python *py, uint32_t pid,
+int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
 		     struct dcp_bpf_py_proc *out)
 {
 	struct py_proc *p = find_proc(py, pid, true);
@@ -252,10 +252,11 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid,
 		return dcp_error(ENOMEM, "out of memory");
 	if (p->probed)
 		return 0;
-	p->probed = true;
 	ret = find_interpreter(pid, &e, &bias);
+	p->probed = !early || !ret;
 	if (ret)
-		return ret == -ENOENT || ret == -EACCES ? 0 : ret;
+		return ret == -ENOENT || ret == -EACCES || ret == -ESRCH ? 0 :
+									   ret;
 	if (e.version)
 		read_u64(pid, e.version + bias, &version);
 	l = dcp_py_layout_find((uint32_t)version);

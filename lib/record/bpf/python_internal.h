@@ -9,6 +9,7 @@
 #ifndef DCPROF_PYTHON_INTERNAL_H
 #define DCPROF_PYTHON_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,8 +61,12 @@ void dcp_python_free(struct dcp_python *py);
  * kernel's py_procs), 0 when it is no Python process of a known version
  * or was looked at already, negative errno on failure.
  */
-int dcp_python_probe(struct dcp_python *py, uint32_t pid,
+int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
 		     struct dcp_bpf_py_proc *out);
+
+/* Whether a file's path names a CPython interpreter (python*, libpython*):
+ * only those are opened and their symbols read. */
+bool dcp_python_interpreter_name(const char *path);
 
 /* Process pid exited or ran another program: looked at again if sampled
  * again. 1 when it was a Python process (its py_procs entry to delete). */

@@ -116,27 +116,6 @@ static int leaf_before_exec(struct bpf_source *bs, struct dcp_process *p,
 	return 1;
 }
 
-/* Process pid, sampled: a Python process's walk given to the kernel
- * the first time (python_internal.h). */
-static int probe_python(struct bpf_source *bs, uint32_t pid)
-{
-	struct dcp_bpf_py_proc py;
-	int ret;
-
-	if (!bs->python || !pid)
-		return 0;
-	ret = dcp_python_probe(bs->python, pid, &py);
-	if (ret <= 0)
-		return ret;
-	if (bpf_map_update_elem(bs->skel->maps.py_procs.map_fd, &pid, &py,
-				BPF_ANY))
-		dcp_log(DCP_LOG_INFO,
-			"cannot walk the Python frames of process %" PRIu32
-			": %s",
-			pid, strerror(errno));
-	return 0;
-}
-
 /*
  * The user frames of a stack after n kernel ones; leaf: the stack's first
  * frame when the key carries it (dcp_bpf_key.ip), else 0.
@@ -152,7 +131,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 
 	bs->user_chain = false;
 	if (p) {
-		ret = probe_python(bs, (uint32_t)p->pid);
+		ret = dcp_bpf_probe_python(bs, (uint32_t)p->pid, false);
 		if (ret)
 			return ret;
 	}

@@ -317,6 +317,14 @@ void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
  * named in the kernel too. */
 void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			 const struct dcp_bpf_ranges *rs);
+/*
+ * Process pid, sampled (early: just exec'd a program named like an
+ * interpreter): a Python process's walk given to the kernel the first
+ * time (python_internal.h); early, a process found without one is looked
+ * at again at its first sample (its libpython may not be mapped yet).
+ */
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, bool early);
+
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f);

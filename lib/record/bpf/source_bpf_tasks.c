@@ -77,6 +77,25 @@ static int take_task(struct bpf_source *bs, uint32_t type,
 					sizeof(rec));
 }
 
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, bool early)
+{
+	struct dcp_bpf_py_proc py;
+	int ret;
+
+	if (!bs->python || !pid)
+		return 0;
+	ret = dcp_python_probe(bs->python, pid, early, &py);
+	if (ret <= 0)
+		return ret;
+	if (bpf_map_update_elem(bs->skel->maps.py_procs.map_fd, &pid, &py,
+				BPF_ANY))
+		dcp_log(DCP_LOG_INFO,
+			"cannot walk the Python frames of process %" PRIu32
+			": %s",
+			pid, strerror(errno));
+	return 0;
+}
+
 static void forget_maps(struct bpf_source *bs, uint32_t pid)
 {
 	/* a Python process gone, or running another program */
@@ -291,6 +310,9 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 		memcpy(path, e->path, sizeof(path));
 		path[sizeof(path) - 1] = 0;
 		ret = pin_exec(bs, e, path);
+		/* an interpreter's Python frames from its first samples on */
+		if (!ret && dcp_python_interpreter_name(path))
+			ret = dcp_bpf_probe_python(bs, e->pid, true);
 	}
 	/*
 	 * The new program's maps: the kernel sends its own mappings (the
