@@ -343,9 +343,13 @@ static int read_str(uint32_t pid, const struct dcp_py_layout *l, uint64_t addr,
 	size_t o = 0;
 	int ret;
 
-	if (!addr || l->str_compact_data > sizeof(head))
+	/* the ASCII object's header: a shorter object's end may be the end
+	 * of the mapped memory */
+	if (!addr || l->str_ascii_data > sizeof(head) ||
+	    l->str_length + 8u > l->str_ascii_data ||
+	    l->str_state + 4u > l->str_ascii_data)
 		return -EINVAL;
-	ret = read_mem(pid, addr, head, l->str_compact_data);
+	ret = read_mem(pid, addr, head, l->str_ascii_data);
 	if (ret)
 		return ret;
 	memcpy(&len, head + l->str_length, 8);
@@ -390,8 +394,7 @@ static int name_code(struct dcp_python *py, const struct py_proc *p,
 		     struct py_code *c)
 {
 	const struct dcp_py_layout *l = p->layout;
-	static char qualname[4 * NAME_MAX_CHARS + 1],
-		file[4 * NAME_MAX_CHARS + 1];
+	char qualname[4 * NAME_MAX_CHARS + 1], file[4 * NAME_MAX_CHARS + 1];
 	uint64_t qual_addr, file_addr, table_addr, size;
 	uint32_t first_line;
 	const char *base;

@@ -312,7 +312,7 @@ static int bpf_start(struct dcp_source *s,
 		     const struct dcp_source_settings *set)
 {
 	struct bpf_source *bs = bpf_source(s);
-	const char *btf = getenv("DCPROF_BPF_BTF");
+	const char *btf = getenv("DCPROF_BPF_BTF"), *env;
 	uint8_t one = 1;
 	int ret, ncpus;
 
@@ -363,8 +363,11 @@ static int bpf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	dcp_bpf_unwind_size(bs, set->unwind_tables, set->unwind_memory);
-	/* the Python walk goes with the walk by tables (unwind.bpf.h) */
-	if (bs->unwind.on) {
+	/* the Python walk goes with the walk by tables (unwind.bpf.h);
+	 * DCPROF_BPF_PYTHON=0 leaves it out (native frames only), to compare
+	 * its cost */
+	env = getenv("DCPROF_BPF_PYTHON");
+	if (bs->unwind.on && !(env && !strcmp(env, "0"))) {
 		bs->python = dcp_python_new(bs->r);
 		if (!bs->python)
 			return -ENOMEM;
