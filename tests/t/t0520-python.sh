@@ -12,6 +12,9 @@
 #  - zlib.compress called in a loop from a Python function: zlib's deflate
 #    under that function;
 #  - the names stay in the profile once the process is gone;
+#  - a process started before recording (-p), two threads in Python, and
+#    with --off-cpu its main thread's time.sleep under the Python function
+#    that sleeps;
 #  - the ring backend says once that Python frames need the BPF backend.
 . "$(dirname "$0")/test-lib.sh"
 need gcc
@@ -178,6 +181,68 @@ grep -q 'spin (prog.py)' "$TMP/report.txt" ||
 	die "the report names no Python function: $(head -30 "$TMP/report.txt")"
 grep -q '^# python: ' "$TMP/report.txt" ||
 	die "the report shows no Python counts"
+
+# a process started before the recording, two threads in Python, a sleep
+cat >"$TMP/two.py" <<'PY'
+import sys, threading, time
+
+
+def spin(sec):
+    end = time.thread_time() + sec
+    while time.thread_time() < end:
+        pass
+
+
+def worker_one():
+    spin(2.5)
+
+
+def worker_two():
+    spin(2.5)
+
+
+def nap():
+    time.sleep(2.0)
+
+
+threads = [threading.Thread(target=worker_one), threading.Thread(target=worker_two)]
+for t in threads:
+    t.start()
+print("started", flush=True)
+nap()
+for t in threads:
+    t.join()
+PY
+"$PY" "$TMP/two.py" >"$TMP/two.out" &
+two=$!
+wait_line "$TMP/two.out" started 10 || die "two.py did not start"
+expect_exit 0 "$DCPROF" record -g --off-cpu -p "$two" --duration 1 -o "$TMP/two.data"
+wait "$two"
+"$TMP/folded" -u "$TMP/two.data" >"$TMP/two.folded" || die "cannot read two.data"
+python3 - "$TMP/two.folded" <<'PY' || die "the threads' Python frames are off"
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    rows.append((stack.split(";"), int(n)))
+total = sum(n for f, n in rows)
+for fn in ("worker_one", "worker_two"):
+    under = sum(n for f, n in rows
+                if "Thread.run (threading.py)" in f and fn + " (two.py)" in f and
+                f.index("Thread.run (threading.py)") < f.index(fn + " (two.py)") <
+                f.index("spin (two.py)"))
+    print("%s: %d of %d samples under Thread.run > %s > spin" % (fn, under, total, fn))
+    assert under >= 0.35 * total, "%s has %d of %d samples" % (fn, under, total)
+PY
+expect_exit 0 "$DCPROF" report -i "$TMP/two.data" --value off-cpu -g --no-children
+python3 - "$TMP/out" <<'PY' || die "the sleep is not under nap: $(head -40 "$TMP/out")"
+import sys
+text = open(sys.argv[1]).read()
+i = text.find("nap (two.py)")
+assert i >= 0, "no nap (two.py) in the off-CPU tree"
+assert text.find("time_sleep", i) > i, "no time_sleep under nap"
+print("off-CPU: time.sleep under nap (two.py)")
+PY
 
 # the ring backend: native stacks, and one line about Python frames
 expect_exit 0 "$DCPROF" record --backend perf -g -o "$TMP/ring.data" -- \
