@@ -227,9 +227,16 @@ struct dcp_bpf_py_proc {
 	unsigned short tstate_next, tstate_native_tid, tstate_cframe;
 	unsigned short cframe_frame; /* _PyCFrame.current_frame */
 	unsigned short frame_code, frame_previous, frame_prev_instr;
-	unsigned short frame_is_entry;
+	/*
+	 * The byte that ends an evaluation call's frames: 3.11's is_entry
+	 * (the frame the call began with: put in, then the end), or with
+	 * shim_owner 3.12's owner (a frame owned by the C stack, the shim the
+	 * call pushed first: left out, the end).
+	 */
+	unsigned short frame_entry;
+	unsigned short shim_owner;
 	unsigned short code_adaptive; /* PyCodeObject.co_code_adaptive */
-	unsigned short pad[5];
+	unsigned short pad[4];
 };
 
 /* what a walk stores for a return address outside user space (a broken

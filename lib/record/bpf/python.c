@@ -33,6 +33,7 @@ struct py_proc {
 	uint32_t pid;
 	uint32_t gen; /* bumped when forgotten: its code entries go stale */
 	bool probed, python;
+	size_t maps_seen; /* the process's number of maps when looked at */
 	uint32_t cookie;
 	const struct dcp_py_layout *layout;
 };
@@ -239,7 +240,7 @@ static uint32_t python_cookie(struct dcp_python *py, uint32_t pid)
 	return (uint32_t)cookie;
 }
 
-int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
+int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 		     struct dcp_bpf_py_proc *out)
 {
 	struct py_proc *p = find_proc(py, pid, true);
@@ -250,10 +251,13 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
 
 	if (!p)
 		return dcp_error(ENOMEM, "out of memory");
-	if (p->probed)
+	/* looked at again when its maps changed: its first sample may come
+	 * before the loader mapped libpython */
+	if (p->python || (p->probed && p->maps_seen == nr_maps))
 		return 0;
+	p->probed = true;
+	p->maps_seen = nr_maps;
 	ret = find_interpreter(pid, &e, &bias);
-	p->probed = !early || !ret;
 	if (ret)
 		return ret == -ENOENT || ret == -EACCES || ret == -ESRCH ? 0 :
 									   ret;
@@ -289,7 +293,8 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
 	out->frame_code = l->frame_code;
 	out->frame_previous = l->frame_previous;
 	out->frame_prev_instr = l->frame_prev_instr;
-	out->frame_is_entry = l->frame_is_entry;
+	out->frame_entry = l->frame_entry;
+	out->shim_owner = l->shim_owner;
 	out->code_adaptive = l->code_adaptive;
 	return 1;
 }

@@ -28,7 +28,9 @@ struct dcp_py_layout {
 	uint16_t interp_threads_head; /* PyInterpreterState.threads.head */
 	uint16_t tstate_next, tstate_native_tid, tstate_cframe;
 	uint16_t cframe_frame; /* _PyCFrame.current_frame */
-	uint16_t frame_code, frame_previous, frame_prev_instr, frame_is_entry;
+	uint16_t frame_code, frame_previous, frame_prev_instr;
+	/* is_entry (3.11), or owner with shim_owner (3.12): profile_common.h */
+	uint16_t frame_entry, shim_owner;
 	uint16_t code_qualname, code_filename, code_firstlineno;
 	uint16_t code_linetable, code_adaptive;
 	uint16_t var_size; /* PyVarObject.ob_size */
@@ -56,12 +58,13 @@ struct dcp_python *dcp_python_new(struct dcp_recorder *r);
 void dcp_python_free(struct dcp_python *py);
 
 /*
- * Process pid, sampled: looked at once (until forgotten) for a CPython
- * interpreter in its maps. 1 with its walk's entry in *out (for the
- * kernel's py_procs), 0 when it is no Python process of a known version
- * or was looked at already, negative errno on failure.
+ * Process pid, with nr_maps maps known: looked at for a CPython
+ * interpreter in its maps, once until forgotten or until its number of
+ * maps changes (SIZE_MAX: unknown, just exec'd). 1 with its walk's entry
+ * in *out (for the kernel's py_procs), 0 when it is no Python process of a
+ * known version or was looked at already, negative errno on failure.
  */
-int dcp_python_probe(struct dcp_python *py, uint32_t pid, bool early,
+int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 		     struct dcp_bpf_py_proc *out);
 
 /* Whether a file's path names a CPython interpreter (python*, libpython*):

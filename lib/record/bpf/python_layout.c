@@ -32,7 +32,7 @@ static const struct dcp_py_layout layouts[] = {
 		/* gdb: &((struct _PyInterpreterFrame *)0)->prev_instr */
 		.frame_prev_instr = 56,
 		/* gdb: &((struct _PyInterpreterFrame *)0)->is_entry */
-		.frame_is_entry = 68,
+		.frame_entry = 68,
 		/* gdb: &((PyCodeObject *)0)->co_qualname */
 		.code_qualname = 128,
 		/* gdb: &((PyCodeObject *)0)->co_filename */
@@ -55,6 +55,55 @@ static const struct dcp_py_layout layouts[] = {
 		.str_ascii_data = 48,
 		/* gdb: sizeof(PyCompactUnicodeObject) */
 		.str_compact_data = 72,
+	},
+	{
+		.version = "3.12",
+		.hex_min = 0x030c0000,
+		.hex_max = 0x030cffff,
+		/* gdb: &((struct pyruntimestate *)0)->interpreters.head */
+		.runtime_interp_head = 40,
+		/* gdb: &((struct _is *)0)->threads.head */
+		.interp_threads_head = 72,
+		/* gdb: &((struct _ts *)0)->next */
+		.tstate_next = 8,
+		/* gdb: &((struct _ts *)0)->native_thread_id */
+		.tstate_native_tid = 144,
+		/* gdb: &((struct _ts *)0)->cframe */
+		.tstate_cframe = 56,
+		/* gdb: &((struct _PyCFrame *)0)->current_frame */
+		.cframe_frame = 0,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->f_code */
+		.frame_code = 0,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->previous */
+		.frame_previous = 8,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->prev_instr */
+		.frame_prev_instr = 56,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->owner */
+		.frame_entry = 70,
+		/* gdb: FRAME_OWNED_BY_CSTACK */
+		.shim_owner = 3,
+		/* gdb: &((PyCodeObject *)0)->co_qualname */
+		.code_qualname = 128,
+		/* gdb: &((PyCodeObject *)0)->co_filename */
+		.code_filename = 112,
+		/* gdb: &((PyCodeObject *)0)->co_firstlineno */
+		.code_firstlineno = 68,
+		/* gdb: &((PyCodeObject *)0)->co_linetable */
+		.code_linetable = 136,
+		/* gdb: &((PyCodeObject *)0)->co_code_adaptive */
+		.code_adaptive = 192,
+		/* gdb: &((PyVarObject *)0)->ob_size */
+		.var_size = 16,
+		/* gdb: &((PyBytesObject *)0)->ob_sval */
+		.bytes_data = 32,
+		/* gdb: &((PyASCIIObject *)0)->length */
+		.str_length = 16,
+		/* gdb: &((PyASCIIObject *)0)->state */
+		.str_state = 32,
+		/* gdb: sizeof(PyASCIIObject) */
+		.str_ascii_data = 40,
+		/* gdb: sizeof(PyCompactUnicodeObject) */
+		.str_compact_data = 56,
 	},
 };
 

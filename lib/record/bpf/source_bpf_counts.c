@@ -131,7 +131,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 
 	bs->user_chain = false;
 	if (p) {
-		ret = dcp_bpf_probe_python(bs, (uint32_t)p->pid, false);
+		ret = dcp_bpf_probe_python(bs, (uint32_t)p->pid, p->nr_maps);
 		if (ret)
 			return ret;
 	}

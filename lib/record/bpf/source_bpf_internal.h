@@ -318,12 +318,11 @@ void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
 void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			 const struct dcp_bpf_ranges *rs);
 /*
- * Process pid, sampled (early: just exec'd a program named like an
- * interpreter): a Python process's walk given to the kernel the first
- * time (python_internal.h); early, a process found without one is looked
- * at again at its first sample (its libpython may not be mapped yet).
+ * Process pid, sampled with nr_maps maps known (SIZE_MAX: just exec'd a
+ * program named like an interpreter): a Python process's walk given to
+ * the kernel the first time it is found (python_internal.h).
  */
-int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, bool early);
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps);
 
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,

@@ -77,14 +77,14 @@ static int take_task(struct bpf_source *bs, uint32_t type,
 					sizeof(rec));
 }
 
-int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, bool early)
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps)
 {
 	struct dcp_bpf_py_proc py;
 	int ret;
 
 	if (!bs->python || !pid)
 		return 0;
-	ret = dcp_python_probe(bs->python, pid, early, &py);
+	ret = dcp_python_probe(bs->python, pid, nr_maps, &py);
 	if (ret <= 0)
 		return ret;
 	if (bpf_map_update_elem(bs->skel->maps.py_procs.map_fd, &pid, &py,
@@ -312,7 +312,7 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 		ret = pin_exec(bs, e, path);
 		/* an interpreter's Python frames from its first samples on */
 		if (!ret && dcp_python_interpreter_name(path))
-			ret = dcp_bpf_probe_python(bs, e->pid, true);
+			ret = dcp_bpf_probe_python(bs, e->pid, SIZE_MAX);
 	}
 	/*
 	 * The new program's maps: the kernel sends its own mappings (the

@@ -368,24 +368,35 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 
 /*
  * One Python frame (r->py_frame) into ips[n], its caller into r->py_frame;
- * an entry frame (the first one its evaluation call ran) ends the Python
- * frames of the native frame at pc. A frame that cannot be read ends the
- * Python walk (counted when the walk ends).
+ * an entry frame (the first one its evaluation call ran; 3.12: the shim
+ * frame before it, not put in) ends the Python frames of the native frame
+ * at pc. A frame that cannot be read ends the Python walk (counted when
+ * the walk ends).
  */
 static __always_inline void py_step(struct unwind_regs *r, __u64 *ips, __u32 n)
 {
 	__u64 f = r->py_frame, code, instr, idx;
 	__u8 entry;
 
+	if (bpf_probe_read_user(&entry, 1, (void *)(f + r->py.frame_entry)) ||
+	    bpf_probe_read_user(&r->py_frame, 8,
+				(void *)(f + r->py.frame_previous))) {
+		r->py_frame = f; /* left out: counted as cut */
+		r->py_done = 1;
+		return;
+	}
+	if (r->py.shim_owner) {
+		if (entry == r->py.shim_owner) {
+			r->py_done = 1;
+			return;
+		}
+		entry = 0;
+	}
 	if (bpf_probe_read_user(&code, 8, (void *)(f + r->py.frame_code)) ||
 	    bpf_probe_read_user(&instr, 8,
 				(void *)(f + r->py.frame_prev_instr)) ||
-	    bpf_probe_read_user(&entry, 1,
-				(void *)(f + r->py.frame_is_entry)) ||
-	    bpf_probe_read_user(&r->py_frame, 8,
-				(void *)(f + r->py.frame_previous)) ||
 	    !code || (code & 7)) {
-		r->py_frame = f; /* left out: counted as cut */
+		r->py_frame = f;
 		r->py_done = 1;
 		return;
 	}
