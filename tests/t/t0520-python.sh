@@ -1,6 +1,7 @@
 #!/bin/bash
 # Python frames in the BPF backend's stacks (Debian's /usr/bin/python3,
-# CPython 3.11, without frame pointers), recorded with `record -g`:
+# CPython 3.11, without frame pointers; and pyenv's 3.12.1 where it is
+# installed), recorded with `record -g`:
 #  - three functions burning 50/30/20 of a thread's CPU time by its own
 #    clock (time.thread_time): their shares, counted on every stack they
 #    are in, within 3 points of the script's own figures;
@@ -95,24 +96,26 @@ def main():
 main()
 PY
 
-expect_exit 0 "$DCPROF" record -g -o "$TMP/py.data" -- "$PY" "$TMP/prog.py"
-grep '^truth ' "$TMP/out" | cut -d' ' -f2- >"$TMP/truth.json" ||
-	die "the script printed no truth"
-grep -q 'backend: bpf' <("$DCPROF" report -i "$TMP/py.data" 2>&1) ||
-	die "not recorded with the BPF backend"
-"$TMP/folded" -u -l "$TMP/py.data" >"$TMP/py.folded" ||
-	die "cannot read py.data"
-expect_exit 0 "$DCPROF" report -i "$TMP/py.data"
-cp "$TMP/out" "$TMP/report.txt"
-
-python3 - "$TMP/py.folded" "$TMP/truth.json" <<'PY' || die "Python frames are off"
+# run_prog INTERPRETER COMM NAME: prog.py recorded, its stacks checked
+run_prog() {
+	local py=$1 comm=$2 name=$3
+	expect_exit 0 "$DCPROF" record -g -o "$TMP/$name.data" -- "$py" "$TMP/prog.py"
+	grep '^truth ' "$TMP/out" | cut -d' ' -f2- >"$TMP/$name.truth.json" ||
+		die "$name: the script printed no truth"
+	grep -q 'backend: bpf' <("$DCPROF" report -i "$TMP/$name.data" 2>&1) ||
+		die "$name: not recorded with the BPF backend"
+	"$TMP/folded" -u -l "$TMP/$name.data" >"$TMP/$name.folded" ||
+		die "cannot read $name.data"
+	expect_exit 0 "$DCPROF" report -i "$TMP/$name.data"
+	cp "$TMP/out" "$TMP/$name.report.txt"
+	python3 - "$TMP/$name.folded" "$TMP/$name.truth.json" "$comm" <<'PY' || die "$name: Python frames are off"
 import json, re, sys
 truth = json.load(open(sys.argv[2]))
 rows = []
 for line in open(sys.argv[1]):
     stack, n = line.rsplit(" ", 1)
     frames = stack.split(";")
-    if frames[0] == "python3":
+    if frames[0] == sys.argv[3]:
         rows.append((frames[1:], int(n)))
 
 def name(f):  # "work_a (prog.py):14" -> "work_a (prog.py)"
@@ -128,7 +131,7 @@ total = sum(n for _, n in rows)
 took = truth["took"]
 counts = {fn: sum(n for f, n in rows if at(f, fn) >= 0) for fn in took}
 inside = sum(counts.values())
-print("samples: %d of python3, %d in the three functions" % (total, inside))
+print("%s samples: %d, %d in the three functions" % (sys.argv[3], total, inside))
 assert inside >= 1500, "only %d samples in the three functions" % inside
 for fn, sec in took.items():
     want = 100.0 * sec / sum(took.values())
@@ -175,12 +178,23 @@ print("pack: %d samples; deflate: %d, %d of them under squeeze > pack" %
 assert in_deflate >= 200, "only %d samples in deflate" % in_deflate
 assert under >= 0.95 * in_deflate, "deflate is not under pack"
 PY
+}
+
+run_prog "$PY" python3 py
 
 # the profile names its Python frames on its own: the process is gone
-grep -q 'spin (prog.py)' "$TMP/report.txt" ||
-	die "the report names no Python function: $(head -30 "$TMP/report.txt")"
-grep -q '^# python: ' "$TMP/report.txt" ||
+grep -q 'spin (prog.py)' "$TMP/py.report.txt" ||
+	die "the report names no Python function: $(head -30 "$TMP/py.report.txt")"
+grep -q '^# python: ' "$TMP/py.report.txt" ||
 	die "the report shows no Python counts"
+
+# CPython 3.12 (pyenv's, a libpython build), where it is installed
+PY312=/root/.pyenv/versions/3.12.1/bin/python3.12
+if [ -x "$PY312" ]; then
+	run_prog "$PY312" python3.12 py312
+else
+	skip_part "no CPython 3.12 at $PY312"
+fi
 
 # a process started before the recording, two threads in Python, a sleep
 cat >"$TMP/two.py" <<'PY'
@@ -202,7 +216,9 @@ def worker_two():
 
 
 def nap():
-    time.sleep(2.0)
+    # short sleeps: each switch-out during the recording has its stack
+    for _ in range(40):
+        time.sleep(0.05)
 
 
 threads = [threading.Thread(target=worker_one), threading.Thread(target=worker_two)]
