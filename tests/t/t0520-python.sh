@@ -1,7 +1,7 @@
 #!/bin/bash
 # Python frames in the BPF backend's stacks (Debian's /usr/bin/python3,
-# CPython 3.11, without frame pointers; and pyenv's 3.12.1 where it is
-# installed), recorded with `record -g`:
+# CPython 3.11, without frame pointers; and pyenv's 3.12.1 and 3.13.0
+# where they are installed), recorded with `record -g`:
 #  - three functions burning 50/30/20 of a thread's CPU time by its own
 #    clock (time.thread_time): their shares, counted on every stack they
 #    are in, within 3 points of the script's own figures;
@@ -25,6 +25,8 @@ PY=/usr/bin/python3
 	{ [ -z "${CI:-}" ] || die "$PY is not CPython 3.11 under CI"
 	  skip "$PY is not CPython 3.11"; }
 folded_tool
+mkdir -m 700 "$TMP/cache"
+export DCPROF_CACHE_DIR=$TMP/cache
 
 cat >"$TMP/prog.py" <<'PY'
 import json, operator, sys, time, zlib
@@ -99,6 +101,10 @@ PY
 # run_prog INTERPRETER COMM NAME: prog.py recorded, its stacks checked
 run_prog() {
 	local py=$1 comm=$2 name=$3
+	# the interpreter's unwind tables into the cache first: a large
+	# libpython's takes seconds to build, its samples until then walked
+	# by frame pointers, which do not reach the interpreter's frames
+	expect_exit 0 "$DCPROF" record -g -o "$TMP/warm.data" -- "$py" -c 'import operator, zlib'
 	expect_exit 0 "$DCPROF" record -g -o "$TMP/$name.data" -- "$py" "$TMP/prog.py"
 	grep '^truth ' "$TMP/out" | cut -d' ' -f2- >"$TMP/$name.truth.json" ||
 		die "$name: the script printed no truth"
@@ -188,13 +194,15 @@ grep -q 'spin (prog.py)' "$TMP/py.report.txt" ||
 grep -q '^# python: ' "$TMP/py.report.txt" ||
 	die "the report shows no Python counts"
 
-# CPython 3.12 (pyenv's, a libpython build), where it is installed
-PY312=/root/.pyenv/versions/3.12.1/bin/python3.12
-if [ -x "$PY312" ]; then
-	run_prog "$PY312" python3.12 py312
-else
-	skip_part "no CPython 3.12 at $PY312"
-fi
+# CPython 3.12 and 3.13 (pyenv's, libpython builds), where installed
+for v in 3.12.1 3.13.0; do
+	py=/root/.pyenv/versions/$v/bin/python${v%.*}
+	if [ -x "$py" ]; then
+		run_prog "$py" "python${v%.*}" "py${v//./}"
+	else
+		skip_part "no CPython $v at $py"
+	fi
+done
 
 # a process started before the recording, two threads in Python, a sleep
 cat >"$TMP/two.py" <<'PY'

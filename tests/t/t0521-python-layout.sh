@@ -2,13 +2,12 @@
 # The CPython layouts the Python walk reads by (lib/record/bpf/
 # python_layout.c): every offset of an entry equal to what gdb says of the
 # same field in that version's debug info -- 3.11's in Debian's
-# python3.11-dbg (found by the interpreter's build id), 3.12's in pyenv's
-# 3.12.1 build where it is installed; the table's expressions are the
-# comments above its fields.
+# python3.11-dbg (found by the interpreter's build id), 3.12's and 3.13's
+# in pyenv's 3.12.1 and 3.13.0 builds where they are installed; the
+# table's expressions are the comments above its fields.
 . "$(dirname "$0")/test-lib.sh"
 need gdb python3
 PY311=/usr/bin/python3.11
-PY312_LIB=/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0
 
 # check VERSION FILE: the entry of VERSION against FILE's debug info
 check() {
@@ -51,9 +50,12 @@ id=$(readelf -n "$PY311" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 	  skip "no debug info for $PY311 (apt-get install python3.11-dbg)"; }
 check 3.11 "$PY311"
 
-if [ -f "$PY312_LIB" ]; then
-	check 3.12 "$PY312_LIB"
-else
-	skip_part "no CPython 3.12 at $PY312_LIB"
-fi
+for v in 3.12.1 3.13.0; do
+	lib=/root/.pyenv/versions/$v/lib/libpython${v%.*}.so.1.0
+	if [ -f "$lib" ]; then
+		check "${v%.*}" "$lib"
+	else
+		skip_part "no CPython $v at $lib"
+	fi
+done
 pass

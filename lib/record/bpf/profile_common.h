@@ -226,6 +226,9 @@ struct dcp_bpf_py_proc {
 	unsigned short threads_head; /* PyInterpreterState.threads.head */
 	unsigned short tstate_next, tstate_native_tid, tstate_cframe;
 	unsigned short cframe_frame; /* _PyCFrame.current_frame */
+	/* PyThreadState.current_frame (3.13: no _PyCFrame); 0: the frame
+	 * is found through tstate_cframe */
+	unsigned short tstate_frame;
 	unsigned short frame_code, frame_previous, frame_prev_instr;
 	/*
 	 * The byte that ends an evaluation call's frames: 3.11's is_entry
@@ -236,7 +239,7 @@ struct dcp_bpf_py_proc {
 	unsigned short frame_entry;
 	unsigned short shim_owner;
 	unsigned short code_adaptive; /* PyCodeObject.co_code_adaptive */
-	unsigned short pad[4];
+	unsigned short pad[3];
 };
 
 /* what a walk stores for a return address outside user space (a broken

@@ -290,6 +290,7 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 	out->tstate_native_tid = l->tstate_native_tid;
 	out->tstate_cframe = l->tstate_cframe;
 	out->cframe_frame = l->cframe_frame;
+	out->tstate_frame = l->tstate_frame;
 	out->frame_code = l->frame_code;
 	out->frame_previous = l->frame_previous;
 	out->frame_prev_instr = l->frame_prev_instr;

@@ -28,6 +28,7 @@ struct dcp_py_layout {
 	uint16_t interp_threads_head; /* PyInterpreterState.threads.head */
 	uint16_t tstate_next, tstate_native_tid, tstate_cframe;
 	uint16_t cframe_frame; /* _PyCFrame.current_frame */
+	uint16_t tstate_frame; /* 3.13: PyThreadState.current_frame, else 0 */
 	uint16_t frame_code, frame_previous, frame_prev_instr;
 	/* is_entry (3.11), or owner with shim_owner (3.12): profile_common.h */
 	uint16_t frame_entry, shim_owner;

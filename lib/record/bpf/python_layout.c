@@ -105,6 +105,53 @@ static const struct dcp_py_layout layouts[] = {
 		/* gdb: sizeof(PyCompactUnicodeObject) */
 		.str_compact_data = 56,
 	},
+	{
+		.version = "3.13",
+		.hex_min = 0x030d0000,
+		.hex_max = 0x030dffff,
+		/* gdb: &((struct pyruntimestate *)0)->interpreters.head */
+		.runtime_interp_head = 632,
+		/* gdb: &((struct _is *)0)->threads.head */
+		.interp_threads_head = 7344,
+		/* gdb: &((struct _ts *)0)->next */
+		.tstate_next = 8,
+		/* gdb: &((struct _ts *)0)->native_thread_id */
+		.tstate_native_tid = 160,
+		/* gdb: &((struct _ts *)0)->current_frame */
+		.tstate_frame = 72,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->f_executable */
+		.frame_code = 0,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->previous */
+		.frame_previous = 8,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->instr_ptr */
+		.frame_prev_instr = 56,
+		/* gdb: &((struct _PyInterpreterFrame *)0)->owner */
+		.frame_entry = 70,
+		/* gdb: FRAME_OWNED_BY_CSTACK */
+		.shim_owner = 3,
+		/* gdb: &((PyCodeObject *)0)->co_qualname */
+		.code_qualname = 128,
+		/* gdb: &((PyCodeObject *)0)->co_filename */
+		.code_filename = 112,
+		/* gdb: &((PyCodeObject *)0)->co_firstlineno */
+		.code_firstlineno = 68,
+		/* gdb: &((PyCodeObject *)0)->co_linetable */
+		.code_linetable = 136,
+		/* gdb: &((PyCodeObject *)0)->co_code_adaptive */
+		.code_adaptive = 200,
+		/* gdb: &((PyVarObject *)0)->ob_size */
+		.var_size = 16,
+		/* gdb: &((PyBytesObject *)0)->ob_sval */
+		.bytes_data = 32,
+		/* gdb: &((PyASCIIObject *)0)->length */
+		.str_length = 16,
+		/* gdb: &((PyASCIIObject *)0)->state */
+		.str_state = 32,
+		/* gdb: sizeof(PyASCIIObject) */
+		.str_ascii_data = 40,
+		/* gdb: sizeof(PyCompactUnicodeObject) */
+		.str_compact_data = 56,
+	},
 };
 
 const struct dcp_py_layout *dcp_py_layout_find(uint32_t version)

@@ -570,6 +570,14 @@ static __always_inline void py_start(struct unwind_regs *r, __u32 tid)
 		count_stat(DCP_BPF_STAT_PY_NO_THREAD);
 		return;
 	}
+	/* 3.13: the thread state holds the frame itself */
+	if (r->py.tstate_frame) {
+		if (bpf_probe_read_user(
+			    &r->py_frame, 8,
+			    (void *)(r->py_tstate + r->py.tstate_frame)))
+			r->py_frame = 0;
+		return;
+	}
 	if (bpf_probe_read_user(&cframe, 8,
 				(void *)(r->py_tstate + r->py.tstate_cframe)) ||
 	    !cframe ||
