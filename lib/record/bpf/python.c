@@ -25,6 +25,9 @@
 #include "python_internal.h"
 #include "recorder_internal.h"
 
+/* Python processes gone between two compactions of the code entries */
+#define COMPACT_AFTER 64
+
 /* what is read of a name, and of a location table */
 #define NAME_MAX_CHARS 512
 #define TABLE_MAX_BYTES (1u << 20)
@@ -56,6 +59,9 @@ struct dcp_python {
 	size_t nr_codes, cap_codes;
 	struct dcp_index code_ix;
 	uint64_t unnamed; /* frames of code objects that could not be read */
+	/* Python processes forgotten since the code entries were last
+	 * compacted (theirs are dropped every COMPACT_AFTER) */
+	uint32_t forgotten;
 	uint32_t unknown_said; /* an unknown version said once */
 };
 
@@ -300,6 +306,42 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 	return 1;
 }
 
+/* The code entries of processes gone dropped, the index made again. */
+static void compact_codes(struct dcp_python *py)
+{
+	struct dcp_index fresh;
+	size_t kept = 0;
+
+	if (dcp_index_init(&fresh, 256))
+		return; /* kept as they are: stale entries are never found */
+	dcp_index_free(&py->code_ix);
+	py->code_ix = fresh;
+	for (size_t i = 0; i < py->nr_codes; i++) {
+		struct py_code *c = &py->codes[i];
+		const struct py_proc *p = find_proc(py, c->pid, false);
+		uint64_t h = code_hash(c->pid, c->gen, c->addr);
+		uint32_t id;
+		size_t pos;
+
+		if (!p || !p->python || p->gen != c->gen) {
+			free(c->table);
+			continue;
+		}
+		py->codes[kept] = *c;
+		/* no two entries are alike: the free slot the probe ends at */
+		dcp_index_for_each(&py->code_ix, h, pos, id) {
+			(void)id;
+		}
+		if (dcp_index_add(&py->code_ix, pos, h, (uint32_t)kept,
+				  code_hash_of, py)) {
+			free(py->codes[kept].table);
+			continue;
+		}
+		kept++;
+	}
+	py->nr_codes = kept;
+}
+
 int dcp_python_forget(struct dcp_python *py, uint32_t pid)
 {
 	struct py_proc *p = py ? find_proc(py, pid, false) : NULL;
@@ -310,6 +352,10 @@ int dcp_python_forget(struct dcp_python *py, uint32_t pid)
 	p->probed = p->python = false;
 	p->cookie = 0;
 	p->gen++;
+	if (was && ++py->forgotten >= COMPACT_AFTER) {
+		py->forgotten = 0;
+		compact_codes(py);
+	}
 	return was;
 }
 
