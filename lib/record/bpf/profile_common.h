@@ -233,8 +233,8 @@ struct dcp_bpf_py_proc {
 	/*
 	 * The byte that ends an evaluation call's frames: 3.11's is_entry
 	 * (the frame the call began with: put in, then the end), or with
-	 * shim_owner 3.12's owner (a frame owned by the C stack, the shim the
-	 * call pushed first: left out, the end).
+	 * shim_owner the owner of 3.12 on (a frame owned by the C stack, the
+	 * shim the call pushed first: left out, the end).
 	 */
 	unsigned short frame_entry;
 	unsigned short shim_owner;

@@ -550,7 +550,7 @@ int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
-/* ---- CPython 3.11's location table (Objects/locations.md) ----------- */
+/* ---- CPython's location table, 3.11 to 3.13 (Objects/locations.md) - */
 
 static uint32_t table_varint(const uint8_t *t, size_t len, size_t *i)
 {

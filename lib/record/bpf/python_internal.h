@@ -30,7 +30,7 @@ struct dcp_py_layout {
 	uint16_t cframe_frame; /* _PyCFrame.current_frame */
 	uint16_t tstate_frame; /* 3.13: PyThreadState.current_frame, else 0 */
 	uint16_t frame_code, frame_previous, frame_prev_instr;
-	/* is_entry (3.11), or owner with shim_owner (3.12): profile_common.h */
+	/* is_entry (3.11), or owner with shim_owner (3.12 on): profile_common.h */
 	uint16_t frame_entry, shim_owner;
 	uint16_t code_qualname, code_filename, code_firstlineno;
 	uint16_t code_linetable, code_adaptive;
@@ -46,8 +46,8 @@ const struct dcp_py_layout *dcp_py_layout_find(uint32_t version);
 
 /*
  * The source line of instruction instr (code units from the start of the
- * code) by a CPython 3.11 location table (co_linetable) of a code object
- * starting at first_line: the line, or -1 when the table gives none.
+ * code) by a CPython location table (co_linetable, 3.11 to 3.13) of a
+ * code object starting at first_line: the line, or -1 when it gives none.
  */
 int dcp_py_line(const uint8_t *table, size_t len, int first_line,
 		uint32_t instr);
