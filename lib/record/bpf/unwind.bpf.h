@@ -91,6 +91,15 @@ struct {
 /* the threads a search for a thread's Python state looks at */
 #define DCP_PY_MAX_THREADS 64
 
+/* the thread states found, by tid: checked by their native thread id and
+ * searched for again when it is not the tid's (the thread is gone) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_threads SEC(".maps");
+
 /* x86-64 system call numbers (pt_regs.orig_ax at the kernel's entry) */
 #define DCP_NR_EXECVE 59
 #define DCP_NR_EXECVEAT 322
@@ -549,7 +558,7 @@ static __always_inline void py_start(struct unwind_regs *r, __u32 tid)
 {
 	struct dcp_bpf_py_proc *py = bpf_map_lookup_elem(&py_procs, &r->pid);
 	struct py_search c = { .r = r };
-	__u64 interp, cframe;
+	__u64 interp, cframe, *known, known_tid;
 
 	r->py_frame = 0;
 	r->py_done = 0;
@@ -559,16 +568,29 @@ static __always_inline void py_start(struct unwind_regs *r, __u32 tid)
 		return;
 	r->py = *py;
 	r->py_tid = tid;
-	if (bpf_probe_read_user(&interp, 8,
-				(void *)(r->py.runtime + r->py.interp_head)) ||
-	    !interp ||
-	    bpf_probe_read_user(&r->py_tstate, 8,
-				(void *)(interp + r->py.threads_head)))
-		r->py_tstate = 0;
-	bpf_loop(DCP_PY_MAX_THREADS, py_thread_step, &c, 0);
+	known = bpf_map_lookup_elem(&py_threads, &tid);
+	if (known) {
+		r->py_tstate = *known;
+		if (!bpf_probe_read_user(
+			    &known_tid, 8,
+			    (void *)(r->py_tstate + r->py.tstate_native_tid)) &&
+		    known_tid == tid)
+			r->py_found = 1;
+	}
 	if (!r->py_found) {
-		count_stat(DCP_BPF_STAT_PY_NO_THREAD);
-		return;
+		if (bpf_probe_read_user(
+			    &interp, 8,
+			    (void *)(r->py.runtime + r->py.interp_head)) ||
+		    !interp ||
+		    bpf_probe_read_user(&r->py_tstate, 8,
+					(void *)(interp + r->py.threads_head)))
+			r->py_tstate = 0;
+		bpf_loop(DCP_PY_MAX_THREADS, py_thread_step, &c, 0);
+		if (!r->py_found) {
+			count_stat(DCP_BPF_STAT_PY_NO_THREAD);
+			return;
+		}
+		bpf_map_update_elem(&py_threads, &tid, &r->py_tstate, BPF_ANY);
 	}
 	/* 3.13: the thread state holds the frame itself */
 	if (r->py.tstate_frame) {
