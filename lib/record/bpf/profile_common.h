@@ -156,6 +156,10 @@ enum dcp_bpf_event_type {
 	/* a walk met a file without an unwind table: a wake-up for user
 	 * space to build it (unwind_wanted says which), nothing more */
 	DCP_BPF_EVENT_UNWIND_WANT = 6,
+	/* a walk met a Python code object new to its process: struct
+	 * dcp_bpf_py_code_event, for user space to read it while the
+	 * process lives */
+	DCP_BPF_EVENT_PY_CODE = 7,
 };
 
 /* A task event in the ring buffer. */
@@ -240,6 +244,13 @@ struct dcp_bpf_py_proc {
 	unsigned short shim_owner;
 	unsigned short code_adaptive; /* PyCodeObject.co_code_adaptive */
 	unsigned short pad[3];
+};
+
+/* A code object of a process (the event, and py_codes' key). */
+struct dcp_bpf_py_code_event {
+	unsigned int type; /* DCP_BPF_EVENT_PY_CODE */
+	unsigned int pid; /* tgid */
+	unsigned long long code;
 };
 
 /* what a walk stores for a return address outside user space (a broken

@@ -45,6 +45,12 @@ struct py_code {
 	uint32_t pid, gen;
 	uint64_t addr;
 	bool named;
+	/* the code object's name, file and location table pointers when it
+	 * was read: others at the address are another code object (the
+	 * first one freed), named again as the next version */
+	uint64_t ident[3];
+	uint32_t version;
+	uint32_t checked; /* the drain that last compared them */
 	int first_line;
 	uint8_t *table;
 	size_t table_len;
@@ -442,6 +448,28 @@ static int read_str(uint32_t pid, const struct dcp_py_layout *l, uint64_t addr,
 
 /* Code object c of process p read: its names written to the process's
  * perf map, its location table kept. 0 or -errno. */
+/* The frame offset code c's symbol starts at (python_internal.h). */
+static uint64_t code_start(const struct py_code *c)
+{
+	return (c->addr >> 3) << (DCP_PY_VERSION_BITS + DCP_PY_LINE_BITS) |
+	       (uint64_t)(c->version & ((1u << DCP_PY_VERSION_BITS) - 1))
+		       << DCP_PY_LINE_BITS;
+}
+
+/* The pointers that tell code objects at one address apart into ident. */
+static int code_ident(const struct py_proc *p, const struct py_code *c,
+		      uint64_t ident[3])
+{
+	const struct dcp_py_layout *l = p->layout;
+	int ret;
+
+	if ((ret = read_u64(p->pid, c->addr + l->code_qualname, &ident[0])) ||
+	    (ret = read_u64(p->pid, c->addr + l->code_filename, &ident[1])) ||
+	    (ret = read_u64(p->pid, c->addr + l->code_linetable, &ident[2])))
+		return ret;
+	return 0;
+}
+
 static int name_code(struct dcp_python *py, const struct py_proc *p,
 		     struct py_code *c)
 {
@@ -452,13 +480,14 @@ static int name_code(struct dcp_python *py, const struct py_proc *p,
 	const char *base;
 	int ret, fd, n;
 
-	if ((ret = read_u64(p->pid, c->addr + l->code_qualname, &qual_addr)) ||
-	    (ret = read_u64(p->pid, c->addr + l->code_filename, &file_addr)) ||
-	    (ret = read_u64(p->pid, c->addr + l->code_linetable,
-			    &table_addr)) ||
+	if ((ret = code_ident(p, c, c->ident)) ||
 	    (ret = read_mem(p->pid, c->addr + l->code_firstlineno, &first_line,
-			    4)) ||
-	    (ret = read_str(p->pid, l, qual_addr, qualname)) ||
+			    4)))
+		return ret;
+	qual_addr = c->ident[0];
+	file_addr = c->ident[1];
+	table_addr = c->ident[2];
+	if ((ret = read_str(p->pid, l, qual_addr, qualname)) ||
 	    (ret = read_str(p->pid, l, file_addr, file)))
 		return ret;
 	c->first_line = (int)first_line;
@@ -479,9 +508,8 @@ static int name_code(struct dcp_python *py, const struct py_proc *p,
 	if (fd < 0)
 		return -EBADF;
 	/* the code's lines, one symbol: "START SIZE qualname (file)\tpath" */
-	n = dprintf(fd, "%" PRIx64 " %x %s (%s)\t%s\n",
-		    (c->addr >> 3) << DCP_PY_LINE_BITS, 1u << DCP_PY_LINE_BITS,
-		    qualname, base, file);
+	n = dprintf(fd, "%" PRIx64 " %x %s (%s)\t%s\n", code_start(c),
+		    1u << DCP_PY_LINE_BITS, qualname, base, file);
 	return n < 0 ? -errno : 0;
 }
 
@@ -515,8 +543,45 @@ static struct py_code *find_code(struct dcp_python *py, const struct py_proc *p,
 	return c;
 }
 
+int dcp_python_note_code(struct dcp_python *py, uint32_t pid, uint64_t addr)
+{
+	struct py_proc *p = py ? find_proc(py, pid, false) : NULL;
+
+	if (!p || !p->python)
+		return 0;
+	return find_code(py, p, addr) ? 0 : dcp_error(ENOMEM, "out of memory");
+}
+
+/* Code c, named before drain: named again when another code object took
+ * its address since (the frames drained now are more likely its). */
+static void check_code(struct dcp_python *py, const struct py_proc *p,
+		       struct py_code *c, uint32_t drain)
+{
+	struct py_code next;
+	uint64_t ident[3];
+
+	if (!c->named || c->checked == drain)
+		return;
+	c->checked = drain;
+	/* unreadable (the process is gone): the name it had */
+	if (code_ident(p, c, ident) || !memcmp(ident, c->ident, sizeof(ident)))
+		return;
+	/* another code object: its name as the next version; no code object
+	 * (freed memory): the name the frames had when it lived */
+	next = *c;
+	next.version++;
+	next.table = NULL;
+	next.table_len = 0;
+	if (name_code(py, p, &next)) {
+		free(next.table);
+		return;
+	}
+	free(c->table);
+	*c = next;
+}
+
 int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
-		     struct dcp_frame *f)
+		     uint32_t drain, struct dcp_frame *f)
 {
 	struct py_proc *p = py ? find_proc(py, pid, false) : NULL;
 	uint64_t addr = (ip >> DCP_BPF_PY_INSTR_BITS & DCP_BPF_PY_CODE_MASK)
@@ -536,6 +601,7 @@ int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
 	c = find_code(py, p, addr);
 	if (!c)
 		return dcp_error(ENOMEM, "out of memory");
+	check_code(py, p, c, drain);
 	if (!c->named)
 		py->unnamed++;
 	else if (c->table)
@@ -546,7 +612,7 @@ int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
 	if (line < 0 || line >= 1 << DCP_PY_LINE_BITS)
 		line = 0;
 	f->cookie = p->cookie;
-	f->offset = (addr >> 3) << DCP_PY_LINE_BITS | (uint64_t)line;
+	f->offset = code_start(c) | (uint64_t)line;
 	return 0;
 }
 

@@ -76,16 +76,24 @@ bool dcp_python_interpreter_name(const char *path);
  * again. 1 when it was a Python process (its py_procs entry to delete). */
 int dcp_python_forget(struct dcp_python *py, uint32_t pid);
 
+/* Code object addr of pid, met by a walk for the first time: read now,
+ * while the process lives. 0, or -ENOMEM. */
+int dcp_python_note_code(struct dcp_python *py, uint32_t pid, uint64_t addr);
+
 /*
- * A Python frame of pid as the walk gave it (DCP_BPF_IS_PY_FRAME) into f:
- * the process's Python cookie and, as offset, the code object (its
- * address over 8) above the source line (DCP_PY_LINE_BITS). The code
- * object is named on first sight; one that cannot be read is counted
- * (dcp_python_unnamed) and its frames stay unresolved.
+ * A Python frame of pid as the walk gave it (DCP_BPF_IS_PY_FRAME), in the
+ * drain numbered drain, into f: the process's Python cookie and, as
+ * offset, the code object (its address over 8) above the version of the
+ * code at that address (DCP_PY_VERSION_BITS: another code object there
+ * since, the first freed, checked once a drain) above the source line
+ * (DCP_PY_LINE_BITS). The code object is named on first sight; one that
+ * cannot be read is counted (dcp_python_unnamed) and its frames stay
+ * unresolved.
  */
-#define DCP_PY_LINE_BITS 20
+#define DCP_PY_VERSION_BITS 4
+#define DCP_PY_LINE_BITS 16
 int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
-		     struct dcp_frame *f);
+		     uint32_t drain, struct dcp_frame *f);
 uint64_t dcp_python_unnamed(const struct dcp_python *py);
 
 #endif

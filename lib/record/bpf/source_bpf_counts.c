@@ -156,7 +156,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 			if (DCP_BPF_IS_PY_FRAME(ip)) {
 				ret = dcp_python_frame(bs->python,
 						       p ? (uint32_t)p->pid : 0,
-						       ip, f);
+						       ip, bs->drain_gen, f);
 				if (ret)
 					return ret;
 				continue;

@@ -540,6 +540,12 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 	const struct dcp_bpf_event *e = data;
 
 	bs->bytes_read += size;
+	if (size >= sizeof(struct dcp_bpf_py_code_event) &&
+	    e->type == DCP_BPF_EVENT_PY_CODE) {
+		const struct dcp_bpf_py_code_event *c = data;
+
+		return dcp_python_note_code(bs->python, c->pid, c->code);
+	}
 	if (size >= sizeof(struct dcp_bpf_mmap_event) &&
 	    (e->type == DCP_BPF_EVENT_MMAP || e->type == DCP_BPF_EVENT_VDSO))
 		return take_mmap(bs, data);

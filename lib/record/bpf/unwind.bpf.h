@@ -91,6 +91,27 @@ struct {
 /* the threads a search for a thread's Python state looks at */
 #define DCP_PY_MAX_THREADS 64
 
+/*
+ * The code objects the walks have met, by process: the first time, user
+ * space is woken to read it (the drain may come after the process is
+ * gone). Before the hash, each CPU's direct-mapped slots of the codes it
+ * met last.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct dcp_bpf_py_code_event);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
+#define DCP_PY_SEEN_SLOTS 256
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DCP_PY_SEEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_seen SEC(".maps");
+
 /* the thread states found, by tid: checked by their native thread id and
  * searched for again when it is not the tid's (the thread is gone) */
 struct {
@@ -375,6 +396,35 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 	return find_row(st, &st->cached_file, pc + st->cached_bias);
 }
 
+/* Code object code of the walk's process: user space woken the first
+ * time a walk meets it (py_codes). */
+static __always_inline void py_note_code(struct unwind_regs *r, __u64 code)
+{
+	__u32 slot = (__u32)(code >> 4) & (DCP_PY_SEEN_SLOTS - 1);
+	__u64 tag = code ^ ((__u64)r->pid << 47), *seen;
+	struct dcp_bpf_py_code_event key = {
+		.type = DCP_BPF_EVENT_PY_CODE,
+		.pid = r->pid,
+		.code = code,
+	};
+	struct dcp_bpf_py_code_event *e;
+	__u8 one = 1;
+
+	seen = bpf_map_lookup_elem(&py_seen, &slot);
+	if (!seen || *seen == tag)
+		return;
+	*seen = tag;
+	if (bpf_map_lookup_elem(&py_codes, &key) ||
+	    bpf_map_update_elem(&py_codes, &key, &one, BPF_NOEXIST))
+		return;
+	/* no room: the code is read at the drain */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;
+	*e = key;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * One Python frame (r->py_frame) into ips[n], its caller into r->py_frame;
  * an entry frame (the first one its evaluation call ran; 3.12: the shim
@@ -415,6 +465,7 @@ static __always_inline void py_step(struct unwind_regs *r, __u64 *ips, __u32 n)
 	idx = (__s64)idx < 0 ? 0 : idx / 2;
 	if (idx > DCP_BPF_PY_INSTR_MAX)
 		idx = DCP_BPF_PY_INSTR_MAX;
+	py_note_code(r, code);
 	ips[n] = DCP_BPF_PY_FRAME |
 		 ((code >> 3) & DCP_BPF_PY_CODE_MASK) << DCP_BPF_PY_INSTR_BITS |
 		 idx;
