@@ -25,6 +25,10 @@
 #include "python_internal.h"
 #include "recorder_internal.h"
 
+/* the times a process is looked at when its maps change: the loader
+ * maps libpython before the program runs */
+#define PROBE_TRIES 4
+
 /* Python processes gone between two compactions of the code entries */
 #define COMPACT_AFTER 64
 
@@ -37,6 +41,7 @@ struct py_proc {
 	uint32_t gen; /* bumped when forgotten: its code entries go stale */
 	bool probed, python;
 	size_t maps_seen; /* the process's number of maps when looked at */
+	uint32_t tries; /* times looked at since its exec */
 	uint32_t cookie;
 	const struct dcp_py_layout *layout;
 };
@@ -265,8 +270,10 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 		return dcp_error(ENOMEM, "out of memory");
 	/* looked at again when its maps changed: its first sample may come
 	 * before the loader mapped libpython */
-	if (p->python || (p->probed && p->maps_seen == nr_maps))
+	if (p->python ||
+	    (p->probed && (p->maps_seen == nr_maps || p->tries >= PROBE_TRIES)))
 		return 0;
+	p->tries++;
 	p->probed = true;
 	p->maps_seen = nr_maps;
 	ret = find_interpreter(pid, &e, &bias);
@@ -357,6 +364,7 @@ int dcp_python_forget(struct dcp_python *py, uint32_t pid)
 		return 0;
 	p->probed = p->python = false;
 	p->cookie = 0;
+	p->tries = 0;
 	p->gen++;
 	if (was && ++py->forgotten >= COMPACT_AFTER) {
 		py->forgotten = 0;

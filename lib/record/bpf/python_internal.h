@@ -61,7 +61,7 @@ void dcp_python_free(struct dcp_python *py);
 /*
  * Process pid, with nr_maps maps known: looked at for a CPython
  * interpreter in its maps, once until forgotten or until its number of
- * maps changes (SIZE_MAX: unknown, just exec'd). 1 with its walk's entry
+ * maps changes (SIZE_MAX: unknown, just exec'd), at most 4 times. 1 with its walk's entry
  * in *out (for the kernel's py_procs), 0 when it is no Python process of a
  * known version or was looked at already, negative errno on failure.
  */
