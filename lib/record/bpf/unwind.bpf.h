@@ -99,7 +99,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, struct dcp_bpf_py_code_event);
 	__type(value, __u8);
 } py_codes SEC(".maps");
