@@ -13,6 +13,9 @@ PACKAGES="pkg-config libelf-dev libdw-dev zlib1g-dev libzstd-dev libcmocka-dev l
 PACKAGES="$PACKAGES gcc g++ make clang-format python3 python3-protobuf strace binutils gzip util-linux procps libc6-dbg tmux man-db groff-base openssl"
 # Debian's own programs, built without frame pointers, for t0508
 PACKAGES="$PACKAGES perl xz-utils sqlite3"
+# CPython 3.11's debug info and gdb: t0521 checks the layout table
+# (lib/record/bpf/python_layout.c) against it
+PACKAGES="$PACKAGES python3.11-dbg gdb"
 # libFuzzer for `make fuzz`.
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # The BPF record source: libbpf, bpftool (skeletons, vmlinux.h) and

@@ -304,6 +304,14 @@ struct dcp_profile_stats {
 	uint64_t unwind_tables_evicted;
 	uint64_t unwind_named_frames; /* named (file, offset) by the walk */
 	uint64_t samples_other_cgroups; /* of threads outside the cgroups */
+	/* Python frames (BPF backend): put in stacks by the walk; samples of
+	 * a Python process whose thread state was not found; walks that
+	 * ended with Python frames left out; frames whose code object could
+	 * not be read (unresolved) */
+	uint64_t python_frames;
+	uint64_t python_no_thread;
+	uint64_t python_cut;
+	uint64_t python_unnamed;
 };
 
 /*

@@ -286,7 +286,7 @@ _Static_assert(offsetof(struct dcp_fmt_symbol_detail, offset) == 8, "d1");
  * stored). Adding a field at the end of that struct is compatible both
  * ways; the assert makes whoever adds one update docs/FORMAT.md.
  */
-#define DCP_FMT_NR_STATS 56u
+#define DCP_FMT_NR_STATS 60u
 /* The fields before the off-CPU counters: a profile whose later fields
  * are all 0 (no off-CPU time, no idle task among other tasks) is written
  * with these only, as before they were added. */

@@ -58,6 +58,10 @@ static void take_source_counts(struct dcp_recorder *r)
 	SOURCE_COUNT(unwind_tables_failed);
 	SOURCE_COUNT(unwind_tables_evicted);
 	SOURCE_COUNT(unwind_named_frames);
+	SOURCE_COUNT(python_frames);
+	SOURCE_COUNT(python_no_thread);
+	SOURCE_COUNT(python_cut);
+	SOURCE_COUNT(python_unnamed);
 #undef SOURCE_COUNT
 	/* what the kernel holds now, not what a period added */
 	r->stats.unwind_tables = c->unwind_tables;

@@ -48,6 +48,8 @@ struct dcp_recorder {
 	struct dcp_source *source;
 	/* the source's name, for the meta: "bpf", "perf" */
 	const char *backend;
+	/* the ring said that Python frames need the BPF backend */
+	bool python_said;
 
 	/* samples held until the collection walk is replayed (walk.c) */
 	unsigned char *held;

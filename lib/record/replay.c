@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "grow.h"
 
@@ -87,6 +88,29 @@ static bool maps_overlap(const struct dcp_process *p, uint64_t start,
 	return lo < p->nr_maps && p->maps[lo].start < start + len;
 }
 
+/*
+ * A Python interpreter mapped in a recording whose stacks cannot have
+ * Python frames (the ring: the kernel's walk knows no interpreter): said
+ * once, its stacks keep their native frames.
+ */
+static void python_without_frames(struct dcp_recorder *r, pid_t pid,
+				  const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	if (r->python_said || !r->callchain || !r->backend ||
+	    !strcmp(r->backend, "bpf") || !base)
+		return;
+	base++;
+	if (strncmp(base, "python", 6) && strncmp(base, "libpython", 9))
+		return;
+	r->python_said = true;
+	dcp_log(DCP_LOG_WARN,
+		"process %d runs Python (%s): Python frames need the BPF "
+		"backend (--backend bpf); its stacks keep native frames only",
+		(int)pid, base);
+}
+
 static int replay_mmap2(struct dcp_recorder *r,
 			const struct dcp_mmap2_record *m)
 {
@@ -127,6 +151,8 @@ static int replay_mmap2(struct dcp_recorder *r,
 		cookie = dcp_record_intern(r->cookies, &v);
 		if (cookie < 0)
 			return (int)cookie;
+		if (m->prot & PROT_EXEC)
+			python_without_frames(r, (pid_t)m->pid, v.filename);
 	}
 	/* JIT code mapped again and again needs no new Dwfl */
 	if (r->unwinder &&

@@ -62,6 +62,8 @@ struct dcp_source_counts {
 	uint64_t unwind_tables_refused, unwind_tables_failed;
 	uint64_t unwind_tables_evicted;
 	uint64_t unwind_named_frames;
+	/* Python frames: dcp_profile_stats' python_* fields */
+	uint64_t python_frames, python_no_thread, python_cut, python_unnamed;
 };
 
 struct dcp_source_ops {

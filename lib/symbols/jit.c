@@ -5,9 +5,49 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "perfmap_internal.h"
 #include "symbolizer_internal.h"
+
+/*
+ * A Python process's code objects, in the perf map the recorder wrote for
+ * it (lib/record/bpf/python.c): a line per code object, "qualname (file)"
+ * then a tab and the file's path; an offset is the code's start plus its
+ * source line, which goes with the path into the symbol's details.
+ */
+static int resolve_python(const struct dcp_perfmap *m,
+			  const struct dcp_cookie_info *info,
+			  const uint64_t *offsets, size_t n,
+			  struct dcp_symtab *out)
+{
+	int err = 0, resolved = 0;
+
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		const struct dcp_perfmap_entry *e =
+			dcp_perfmap_lookup(m, offsets[i]);
+		const char *tab = e ? strchr(e->name, '\t') : NULL;
+		char *name;
+
+		if (!tab) {
+			err = dcp_symtab_add(out, info->cookie, offsets[i],
+					     NULL, 0, 0);
+			continue;
+		}
+		name = strndup(e->name, (size_t)(tab - e->name));
+		if (!name)
+			return -ENOMEM;
+		err = dcp_symtab_add(out, info->cookie, offsets[i], name,
+				     e->start, e->size);
+		free(name);
+		if (err == 0)
+			err = dcp_symtab_set_detail(
+				out, info->cookie, offsets[i], NULL, tab + 1,
+				(uint32_t)(offsets[i] - e->start), NULL, 0);
+		resolved++;
+	}
+	return err < 0 ? err : resolved;
+}
 
 /*
  * The map was opened (ownership checked) and pinned when the process was
@@ -32,6 +72,11 @@ int dcp_symbolizer_resolve_jit(const struct dcp_cookie_info *info, int fd,
 	if (!m) {
 		err = -errno;
 		goto unresolved;
+	}
+	if (info->name && !strncmp(info->name, "[python:", 8)) {
+		err = resolve_python(m, info, offsets, n, out);
+		dcp_perfmap_free(m);
+		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct dcp_perfmap_entry *e =

@@ -93,6 +93,15 @@ static void print_header_text(const struct profile_view *v,
 		       s->unwind_tables_refused, s->unwind_tables_failed,
 		       s->unwind_tables_evicted);
 	}
+	if (s->python_frames || s->python_no_thread || s->python_cut ||
+	    s->python_unnamed)
+		printf("# python: %" PRIu64 " frames of Python calls, %" PRIu64
+		       " not named (their code could not be read); %" PRIu64
+		       " samples of a Python process without a Python thread "
+		       "state found, %" PRIu64
+		       " stacks with Python frames left out\n",
+		       s->python_frames, s->python_unnamed, s->python_no_thread,
+		       s->python_cut);
 	if (cmd_fp_hint(s, v->cookies, hint, sizeof(hint)))
 		printf("# %s\n", hint); /* broken frame-pointer chains */
 	if (report_filtered(a) && !report_in_ms(a))
@@ -254,6 +263,13 @@ static void print_header_json(const struct profile_view *v,
 		       s->unwind_tables, s->unwind_table_bytes,
 		       s->unwind_tables_refused, s->unwind_tables_failed,
 		       s->unwind_tables_evicted, s->unwind_named_frames);
+	if (s->python_frames || s->python_no_thread || s->python_cut ||
+	    s->python_unnamed)
+		printf(",\"python\":{\"frames\":%" PRIu64
+		       ",\"unnamed\":%" PRIu64 ",\"no_thread\":%" PRIu64
+		       ",\"cut\":%" PRIu64 "}",
+		       s->python_frames, s->python_unnamed, s->python_no_thread,
+		       s->python_cut);
 	/* total, what the percentages are of, is printed by the view */
 	if (report_filtered(a))
 		printf(",\"unfiltered_total\":%" PRIu64, unfiltered);

@@ -2,13 +2,17 @@
 /*
  * A test aid: the stacks of a profile in folded form, root first, one
  * "comm;frame;...;frame count" line per row, read through the public API.
- * usage: folded [-u] PROFILE   (-u: user frames only)
+ * usage: folded [-u] [-l] PROFILE   (-u: user frames only; -l: a frame
+ * with a source line as "name:LINE")
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dcprof/dcprof.h"
+
+static bool with_lines;
 
 static void print_frame(const struct dcp_profile *p, const struct dcp_frame *f)
 {
@@ -18,6 +22,8 @@ static void print_frame(const struct dcp_profile *p, const struct dcp_frame *f)
 	if (dcp_profile_symbol(p, f->cookie, f->offset, &sym) == 0 &&
 	    sym.name) {
 		printf("%s", sym.name);
+		if (with_lines && sym.line)
+			printf(":%" PRIu32, sym.line);
 	} else if (dcp_cookie_table_lookup(dcp_profile_cookies(p), f->cookie,
 					   &info) == 0) {
 		const char *slash = strrchr(info.name, '/');
@@ -33,12 +39,19 @@ static void print_frame(const struct dcp_profile *p, const struct dcp_frame *f)
 
 int main(int argc, char **argv)
 {
-	bool user_only = argc > 2 && !strcmp(argv[1], "-u");
 	const char *path = argv[argc - 1];
+	bool user_only = false;
 	struct dcp_profile *p;
 
+	for (int i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "-u"))
+			user_only = true;
+		else if (!strcmp(argv[i], "-l"))
+			with_lines = true;
+	}
+
 	if (argc < 2) {
-		fprintf(stderr, "usage: folded [-u] PROFILE\n");
+		fprintf(stderr, "usage: folded [-u] [-l] PROFILE\n");
 		return 2;
 	}
 	p = dcp_profile_open(path);

@@ -136,6 +136,14 @@ enum dcp_bpf_stat {
 	DCP_BPF_STAT_UNWIND_NAMED,
 	/* a sample of a thread outside the cgroup filter: dropped */
 	DCP_BPF_STAT_CGROUP_FILTERED,
+	/* Python frames (unwind.bpf.h): those put in stacks; samples of a
+	 * Python process whose thread had no thread state found (not a
+	 * Python thread, or more threads than the search looks at); walks
+	 * that ended with Python frames not put in (the native walk ended
+	 * first, the depth, or a frame that could not be read) */
+	DCP_BPF_STAT_PY_FRAMES,
+	DCP_BPF_STAT_PY_NO_THREAD,
+	DCP_BPF_STAT_PY_CUT,
 	DCP_BPF_STAT_NR,
 };
 
@@ -148,6 +156,10 @@ enum dcp_bpf_event_type {
 	/* a walk met a file without an unwind table: a wake-up for user
 	 * space to build it (unwind_wanted says which), nothing more */
 	DCP_BPF_EVENT_UNWIND_WANT = 6,
+	/* a walk met a Python code object new to its process: struct
+	 * dcp_bpf_py_code_event, for user space to read it while the
+	 * process lives */
+	DCP_BPF_EVENT_PY_CODE = 7,
 };
 
 /* A task event in the ring buffer. */
@@ -188,8 +200,59 @@ struct dcp_bpf_file_key {
  */
 #define DCP_BPF_NAMED_FRAME (1ull << 63)
 #define DCP_BPF_NAMED_OFF_BITS 40
-#define DCP_BPF_NAMED_COOKIE_MAX ((1u << 23) - 1)
+#define DCP_BPF_NAMED_COOKIE_MAX ((1u << 22) - 1)
 #define DCP_BPF_NAMED_OFF_MASK ((1ull << DCP_BPF_NAMED_OFF_BITS) - 1)
+/*
+ * A Python call (unwind.bpf.h): the top two bits set (a named frame's
+ * cookie never has its top bit, bit 62), then the code object's address
+ * over 8 (user addresses are below 2^47, code objects 8-byte aligned) and
+ * the index of its instruction (code units from co_code_adaptive, at
+ * most DCP_BPF_PY_INSTR_MAX).
+ */
+#define DCP_BPF_PY_FRAME (3ull << 62)
+#define DCP_BPF_PY_INSTR_BITS 18
+#define DCP_BPF_PY_INSTR_MAX ((1u << DCP_BPF_PY_INSTR_BITS) - 1)
+#define DCP_BPF_PY_CODE_MASK ((1ull << 44) - 1)
+#define DCP_BPF_IS_PY_FRAME(ip) (((ip)&DCP_BPF_PY_FRAME) == DCP_BPF_PY_FRAME)
+
+/*
+ * A CPython process, by tgid in py_procs (put there by user space,
+ * lib/record/bpf/python.c): where its runtime state and its evaluation
+ * function are, and the offsets of the fields the walk reads in its
+ * version's layout.
+ */
+struct dcp_bpf_py_proc {
+	unsigned long long runtime; /* the address of _PyRuntime */
+	/* _PyEval_EvalFrameDefault's code: its native frames run the
+	 * Python frames up to an entry frame */
+	unsigned long long eval_start, eval_end;
+	unsigned short interp_head; /* _PyRuntime.interpreters.head */
+	unsigned short threads_head; /* PyInterpreterState.threads.head */
+	unsigned short tstate_next, tstate_native_tid, tstate_cframe;
+	unsigned short cframe_frame; /* _PyCFrame.current_frame */
+	/* PyThreadState.current_frame (3.13: no _PyCFrame); 0: the frame
+	 * is found through tstate_cframe */
+	unsigned short tstate_frame;
+	unsigned short frame_code, frame_previous, frame_prev_instr;
+	/*
+	 * The byte that ends an evaluation call's frames: 3.11's is_entry
+	 * (the frame the call began with: put in, then the end), or with
+	 * shim_owner the owner of 3.12 on (a frame owned by the C stack, the
+	 * shim the call pushed first: left out, the end).
+	 */
+	unsigned short frame_entry;
+	unsigned short shim_owner;
+	unsigned short code_adaptive; /* PyCodeObject.co_code_adaptive */
+	unsigned short pad[3];
+};
+
+/* A code object of a process (the event, and py_codes' key). */
+struct dcp_bpf_py_code_event {
+	unsigned int type; /* DCP_BPF_EVENT_PY_CODE */
+	unsigned int pid; /* tgid */
+	unsigned long long code;
+};
+
 /* what a walk stores for a return address outside user space (a broken
  * frame-pointer chain's garbage): in the lowest page, which no mapping
  * holds, and without the named frames' bit */

@@ -312,7 +312,7 @@ static int bpf_start(struct dcp_source *s,
 		     const struct dcp_source_settings *set)
 {
 	struct bpf_source *bs = bpf_source(s);
-	const char *btf = getenv("DCPROF_BPF_BTF");
+	const char *btf = getenv("DCPROF_BPF_BTF"), *env;
 	uint8_t one = 1;
 	int ret, ncpus;
 
@@ -363,6 +363,15 @@ static int bpf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	dcp_bpf_unwind_size(bs, set->unwind_tables, set->unwind_memory);
+	/* the Python walk goes with the walk by tables (unwind.bpf.h);
+	 * DCPROF_BPF_PYTHON=0 leaves it out (native frames only), to compare
+	 * its cost */
+	env = getenv("DCPROF_BPF_PYTHON");
+	if (bs->unwind.on && !(env && !strcmp(env, "0"))) {
+		bs->python = dcp_python_new(bs->r);
+		if (!bs->python)
+			return -ENOMEM;
+	}
 	ret = recorder_bpf__load(bs->skel);
 	if (ret)
 		return load_error(-ret, "load");
@@ -666,6 +675,7 @@ static void bpf_free(struct dcp_source *s)
 		if (bs->task_links[i] >= 0)
 			close(bs->task_links[i]);
 	dcp_bpf_unwind_free(bs);
+	dcp_python_free(bs->python);
 	recorder_bpf__destroy(bs->skel);
 	free(bs->links);
 	free(bs->event_fds);

@@ -8,6 +8,7 @@
 #ifndef DCPROF_NO_BPF
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,11 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 	const struct stack_copy *sc;
 
 	bs->user_chain = false;
+	if (p) {
+		ret = dcp_bpf_probe_python(bs, (uint32_t)p->pid, p->nr_maps);
+		if (ret)
+			return ret;
+	}
 	if (hash && !bs->user_build_ids) {
 		const struct kstack_copy *ic = ip_stack(
 			bs, bs->icache, bs->skel->maps.user_ips.map_fd, hash);
@@ -147,6 +153,14 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 			 * itself, as the ring's (samples.c) */
 			uint64_t back = i ? 1 : 0;
 
+			if (DCP_BPF_IS_PY_FRAME(ip)) {
+				ret = dcp_python_frame(bs->python,
+						       p ? (uint32_t)p->pid : 0,
+						       ip, bs->drain_gen, f);
+				if (ret)
+					return ret;
+				continue;
+			}
 			if (ip & DCP_BPF_NAMED_FRAME) {
 				/* named by the walk (dcp_bpf_name_file()), its
 				 * file pinned when it was named: no maps read */
@@ -509,6 +523,10 @@ static void read_stats(struct bpf_source *bs)
 	bs->base.counts.unwind_tables_failed = bs->unwind.failed;
 	bs->base.counts.unwind_tables_evicted = bs->unwind.evicted;
 	bs->base.counts.unwind_named_frames = now[DCP_BPF_STAT_UNWIND_NAMED];
+	bs->base.counts.python_frames = now[DCP_BPF_STAT_PY_FRAMES];
+	bs->base.counts.python_no_thread = now[DCP_BPF_STAT_PY_NO_THREAD];
+	bs->base.counts.python_cut = now[DCP_BPF_STAT_PY_CUT];
+	bs->base.counts.python_unnamed = dcp_python_unnamed(bs->python);
 }
 
 int dcp_bpf_drain_all(struct bpf_source *bs, uint64_t deadline_ns)

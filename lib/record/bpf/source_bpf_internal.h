@@ -21,6 +21,7 @@
 #include "recorder_internal.h"
 #include "cache_internal.h"
 #include "profile_common.h"
+#include "python_internal.h"
 #include "unwind_table_internal.h"
 
 #define MAPS_TRIED 4096
@@ -215,6 +216,9 @@ struct bpf_source {
 	uint64_t budget_at_ns, budget_run_ns;
 
 	struct bpf_unwind unwind;
+	/* the Python processes and their code's names (python_internal.h);
+	 * NULL: user stacks are not walked by tables, no Python frames */
+	struct dcp_python *python;
 };
 
 /*
@@ -313,6 +317,13 @@ void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
  * named in the kernel too. */
 void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			 const struct dcp_bpf_ranges *rs);
+/*
+ * Process pid, sampled with nr_maps maps known (SIZE_MAX: just exec'd a
+ * program named like an interpreter): a Python process's walk given to
+ * the kernel the first time it is found (python_internal.h).
+ */
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps);
+
 /* An address the kernel gave without a build id: looked up in p's maps. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 		      uint64_t addr, struct dcp_frame *f);

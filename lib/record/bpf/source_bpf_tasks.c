@@ -77,8 +77,30 @@ static int take_task(struct bpf_source *bs, uint32_t type,
 					sizeof(rec));
 }
 
+int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps)
+{
+	struct dcp_bpf_py_proc py;
+	int ret;
+
+	if (!bs->python || !pid)
+		return 0;
+	ret = dcp_python_probe(bs->python, pid, nr_maps, &py);
+	if (ret <= 0)
+		return ret;
+	if (bpf_map_update_elem(bs->skel->maps.py_procs.map_fd, &pid, &py,
+				BPF_ANY))
+		dcp_log(DCP_LOG_INFO,
+			"cannot walk the Python frames of process %" PRIu32
+			": %s",
+			pid, strerror(errno));
+	return 0;
+}
+
 static void forget_maps(struct bpf_source *bs, uint32_t pid)
 {
+	/* a Python process gone, or running another program */
+	if (dcp_python_forget(bs->python, pid) == 1)
+		bpf_map_delete_elem(bs->skel->maps.py_procs.map_fd, &pid);
 	if (bs->maps_tried[pid % MAPS_TRIED] == pid)
 		bs->maps_tried[pid % MAPS_TRIED] = 0;
 	if (bs->maps_read[pid % MAPS_TRIED] == pid)
@@ -288,6 +310,9 @@ static int take_exec(struct bpf_source *bs, const struct dcp_bpf_event *e)
 		memcpy(path, e->path, sizeof(path));
 		path[sizeof(path) - 1] = 0;
 		ret = pin_exec(bs, e, path);
+		/* an interpreter's Python frames from its first samples on */
+		if (!ret && dcp_python_interpreter_name(path))
+			ret = dcp_bpf_probe_python(bs, e->pid, SIZE_MAX);
 	}
 	/*
 	 * The new program's maps: the kernel sends its own mappings (the
@@ -515,6 +540,12 @@ int dcp_bpf_on_event(void *ctx, void *data, size_t size)
 	const struct dcp_bpf_event *e = data;
 
 	bs->bytes_read += size;
+	if (size >= sizeof(struct dcp_bpf_py_code_event) &&
+	    e->type == DCP_BPF_EVENT_PY_CODE) {
+		const struct dcp_bpf_py_code_event *c = data;
+
+		return dcp_python_note_code(bs->python, c->pid, c->code);
+	}
 	if (size >= sizeof(struct dcp_bpf_mmap_event) &&
 	    (e->type == DCP_BPF_EVENT_MMAP || e->type == DCP_BPF_EVENT_VDSO))
 		return take_mmap(bs, data);

@@ -80,6 +80,47 @@ struct {
 	__type(value, __u32);
 } file_cookies SEC(".maps");
 
+/* the CPython processes, by tgid (profile_common.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct dcp_bpf_py_proc);
+} py_procs SEC(".maps");
+
+/* the threads a search for a thread's Python state looks at */
+#define DCP_PY_MAX_THREADS 64
+
+/*
+ * The code objects the walks have met, by process: the first time, user
+ * space is woken to read it (the drain may come after the process is
+ * gone). Before the hash, each CPU's direct-mapped slots of the codes it
+ * met last.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dcp_bpf_py_code_event);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
+#define DCP_PY_SEEN_SLOTS 256
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DCP_PY_SEEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_seen SEC(".maps");
+
+/* the thread states found, by tid: checked by their native thread id and
+ * searched for again when it is not the tid's (the thread is gone) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_threads SEC(".maps");
+
 /* x86-64 system call numbers (pt_regs.orig_ax at the kernel's entry) */
 #define DCP_NR_EXECVE 59
 #define DCP_NR_EXECVEAT 322
@@ -118,6 +159,17 @@ struct unwind_regs {
 	/* pc is where the thread was interrupted (the leaf, or the frame a
 	 * signal interrupted), not a return address: looked up as it is */
 	__u8 activation;
+	/*
+	 * The Python walk: the process's layout (py.runtime 0: not a Python
+	 * process); the next Python frame to put in (0: none left); whether
+	 * the Python frames of the evaluation frame at pc are in already;
+	 * the search for the thread's state.
+	 */
+	__u8 py_done;
+	__u8 py_found;
+	__u32 py_frames;
+	__u64 py_frame, py_tstate, py_tid;
+	struct dcp_bpf_py_proc py;
 };
 
 struct {
@@ -344,18 +396,106 @@ static __always_inline struct dcp_unwind_row *row_of(struct unwind_walk *w,
 	return find_row(st, &st->cached_file, pc + st->cached_bias);
 }
 
+/* Code object code of the walk's process: user space woken the first
+ * time a walk meets it (py_codes). */
+static __always_inline void py_note_code(struct unwind_regs *r, __u64 code)
+{
+	__u32 slot = (__u32)(code >> 4) & (DCP_PY_SEEN_SLOTS - 1);
+	__u64 tag = code ^ ((__u64)r->pid << 47), *seen;
+	struct dcp_bpf_py_code_event key = {
+		.type = DCP_BPF_EVENT_PY_CODE,
+		.pid = r->pid,
+		.code = code,
+	};
+	struct dcp_bpf_py_code_event *e;
+	__u8 one = 1;
+
+	seen = bpf_map_lookup_elem(&py_seen, &slot);
+	if (!seen || *seen == tag)
+		return;
+	*seen = tag;
+	if (bpf_map_lookup_elem(&py_codes, &key) ||
+	    bpf_map_update_elem(&py_codes, &key, &one, BPF_NOEXIST))
+		return;
+	/* no room: the code is read at the drain */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;
+	*e = key;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * One Python frame (r->py_frame) into ips[n], its caller into r->py_frame;
+ * an entry frame (the first one its evaluation call ran; 3.12: the shim
+ * frame before it, not put in) ends the Python frames of the native frame
+ * at pc. A frame that cannot be read ends the Python walk (counted when
+ * the walk ends).
+ */
+static __always_inline void py_step(struct unwind_regs *r, __u64 *ips, __u32 n)
+{
+	__u64 f = r->py_frame, code, instr, idx;
+	__u8 entry;
+
+	if (bpf_probe_read_user(&entry, 1, (void *)(f + r->py.frame_entry)) ||
+	    bpf_probe_read_user(&r->py_frame, 8,
+				(void *)(f + r->py.frame_previous))) {
+		r->py_frame = f; /* left out: counted as cut */
+		r->py_done = 1;
+		return;
+	}
+	if (r->py.shim_owner) {
+		if (entry == r->py.shim_owner) {
+			r->py_done = 1;
+			return;
+		}
+		entry = 0;
+	}
+	if (bpf_probe_read_user(&code, 8, (void *)(f + r->py.frame_code)) ||
+	    bpf_probe_read_user(&instr, 8,
+				(void *)(f + r->py.frame_prev_instr)) ||
+	    !code || (code & 7)) {
+		r->py_frame = f;
+		r->py_done = 1;
+		return;
+	}
+	/* prev_instr is the instruction under way (a caller's: its call);
+	 * before the first one while a frame starts */
+	idx = instr - (code + r->py.code_adaptive);
+	idx = (__s64)idx < 0 ? 0 : idx / 2;
+	if (idx > DCP_BPF_PY_INSTR_MAX)
+		idx = DCP_BPF_PY_INSTR_MAX;
+	py_note_code(r, code);
+	ips[n] = DCP_BPF_PY_FRAME |
+		 ((code >> 3) & DCP_BPF_PY_CODE_MASK) << DCP_BPF_PY_INSTR_BITS |
+		 idx;
+	r->n = n + 1;
+	r->py_frames++;
+	if (entry)
+		r->py_done = 1;
+}
+
 /* One frame: r->pc into the stack, then its caller into r. 1: stop. */
 static long unwind_step(__u32 i, struct unwind_walk *w)
 {
 	struct unwind_regs *r = w->r;
 	struct dcp_unwind_row *row;
-	__u64 pc = r->pc, cfa, ra, bp, regs[2];
+	__u64 pc = r->pc, cfa, ra, bp, regs[2], at;
 	__u32 n = r->n;
 
 	if (n >= DCP_BPF_MAX_FRAMES) {
 		r->end = DCP_BPF_STAT_UNWIND_END_DEPTH;
 		return 1;
 	}
+	/* a native frame of the evaluation function: the Python frames it
+	 * runs go in first, innermost first, as its callees */
+	at = r->activation ? pc : pc - 1;
+	if (r->py_frame && !r->py_done && at >= r->py.eval_start &&
+	    at < r->py.eval_end) {
+		py_step(r, w->ips, n);
+		return 0;
+	}
+	r->py_done = 0;
 	/* a value outside user space ends the walk, as an address no
 	 * mapping holds: its top bit would read as a named frame's */
 	w->ips[n] = (__s64)pc < 0 ? DCP_BPF_NOT_USER_FRAME : pc;
@@ -434,6 +574,91 @@ static long unwind_step(__u32 i, struct unwind_walk *w)
 	return 0;
 }
 
+/* One thread of the interpreter's list: 1 once it is r->py_tid's, or at
+ * the list's end (py_tstate 0). */
+struct py_search {
+	struct unwind_regs *r;
+};
+
+static long py_thread_step(__u32 i, struct py_search *c)
+{
+	struct unwind_regs *r = c->r;
+	__u64 t = r->py_tstate, tid;
+
+	if (!t || bpf_probe_read_user(&tid, 8,
+				      (void *)(t + r->py.tstate_native_tid))) {
+		r->py_tstate = 0;
+		return 1;
+	}
+	if (tid == r->py_tid) {
+		r->py_found = 1;
+		return 1;
+	}
+	if (bpf_probe_read_user(&r->py_tstate, 8,
+				(void *)(t + r->py.tstate_next)))
+		r->py_tstate = 0;
+	return 0;
+}
+
+/*
+ * The current thread's innermost Python frame into r->py_frame when its
+ * process is a Python one (py_procs): its thread state found in the main
+ * interpreter's list by the native thread id. 0 left where none.
+ */
+static __always_inline void py_start(struct unwind_regs *r, __u32 tid)
+{
+	struct dcp_bpf_py_proc *py = bpf_map_lookup_elem(&py_procs, &r->pid);
+	struct py_search c = { .r = r };
+	__u64 interp, cframe, *known, known_tid;
+
+	r->py_frame = 0;
+	r->py_done = 0;
+	r->py_frames = 0;
+	r->py_found = 0;
+	if (!py)
+		return;
+	r->py = *py;
+	r->py_tid = tid;
+	known = bpf_map_lookup_elem(&py_threads, &tid);
+	if (known) {
+		r->py_tstate = *known;
+		if (!bpf_probe_read_user(
+			    &known_tid, 8,
+			    (void *)(r->py_tstate + r->py.tstate_native_tid)) &&
+		    known_tid == tid)
+			r->py_found = 1;
+	}
+	if (!r->py_found) {
+		if (bpf_probe_read_user(
+			    &interp, 8,
+			    (void *)(r->py.runtime + r->py.interp_head)) ||
+		    !interp ||
+		    bpf_probe_read_user(&r->py_tstate, 8,
+					(void *)(interp + r->py.threads_head)))
+			r->py_tstate = 0;
+		bpf_loop(DCP_PY_MAX_THREADS, py_thread_step, &c, 0);
+		if (!r->py_found) {
+			count_stat(DCP_BPF_STAT_PY_NO_THREAD);
+			return;
+		}
+		bpf_map_update_elem(&py_threads, &tid, &r->py_tstate, BPF_ANY);
+	}
+	/* 3.13: the thread state holds the frame itself */
+	if (r->py.tstate_frame) {
+		if (bpf_probe_read_user(
+			    &r->py_frame, 8,
+			    (void *)(r->py_tstate + r->py.tstate_frame)))
+			r->py_frame = 0;
+		return;
+	}
+	if (bpf_probe_read_user(&cframe, 8,
+				(void *)(r->py_tstate + r->py.tstate_cframe)) ||
+	    !cframe ||
+	    bpf_probe_read_user(&r->py_frame, 8,
+				(void *)(cframe + r->py.cframe_frame)))
+		r->py_frame = 0;
+}
+
 /*
  * The current task's user stack (its registers at kernel entry, regs)
  * into ips by the tables (by_tables: 0, by frame pointers alone); returns
@@ -466,11 +691,20 @@ static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
 	r->tables = by_tables;
 	r->bp_known = 1;
 	r->activation = 1;
+	r->py_frame = 0;
+	r->py_frames = 0;
+	r->py_done = 0;
 	if (by_tables)
 		w.ranges = bpf_map_lookup_elem(&proc_ranges, &r->pid);
+	if (by_tables && r->naming)
+		py_start(r, (__u32)bpf_get_current_pid_tgid());
 	bpf_loop(DCP_BPF_MAX_FRAMES, unwind_step, &w, 0);
 	if (!by_tables)
 		return r->n;
+	if (r->py_frames)
+		count_stat_n(DCP_BPF_STAT_PY_FRAMES, r->py_frames);
+	if (r->py_frame)
+		count_stat(DCP_BPF_STAT_PY_CUT);
 	if (!r->end)
 		r->end = DCP_BPF_STAT_UNWIND_END_DEPTH;
 	count_stat(DCP_BPF_STAT_UNWIND_WALKS);
