@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 	o.output = argv[1];
 	o.sample_freq = 10000;
 	o.mmap_pages = 2048; /* 8 MiB a CPU: 3 s of samples, none lost */
-	o.backend = "perf";
+	o.backend = DCP_BACKEND_PERF;
 	r = dcp_recorder_new(&o);
 	CHECK(r);
 	CHECK(dcp_recorder_add_pid(r, atoi(argv[2])) == 0);
