@@ -2,7 +2,7 @@
 # exclusive: bounds top -a's peak memory, which every process on the machine adds to
 # dcprof top --stdio -a during a storm of 500 short-lived processes (the
 # storm workload of t0120-storm.sh: at most two children at a time, each
-# exec'ing the storm binary to burn 5 ms in storm_child_burn), refreshed
+# exec'ing the storm binary to burn 8 ms in storm_child_burn), refreshed
 # every second for 8 intervals, the storm running from the second:
 # (a) the recorder's memory stays bounded: the top process's peak resident
 #     set (VmHWM in /proc/PID/status, read just before its last interval)
@@ -28,7 +28,7 @@ need gcc python3
 need_perf_events
 
 STORM=$(build_workload storm)
-CHILDREN=500 BURN_MS=5 ITER=8 BOUND_KB=$((96 * 1024))
+CHILDREN=500 BURN_MS=8 ITER=8 BOUND_KB=$((96 * 1024))
 
 "$DCPROF" top --stdio -a -F 999 --delay 1 --iterations $ITER --format json \
 	--limit 1000000 --sort comm,pid,file,symbol >"$TMP/top.json" \

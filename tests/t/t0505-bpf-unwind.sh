@@ -125,8 +125,10 @@ for name, clock, callee, call in (("f2_sleep", in_f2, "sleep_ns", "clock_nanosle
         name, callee, call, skipped[:2])
 PY
 
-# 5. no room for tables: counted, frame pointers instead, a whole profile
-record tiny -g --unwind-memory 4K -- "$TMP/nofp/unwind_main" cb 1
+# 5. no room for tables: counted, frame pointers instead, a whole profile.
+# The program keeps its frame pointers (part 2's build): from a file
+# refused a table, frame pointers walk on only into callers that keep one
+record tiny -g --unwind-memory 4K -- "$TMP/leaf/unwind_main" cb 1
 "$DCPROF" report -i "$TMP/tiny.data" --format json >"$TMP/tiny.json" ||
 	die "report failed"
 refused=$(json_get "$TMP/tiny.json" 'd["unwind"]["tables_refused"]')

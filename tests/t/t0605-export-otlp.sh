@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: its off-CPU OTLP export once differed from the folded one in a recording made under load: alone until that is understood
 # dcprof export --format otlp on a known 50/30/20 split, decoded by
 # python3-protobuf with protoc's Python of proto/otlp_profiles.proto and
 # checked by tests/tools/otlp_check.py (every dictionary table has its
@@ -144,7 +145,12 @@ def stacks(p):
     return c
 off, cpu = folded(sys.argv[2]), folded(sys.argv[3])
 assert sum(off.values()) > 10**8, "only %d ns off the CPU" % sum(off.values())
-assert stacks(profiles[1]) == off, "the off_cpu Profile differs from folded --value off-cpu"
+got = stacks(profiles[1])
+for k in sorted(set(got) | set(off)):
+    if got.get(k, 0) != off.get(k, 0):
+        print("off_cpu Profile %d ns, folded %d ns: %s" % (
+            got.get(k, 0), off.get(k, 0), k[:400]))
+assert got == off, "the off_cpu Profile differs from folded --value off-cpu"
 assert stacks(profiles[0]) == cpu, "the samples Profile differs from folded"
 print("off_cpu: %d ns on %d stacks, as the folded export" % (sum(off.values()), len(off)))
 PY
