@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Python frames (issue 38): the layouts of the CPython versions the walk
+ * Python frames: the layouts of the CPython versions the walk
  * knows, the processes running one (found by the file that exports
  * _PyRuntime), and the names of their code objects, read once per process
  * from its memory and kept with the profile like JIT names (a perf map of
