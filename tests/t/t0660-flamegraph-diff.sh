@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: compares the page's deltas, of all the samples, with the reports' flat shares: the samples outside the two functions, more of them under load, set them apart
 # dcprof flamegraph --diff on two recordings of one workload whose split is
 # changed on purpose (work_a 50% -> 80%, work_b 50% -> 20%): in the page,
 # in headless chromium, work_a is coloured as grown and work_b as shrunk,
