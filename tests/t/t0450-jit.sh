@@ -6,6 +6,8 @@
 # another user than the process's is ignored: [anon:exec], not the name.
 # A JIT that runs its code for a while before it writes the map is named
 # from then on, on either backend: the recorder looks again after a miss.
+# A JIT whose memory is mapped after the recorder read the process's maps
+# (it runs native code first) is still [anon:exec], never [unknown].
 . "$(dirname "$0")/test-lib.sh"
 need gcc python3
 need_root
@@ -48,5 +50,15 @@ for backend in perf bpf; do
 	echo "$backend: map written after 0.5 s of 2.5 s: $late% jit_hot_loop, $early% [anon:exec]"
 	[ "$late" -ge 60 ] || die "$backend: only $late% named once the map was written"
 	[ $((late + early)) -ge 95 ] || die "$backend: $late% named and $early% [anon:exec] of the JIT's samples"
+done
+
+# 0.3 s of the program's own code first (whose samples make the BPF
+# backend read the maps), then 1 s in JIT memory mapped after that read
+for backend in perf bpf; do
+	F=$TMP/early-$backend.data
+	expect_exit 0 "$DCPROF" record --backend "$backend" -o "$F" -- "$W" 1 12345 0 0.3
+	anon=$(share "$F" "[anon:exec]")
+	echo "$backend: JIT memory mapped after 0.3 s: $anon% [anon:exec]"
+	[ "$anon" -ge 60 ] || die "$backend: only $anon% of the samples in [anon:exec] mapped late"
 done
 pass

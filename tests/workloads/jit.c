@@ -5,8 +5,10 @@
  * SECONDS. With OWNER (not "-"), the map file is given to that uid (a map
  * that is not the process's own must be ignored). With LATE, the loop runs
  * that many seconds before the map file exists, as in a JIT that writes
- * its map after it began running its code.
- * usage: jit SECONDS [OWNER|- [LATE]]
+ * its map after it began running its code. With EARLY, the process runs
+ * its own code that many seconds before it maps the JIT's memory, as a
+ * runtime that starts up before it compiles anything.
+ * usage: jit SECONDS [OWNER|- [LATE [EARLY]]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 2;
 	double late = argc > 3 ? atof(argv[3]) : 0;
+	double early = argc > 4 ? atof(argv[4]) : 0;
 	uint64_t (*loop)(uint64_t);
 	char path[64];
 	struct timespec start;
@@ -42,6 +45,9 @@ int main(int argc, char **argv)
 	FILE *f;
 	int fd;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (seconds_since(&start) < early)
+		;
 	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)

@@ -172,7 +172,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 					(ip & DCP_BPF_NAMED_OFF_MASK) - back;
 				continue;
 			}
-			ret = dcp_bpf_map_frame(bs, p, ip - back, f);
+			ret = dcp_bpf_map_frame(bs, p, ip - back, i == 0, f);
 			if (ret)
 				return ret;
 		}
@@ -211,7 +211,7 @@ static int user_frames(struct bpf_source *bs, struct dcp_process *p,
 					return ret;
 			}
 		} else {
-			ret = dcp_bpf_map_frame(bs, p, b->ip - back, f);
+			ret = dcp_bpf_map_frame(bs, p, b->ip - back, i == 0, f);
 			if (ret)
 				return ret;
 		}
@@ -304,7 +304,8 @@ static int count_frames(struct bpf_source *bs, const struct dcp_bpf_key *k,
 			bs->frames[0].cookie = dcp_kernel_layout_resolve(
 				&bs->r->kernel, k->ip, &bs->frames[0].offset);
 		} else {
-			ret = dcp_bpf_map_frame(bs, p, k->ip, &bs->frames[0]);
+			ret = dcp_bpf_map_frame(bs, p, k->ip, true,
+						&bs->frames[0]);
 			if (ret)
 				return ret;
 		}

@@ -324,9 +324,10 @@ void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
  */
 int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps);
 
-/* An address the kernel gave without a build id: looked up in p's maps. */
+/* An address the kernel gave without a build id: looked up in p's maps;
+ * leaf: the address the task was interrupted at. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
-		      uint64_t addr, struct dcp_frame *f);
+		      uint64_t addr, bool leaf, struct dcp_frame *f);
 
 #endif
 #endif

@@ -476,10 +476,17 @@ static int take_mmap(struct bpf_source *bs, const struct dcp_bpf_mmap_event *e)
 	int64_t cookie = 0;
 	int ret;
 
-	if (!vdso && e->ino)
+	if (!vdso && !e->ino) {
+		/* anonymous executable memory: maps read before it miss it
+		 * (maps_complete()); read again when a frame needs them */
+		if (bs->maps_read[e->pid % MAPS_TRIED] == e->pid)
+			bs->maps_read[e->pid % MAPS_TRIED] = 0;
+		return 0;
+	}
+	if (!vdso)
 		dcp_bpf_unwind_want(bs, e->pid, e->start, e->start + e->len,
 				    e->ino, e->dev);
-	if (!p || (r->targeted && !p->target) || (!e->ino && !vdso))
+	if (!p || (r->targeted && !p->target))
 		return 0;
 	if (vdso) {
 		strcpy(path, "[vdso]");
@@ -674,11 +681,11 @@ int dcp_bpf_pin_cookie(struct bpf_source *bs, struct dcp_process *p,
 /*
  * Whether an address in none of p's maps can be in none of its executable
  * mappings: read from /proc since its exec, every mapping of a file made
- * since then sent by the kernel, and no JIT code (anonymous executable
- * memory, which mprotect(2) can make without an event: known from an
- * anonymous executable map, or from a perf map, whose code may have been
- * mapped after the maps were read). Such an address is a frame pointer
- * chain's garbage, not worth a read.
+ * since then sent by the kernel (anonymous executable memory too, which
+ * undoes the read), and no JIT code (which mprotect(2) can make executable
+ * without an event: known from an anonymous executable map, or from a perf
+ * map, whose code may have been mapped after the maps were read). Such an
+ * address is a frame pointer chain's garbage, not worth a read.
  */
 static bool maps_complete(struct bpf_source *bs, struct dcp_process *p)
 {
@@ -692,9 +699,13 @@ static bool maps_complete(struct bpf_source *bs, struct dcp_process *p)
 	return !dcp_samples_jit_cookie(bs->r, p);
 }
 
-/* An address the kernel could not name: looked up in p's maps. */
+/*
+ * An address the kernel could not name: looked up in p's maps. A leaf (the
+ * address the task was interrupted at) was executable then, whatever
+ * maps_complete() says: code made executable by mprotect(2) sends no event.
+ */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
-		      uint64_t addr, struct dcp_frame *f)
+		      uint64_t addr, bool leaf, struct dcp_frame *f)
 {
 	struct dcp_recorder *r = bs->r;
 	const struct dcp_map *map;
@@ -703,7 +714,7 @@ int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,
 	if (ret)
 		return ret;
 	map = dcp_process_map_find(p, addr);
-	if (!map && !bs->pre_exec_view && !maps_complete(bs, p)) {
+	if (!map && !bs->pre_exec_view && (leaf || !maps_complete(bs, p))) {
 		/* mapped since its maps were read (JIT code, a library
 		 * loaded later): read them again, once per drain */
 		uint32_t h = (uint32_t)p->pid % MAPS_TRIED;

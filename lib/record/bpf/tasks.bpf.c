@@ -213,22 +213,26 @@ static long mapped_vma(struct task_struct *task, struct vm_area_struct *vma,
 }
 
 /*
- * The executable file mapping of the current task at addr into the ring
- * (vdso: the vdso's, which has no file); returns the end of the vma there
+ * The executable mapping of the current task at addr into the ring (vdso:
+ * the vdso's; anonymous memory: ino 0); returns the end of the vma there
  * (0: none, or busy), for walking on.
  */
 static __always_inline __u64 send_mapping(__u64 addr, bool vdso,
 					  bool send_events)
 {
 	struct dcp_bpf_mmap_event m = {}, *e;
+	bool anon_exec;
 	__u64 id;
 
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mapped_vma, &m, 0))
 		return 0;
-	if (vdso ? m.start != addr : !m.ino)
-		return m.end; /* not executable, or no file */
+	/* anonymous executable memory (a JIT's) is sent without a file:
+	 * user space learns that maps it read before are missing code */
+	anon_exec = !vdso && !m.ino && (m.flags & DCP_VM_EXEC);
+	if (vdso ? m.start != addr : !m.ino && !anon_exec)
+		return m.end; /* not executable */
 	id = bpf_get_current_pid_tgid();
-	if (keep_ranges)
+	if (keep_ranges && !anon_exec)
 		add_range(id >> 32, m.start, m.end, m.pgoff,
 			  vdso ? DCP_BPF_VDSO_INO : m.ino, vdso ? 0 : m.dev);
 	if (!send_events)
