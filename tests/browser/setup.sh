@@ -22,19 +22,30 @@ need_browser() {
 	v=$("$CHROMIUM" --headless --no-sandbox --disable-gpu --version 2>&1) ||
 		_browser_missing "'$CHROMIUM --version' failed: $(echo "$v" | head -c 300)"
 	command -v node >/dev/null 2>&1 || _browser_missing "node is not installed"
-	[ -d "$BROWSER_DIR/node_modules/playwright-core" ] && return 0
-	command -v npm >/dev/null 2>&1 || _browser_missing "npm is not installed"
-	# one install at a time: tests run concurrently, and npm ci starts by
-	# removing node_modules
+	# under the lock, even to look: tests run concurrently, npm ci starts
+	# by removing node_modules, and a package directory appears before
+	# its files do; the stamp says the last install ran to its end
 	(
 		cd "$BROWSER_DIR" && flock 9 || exit 1
-		[ -d node_modules/playwright-core ] ||
-			npm ci --no-audit --no-fund --loglevel=error
+		[ -e node_modules/.dcprof-installed ] && exit 0
+		command -v npm >/dev/null 2>&1 || {
+			echo "npm is not installed"
+			exit 1
+		}
+		npm ci --no-audit --no-fund --loglevel=error &&
+			touch node_modules/.dcprof-installed
 	) 9<"$BROWSER_DIR" >"$TMP/npm.log" 2>&1 ||
 		_browser_missing "npm could not install playwright-core: $(tail -c 500 "$TMP/npm.log")"
 }
 
-# flame MODE PAGE [ARGS...]: run tests/browser/flame.js, its JSON on stdout
+# flame MODE PAGE [ARGS...]: run tests/browser/flame.js, its JSON on stdout;
+# on failure its error's first lines come again last, where a summary of
+# the suite's failures looks
 flame() {
-	node "$BROWSER_DIR/flame.js" "$@"
+	local rc=0
+
+	node "$BROWSER_DIR/flame.js" "$@" 2>"$TMP/flame.err" || rc=$?
+	cat "$TMP/flame.err" >&2
+	[ "$rc" -eq 0 ] || head -n 2 "$TMP/flame.err" | cut -c1-300 >&2
+	return "$rc"
 }
