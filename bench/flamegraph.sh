@@ -78,8 +78,7 @@ echo "| export folded | $folded_ms ms | $(($(stat -c %s "$TMP/out.folded") / 102
 echo
 
 if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] || ! command -v node >/dev/null ||
-	! { [ -d "$TOP/tests/browser/node_modules/playwright-core" ] ||
-		(cd "$TOP/tests/browser" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); }; then
+	! "$TOP/tests/browser/install.sh" >/dev/null 2>&1; then
 	echo "(no chromium, node or playwright-core: page load not measured)"
 	exit 0
 fi

@@ -22,19 +22,7 @@ need_browser() {
 	v=$("$CHROMIUM" --headless --no-sandbox --disable-gpu --version 2>&1) ||
 		_browser_missing "'$CHROMIUM --version' failed: $(echo "$v" | head -c 300)"
 	command -v node >/dev/null 2>&1 || _browser_missing "node is not installed"
-	# under the lock, even to look: tests run concurrently, npm ci starts
-	# by removing node_modules, and a package directory appears before
-	# its files do; the stamp says the last install ran to its end
-	(
-		cd "$BROWSER_DIR" && flock 9 || exit 1
-		[ -e node_modules/.dcprof-installed ] && exit 0
-		command -v npm >/dev/null 2>&1 || {
-			echo "npm is not installed"
-			exit 1
-		}
-		npm ci --no-audit --no-fund --loglevel=error &&
-			touch node_modules/.dcprof-installed
-	) 9<"$BROWSER_DIR" >"$TMP/npm.log" 2>&1 ||
+	"$BROWSER_DIR/install.sh" >"$TMP/npm.log" 2>&1 ||
 		_browser_missing "npm could not install playwright-core: $(tail -c 500 "$TMP/npm.log")"
 }
 
