@@ -638,6 +638,33 @@ DCPROF_API void dcp_recorder_free(struct dcp_recorder *r);
 DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 				struct dcp_profile_stats *stats);
 
+/*
+ * What a recorder holds past the samples of its current period, and what
+ * its cuts let go (dcp_recorder_memory()). Between two periods of a
+ * continuous recording the recorder keeps the names of the addresses the
+ * period that ended used, and the pinned files (and the files opened to
+ * name them) that period's stacks named or that a process it knows to
+ * live maps; the rest is dropped at the cut and taken again if it is
+ * sampled again.
+ */
+struct dcp_recorder_memory {
+	size_t sz; /* sizeof(struct dcp_recorder_memory), set by the caller */
+	uint64_t names; /* addresses whose names are kept */
+	uint64_t files_pinned; /* handles held open on sampled files */
+	uint64_t cookies; /* files and special objects known */
+	uint64_t processes; /* in the process table */
+	uint64_t names_dropped; /* let go at cuts, since the recording began */
+	uint64_t pins_closed; /* closed at cuts, since the recording began */
+	/* other handles on files closed at cuts since the recording began:
+	 * files kept open to name addresses (read, with their debug
+	 * information) and to know files by device and inode */
+	uint64_t files_closed;
+};
+
+/* Fill *m (sz set by the caller): 0, or -EINVAL with errno. */
+DCPROF_API int dcp_recorder_memory(struct dcp_recorder *r,
+				   struct dcp_recorder_memory *m);
+
 /* What naming a snapshot cost (dcp_recorder_snapshot()). */
 struct dcp_snapshot_info {
 	size_t sz; /* sizeof(struct dcp_snapshot_info), set by the caller */
@@ -672,7 +699,7 @@ struct dcp_snapshot_info {
  * meanwhile, and names that come later are in a later snapshot (until
  * then dcp_profile_symbol() of such an address is -ENOENT). Owned by the
  * recorder: valid
- * until the next dcp_recorder_poll(), snapshot, finish or free; never
+ * until the next dcp_recorder_poll(), snapshot, cut, finish or free; never
  * passed to dcp_profile_close() or dcp_profile_save(). info may be NULL.
  */
 DCPROF_API struct dcp_profile *

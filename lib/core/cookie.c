@@ -674,6 +674,35 @@ void dcp_cookie_table_set_pin_tried(struct dcp_cookie_table *t, uint32_t cookie)
 		t->c[cookie].pin_tried = true;
 }
 
+size_t dcp_cookie_table_unpin_unneeded(struct dcp_cookie_table *t,
+				       const bool *needed, size_t n)
+{
+	size_t closed = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct cookie *c = &t->c[i];
+
+		if (!c->present || (i < n && needed[i]))
+			continue;
+		if (c->fd >= 0) {
+			close(c->fd);
+			c->fd = -1;
+			closed++;
+		}
+		c->pin_tried = false;
+	}
+	return closed;
+}
+
+size_t dcp_cookie_table_nr_pinned(const struct dcp_cookie_table *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += t->c[i].present && t->c[i].fd >= 0;
+	return n;
+}
+
 size_t dcp_cookie_table_take_dirty(struct dcp_cookie_table *t, uint32_t *out,
 				   size_t max)
 {

@@ -114,6 +114,16 @@ bool dcp_cookie_table_pin_tried(const struct dcp_cookie_table *t,
 				uint32_t cookie);
 void dcp_cookie_table_set_pin_tried(struct dcp_cookie_table *t,
 				    uint32_t cookie);
+/*
+ * Close the pins of the cookies not needed (needed[cookie], n entries; a
+ * cookie past n is not needed) and let them be pinned again: the number
+ * closed. A continuous recording keeps only the files its next period may
+ * name; a file sampled again is pinned again through its process.
+ */
+size_t dcp_cookie_table_unpin_unneeded(struct dcp_cookie_table *t,
+				       const bool *needed, size_t n);
+/* How many cookies hold a pinned handle. */
+size_t dcp_cookie_table_nr_pinned(const struct dcp_cookie_table *t);
 
 /*
  * Writers persist cookies incrementally: every cookie created or given a

@@ -178,6 +178,26 @@ bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
 	       minor(st.st_dev) == min && st.st_ino == ino;
 }
 
+size_t dcp_ident_cache_release(struct dcp_ident_cache *c,
+			       bool (*keep)(const struct dcp_file_id *id,
+					    void *ctx),
+			       void *ctx)
+{
+	size_t closed = 0;
+
+	for (size_t i = 0; c->held && i < c->nr; i++) {
+		struct dcp_ident_entry *e = &c->e[i];
+
+		if (e->fd < 0 || keep(&e->id, ctx))
+			continue;
+		close(e->fd);
+		e->fd = -1;
+		c->held--;
+		closed++;
+	}
+	return closed;
+}
+
 void dcp_ident_cache_free(struct dcp_ident_cache *c)
 {
 	for (size_t i = 0; c->held && i < c->nr; i++)

@@ -64,6 +64,16 @@ const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
 /* Whether fd is the file (maj, min, ino): a path may name another file now. */
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino);
 
+/*
+ * Close the files held for entries that keep(id, ctx) does not want: those
+ * entries are no longer trusted and are read again when asked for. How
+ * many were closed.
+ */
+size_t dcp_ident_cache_release(struct dcp_ident_cache *c,
+			       bool (*keep)(const struct dcp_file_id *id,
+					    void *ctx),
+			       void *ctx);
+
 void dcp_ident_cache_free(struct dcp_ident_cache *c);
 
 #endif

@@ -18,6 +18,12 @@
 #include "recorder_internal.h"
 #include "symtab_internal.h"
 
+/* cookies needed by the next period: on[cookie] */
+struct needed {
+	bool *on;
+	size_t n;
+};
+
 /*
  * The names of every address of the period's stacks, copied from the
  * names the recorder keeps (dcp_snapshot_name_new(): the files, the
@@ -58,6 +64,68 @@ static int name_period(struct dcp_recorder *r, struct dcp_symtab *out)
 	return ret;
 }
 
+static int need_mapped(struct dcp_process *p, void *ctx)
+{
+	struct needed *need = ctx;
+
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].cookie < need->n)
+			need->on[p->maps[i].cookie] = true;
+	/* its JIT map (dcp_samples_jit_cookie()) */
+	if (p->user_id < need->n)
+		need->on[p->user_id] = true;
+	return 0;
+}
+
+/*
+ * What the next period needs of what the recorder holds, once this one is
+ * written: the names of this period's addresses (named becomes what the
+ * recorder keeps), the naming thread's open files of the files its
+ * stacks named, and the pins of those and of the files a known process
+ * maps, with the files the source holds to know them. The rest is let
+ * go: a machine that keeps building
+ * and running new programs would otherwise grow the names and the open
+ * files without bound. A file sampled again is pinned again through the
+ * process that maps it, its addresses named again.
+ */
+static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
+{
+	size_t nr = dcp_aggregate_nr_stacks(r->agg);
+	size_t kept = dcp_symtab_count(r->snap_symbols);
+	size_t used = dcp_symtab_count(*named);
+	struct needed need;
+
+	r->names_dropped += kept > used ? kept - used : 0;
+	dcp_symtab_free(r->snap_symbols);
+	r->snap_symbols = *named;
+	*named = NULL;
+	need.n = dcp_cookie_table_size(r->cookies);
+	need.on = calloc(need.n ? need.n : 1, sizeof(*need.on));
+	if (!need.on)
+		return; /* the pins stay until a cut with memory to spare */
+	for (size_t id = 0; id < nr; id++) {
+		uint32_t nf;
+		const struct dcp_frame *f =
+			dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
+
+		for (uint32_t i = 0; i < nf; i++)
+			if (f[i].cookie < need.n)
+				need.on[f[i].cookie] = true;
+	}
+	/* the naming thread's open files: of what the period sampled, a
+	 * cache of reading, not of what may run */
+	if (r->snap_naming)
+		r->files_closed +=
+			dcp_naming_forget(r->snap_naming, need.on, need.n);
+	dcp_process_table_for_each(r->procs, need_mapped, &need);
+	r->pins_closed +=
+		dcp_cookie_table_unpin_unneeded(r->cookies, need.on, need.n);
+	if (r->source && r->source->ops->forget)
+		r->files_closed +=
+			r->source->ops->forget(r->source, need.on, need.n);
+	free(need.on);
+}
+
 /*
  * The period's compact profile at r->output. A flush that failed during
  * the period (a full disk) only cut its working file short: the whole
@@ -79,6 +147,8 @@ int dcp_recorder_write_period(struct dcp_recorder *r)
 			r->output, r->meta.start_realtime_ns, &r->meta,
 			r->cookies, r->agg, symtab, &r->stats);
 	}
+	if (!ret)
+		keep_needed(r, &symtab);
 	dcp_symtab_free(symtab);
 	if (ret) {
 		char why[512];
@@ -163,4 +233,24 @@ DCPROF_API int dcp_recorder_cut(struct dcp_recorder *r, const char *next_output,
 	 * at its cut, or reported by it */
 	(void)start_period(r, next_output);
 	return dcp_api_ret(ret);
+}
+
+DCPROF_API int dcp_recorder_memory(struct dcp_recorder *r,
+				   struct dcp_recorder_memory *m)
+{
+	struct dcp_recorder_memory full = { .sz = sizeof(full) };
+
+	if (!DCP_SZ_VALID(m))
+		return DCP_SZ_ERROR(dcp_recorder_memory, m);
+	if (!r)
+		return dcp_api_ret(dcp_error(EINVAL, "no recorder"));
+	full.names = r->snap_symbols ? dcp_symtab_count(r->snap_symbols) : 0;
+	full.files_pinned = dcp_cookie_table_nr_pinned(r->cookies);
+	full.cookies = dcp_cookie_table_size(r->cookies);
+	full.processes = dcp_process_table_count(r->procs);
+	full.names_dropped = r->names_dropped;
+	full.pins_closed = r->pins_closed;
+	full.files_closed = r->files_closed;
+	dcp_sz_copy(m, &full, sizeof(full));
+	return 0;
 }

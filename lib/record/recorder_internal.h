@@ -100,6 +100,8 @@ struct dcp_recorder {
 	bool periods;
 	struct dcp_source_counts counts_base;
 	size_t period_stacks_wanted; /* stacks whose cookies were queued */
+	/* let go at cuts (period.c), for dcp_recorder_memory() */
+	uint64_t names_dropped, pins_closed, files_closed;
 
 	struct dcp_frame frames[MAX_STACK];
 
@@ -213,6 +215,9 @@ bool dcp_naming_busy(struct dcp_naming *nm);
  * out (each entry copied, details included). */
 int dcp_naming_wait(struct dcp_naming *nm, uint64_t timeout_ns,
 		    struct dcp_symtab *out);
+/* Close the files the thread keeps open whose cookie is not needed
+ * (needed[cookie], n entries), unless a batch is being named: how many. */
+size_t dcp_naming_forget(struct dcp_naming *nm, const bool *needed, size_t n);
 /* Wall time the thread spent naming: in total, and on its last batch. */
 void dcp_naming_times(struct dcp_naming *nm, uint64_t *total_ns,
 		      uint64_t *last_ns);

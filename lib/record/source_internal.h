@@ -99,6 +99,12 @@ struct dcp_source_ops {
 	 * older record can still precede.
 	 */
 	int (*poll)(struct dcp_source *s, int timeout_ms);
+	/*
+	 * Optional: between two periods, let go of the files the source
+	 * holds open whose cookie is not needed (needed[cookie], n entries;
+	 * a cookie past n is not needed); how many were closed.
+	 */
+	size_t (*forget)(struct dcp_source *s, const bool *needed, size_t n);
 	/* Stop the kernel's side and deliver everything left. */
 	int (*stop)(struct dcp_source *s);
 	void (*free)(struct dcp_source *s);

@@ -195,6 +195,28 @@ void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
 	s->nr_kept = 0;
 }
 
+size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
+				    const bool *needed, size_t n)
+{
+	size_t kept = 0, closed = 0;
+
+	for (size_t i = 0; i < s->nr_kept; i++) {
+		uint32_t cookie = s->kept[i].cookie;
+
+		if (cookie < n && needed[cookie]) {
+			s->kept[kept++] = s->kept[i];
+			continue;
+		}
+		kept_close(&s->kept[i]);
+		closed++;
+	}
+	/* the slots past the kept ones are taken as new (kept_slot()) */
+	if (closed)
+		memset(&s->kept[kept], 0, closed * sizeof(*s->kept));
+	s->nr_kept = kept;
+	return closed;
+}
+
 static struct kept_file *kept_find(struct dcp_symbolizer *s,
 				   const struct dcp_cookie_info *info)
 {

@@ -78,6 +78,10 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
  * file is not confused with it.
  */
 void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max);
+/* Close the kept files whose cookie is not needed (needed[cookie], n
+ * entries; a cookie past n is not needed): how many were closed. */
+size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
+				    const bool *needed, size_t n);
 
 /*
  * Resolve n offsets of one cookie into out (one entry per offset; a name

@@ -407,9 +407,11 @@ static void stop_push(struct push *p, const char *spool)
 			"");
 }
 
-static void log_period(struct period_log *pl, const char *path, int ret,
+static void log_period(struct period_log *pl, struct dcp_recorder *r,
+		       const char *path, int ret,
 		       const struct dcp_profile_stats *s, const char *why)
 {
+	struct dcp_recorder_memory m = { .sz = sizeof(m) };
 	struct stat st;
 
 	if (ret) {
@@ -422,12 +424,23 @@ static void log_period(struct period_log *pl, const char *path, int ret,
 	}
 	pl->written++;
 	fprintf(stderr,
-		"dcprof: period '%s': %llu samples (%llu kept), lost %llu records and %llu samples, %lld bytes\n",
+		"dcprof: period '%s': %llu samples (%llu kept), lost %llu records and %llu samples, %lld bytes",
 		path, (unsigned long long)s->samples,
 		(unsigned long long)s->samples_kept,
 		(unsigned long long)s->lost_records,
 		(unsigned long long)s->lost_samples,
 		stat(path, &st) == 0 ? (long long)st.st_size : 0ll);
+	/* what stays for the next period, and what the cuts let go */
+	if (r && dcp_recorder_memory(r, &m) == 0)
+		fprintf(stderr,
+			"; kept: %llu names, %llu pinned files, %llu processes (let go: %llu names, %llu pinned files, %llu open files)",
+			(unsigned long long)m.names,
+			(unsigned long long)m.files_pinned,
+			(unsigned long long)m.processes,
+			(unsigned long long)m.names_dropped,
+			(unsigned long long)m.pins_closed,
+			(unsigned long long)m.files_closed);
+	fputc('\n', stderr);
 }
 
 int continuous_run(struct dcp_recorder_opts *opts,
@@ -506,7 +519,7 @@ int continuous_run(struct dcp_recorder_opts *opts,
 			}
 			ret = dcp_recorder_cut(r, next, &stats);
 			snprintf(why, sizeof(why), "%s", dcp_last_error());
-			log_period(&pl, path, ret, &stats, why);
+			log_period(&pl, r, path, ret, &stats, why);
 			if (!ret)
 				push_period(push, path, last_period_start, now,
 					    hz);
@@ -530,9 +543,9 @@ int continuous_run(struct dcp_recorder_opts *opts,
 	/* the last period is written whole, as every other */
 	if (dcp_recorder_finish(r, &stats)) {
 		snprintf(why, sizeof(why), "%s", dcp_last_error());
-		log_period(&pl, path, 1, &stats, why);
+		log_period(&pl, NULL, path, 1, &stats, why);
 	} else {
-		log_period(&pl, path, 0, &stats, NULL);
+		log_period(&pl, NULL, path, 0, &stats, NULL);
 		push_period(push, path, last_period_start, realtime_ns(), hz);
 		apply_retention(c, "");
 	}

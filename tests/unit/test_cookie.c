@@ -656,6 +656,52 @@ static void test_pin(void **state)
 	assert_false(fd_is_open(fd1));
 }
 
+/* The pins a continuous recording no longer needs: closed, and free to be
+ * pinned again; the needed ones, and cookies past the array, as told. */
+static void test_unpin_unneeded(void **state)
+{
+	struct dcp_cookie_table *t = dcp_cookie_table_new();
+	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0),
+			   c = inode_id(1, 0, 3, 0);
+	int64_t ca = dcp_cookie_table_intern_file(t, &a, "/a");
+	int64_t cb = dcp_cookie_table_intern_file(t, &b, "/b");
+	int64_t cc = dcp_cookie_table_intern_file(t, &c, "/c");
+	int fa = open("/dev/null", O_RDONLY), fb = open("/dev/null", O_RDONLY);
+	int fc = open("/dev/null", O_RDONLY), again;
+	bool needed[8] = { false };
+
+	assert_true(fa >= 0 && fb >= 0 && fc >= 0);
+	assert_true((size_t)cc < 8);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, fa), 0);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cb, fb), 0);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cc, fc), 0);
+	assert_int_equal(dcp_cookie_table_nr_pinned(t), 3);
+	needed[cb] = true;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, 8), 2);
+	assert_false(fd_is_open(fa));
+	assert_false(fd_is_open(fc));
+	assert_true(fd_is_open(fb));
+	assert_int_equal(dcp_cookie_table_nr_pinned(t), 1);
+	assert_false(dcp_cookie_table_pin_tried(t, (uint32_t)ca));
+	assert_true(dcp_cookie_table_pin_tried(t, (uint32_t)cb));
+	assert_int_equal(dcp_cookie_table_pinned_fd(t, (uint32_t)ca), -1);
+	/* pinned again when sampled again */
+	again = open("/dev/null", O_RDONLY);
+	assert_true(again >= 0);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, again), 0);
+	assert_int_equal(dcp_cookie_table_pinned_fd(t, (uint32_t)ca), again);
+	/* an array that stops before a cookie: that one is not needed */
+	needed[ca] = true;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, (size_t)cb),
+			 1);
+	assert_false(fd_is_open(fb));
+	assert_true(fd_is_open(again));
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, 1), 1);
+	assert_false(fd_is_open(again));
+	assert_int_equal(dcp_cookie_table_nr_pinned(t), 0);
+	dcp_cookie_table_free(t);
+}
+
 static void test_many_cookies(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
@@ -715,6 +761,7 @@ int main(void)
 		cmocka_unit_test(test_insert_out_of_order),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_pin),
+		cmocka_unit_test(test_unpin_unneeded),
 		cmocka_unit_test(test_many_cookies),
 	};
 

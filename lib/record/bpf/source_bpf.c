@@ -706,6 +706,7 @@ static const struct dcp_source_ops bpf_ops = {
 	.begin = bpf_begin,
 	.drain = bpf_drain,
 	.poll = bpf_poll,
+	.forget = dcp_bpf_forget,
 	.stop = bpf_stop,
 	.free = bpf_free,
 };

@@ -324,6 +324,10 @@ void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
  */
 int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps);
 
+/* The source's forget (source_internal.h): the identity cache's files
+ * that no needed cookie is, closed, and unnamed in the kernel. */
+size_t dcp_bpf_forget(struct dcp_source *s, const bool *needed, size_t n);
+
 /* An address the kernel gave without a build id: looked up in p's maps;
  * leaf: the address the task was interrupted at. */
 int dcp_bpf_map_frame(struct bpf_source *bs, struct dcp_process *p,

@@ -424,6 +424,39 @@ void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
 	bpf_map_update_elem(fd, &k, &c, BPF_ANY);
 }
 
+struct forget_ctx {
+	struct bpf_source *bs;
+	const bool *needed;
+	size_t n;
+};
+
+/* Whether the identity cache keeps holding the file of id; a file let go
+ * is no longer named by the kernel, whose key (device, inode) another
+ * file may take once nothing holds this one. */
+static bool file_needed(const struct dcp_file_id *id, void *ctx)
+{
+	struct forget_ctx *f = ctx;
+	struct bpf_source *bs = f->bs;
+	int64_t cookie = dcp_cookie_table_find_file(bs->r->cookies, id);
+	struct dcp_bpf_file_key k = {
+		.ino = id->ino, .dev = id->dev_major << 20 | id->dev_minor
+	};
+
+	if (cookie > 0 && (size_t)cookie < f->n && f->needed[cookie])
+		return true;
+	if (bs->unwind.on)
+		bpf_map_delete_elem(bs->skel->maps.file_cookies.map_fd, &k);
+	return false;
+}
+
+size_t dcp_bpf_forget(struct dcp_source *s, const bool *needed, size_t n)
+{
+	struct bpf_source *bs = (struct bpf_source *)s;
+	struct forget_ctx f = { bs, needed, n };
+
+	return dcp_ident_cache_release(&bs->idents, file_needed, &f);
+}
+
 void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			 const struct dcp_bpf_ranges *rs)
 {
