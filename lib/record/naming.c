@@ -105,6 +105,7 @@ static void *naming_main(void *arg)
 					       o->offsets, o->n, nm->named);
 		}
 		batch_free(b);
+		dcp_symbolizer_page_out(nm->symbolizer);
 
 		pthread_mutex_lock(&nm->lock);
 		nm->last_naming_ns = dcp_now_ns(CLOCK_MONOTONIC) - t0;

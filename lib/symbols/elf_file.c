@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dwarf_inline_internal.h"
@@ -215,6 +216,52 @@ size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
 		memset(&s->kept[kept], 0, closed * sizeof(*s->kept));
 	s->nr_kept = kept;
 	return closed;
+}
+
+/* The pages of an ELF image libelf mapped, unmapped (see below). */
+static void page_out_elf(Elf *elf)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = 0;
+	GElf_Ehdr eh;
+	char *raw;
+	uintptr_t start, end;
+
+	/* libdwfl relocates a relocatable file's sections in place */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_type == ET_REL)
+		return;
+	raw = elf_rawfile(elf, &size);
+	if (!raw || !size || page <= 0)
+		return;
+	start = (uintptr_t)raw & ~((uintptr_t)page - 1);
+	end = ((uintptr_t)raw + size + (uintptr_t)page - 1) &
+	      ~((uintptr_t)page - 1);
+	madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+/*
+ * Between batches the kept files' mapped images (the file, its debug
+ * file) and the kernel's cached symbols are unmapped page by page: the
+ * pages stay in the page cache and come back at the next batch's first
+ * touch, and left mapped they would count as the recorder's own memory
+ * for as long as it keeps the files. libelf reads these images and
+ * writes into them only to relocate a relocatable file, never unmapped.
+ */
+void dcp_symbolizer_page_out(struct dcp_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nr_kept; i++) {
+		Dwfl_Module *mod = s->kept[i].mod;
+		GElf_Addr bias;
+		Dwarf *dw;
+
+		page_out_elf(dwfl_module_getelf(mod, &bias));
+		dw = dwfl_module_getdwarf(mod, &bias);
+		if (dw)
+			page_out_elf(dwarf_getelf(dw));
+	}
+	if (s->kmap)
+		madvise(s->kmap, s->kmap_len, MADV_DONTNEED);
 }
 
 static struct kept_file *kept_find(struct dcp_symbolizer *s,

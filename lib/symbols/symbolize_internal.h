@@ -78,6 +78,9 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
  * file is not confused with it.
  */
 void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max);
+/* Unmap the pages of the kept files' mapped images and of the cached
+ * kernel symbols: they come back from the page cache when used. */
+void dcp_symbolizer_page_out(struct dcp_symbolizer *s);
 /* Close the kept files whose cookie is not needed (needed[cookie], n
  * entries; a cookie past n is not needed): how many were closed. */
 size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,

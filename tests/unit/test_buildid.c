@@ -425,6 +425,40 @@ static void test_ident_cache_holds_files(void **state)
 	dcp_ident_cache_free(&walk);
 }
 
+/* release's keep callback: keeps the identities of one build id size */
+static bool keep_size(const struct dcp_file_id *id, void *ctx)
+{
+	return id->build_id_size == *(const int *)ctx;
+}
+
+/*
+ * Released files are closed and their entries read again when asked for;
+ * the others stay held and are not read again.
+ */
+static void test_ident_cache_release(void **state)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct dcp_ident_cache held = { .held_max = 8 };
+	struct opener oa = { 0 }, ob = { 0 };
+	int sha1 = 20;
+
+	build("release_a", "sha1", a);
+	build("release_b", "md5", b);
+	oa.path = a;
+	ob.path = b;
+	ident(&held, &oa, a);
+	ident(&held, &ob, b);
+	assert_int_equal(held.held, 2);
+	assert_int_equal(dcp_ident_cache_release(&held, keep_size, &sha1), 1);
+	assert_int_equal(held.held, 1);
+	ident(&held, &oa, a);
+	assert_int_equal(oa.opens, 1); /* still held */
+	ident(&held, &ob, b);
+	assert_int_equal(ob.opens, 2); /* let go: read again */
+	assert_int_equal(held.held, 2);
+	dcp_ident_cache_free(&held);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_hex_round_trip),
 		cmocka_unit_test(test_hex_rejected),
 		cmocka_unit_test(test_ident_cache_holds_files),
+		cmocka_unit_test(test_ident_cache_release),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
