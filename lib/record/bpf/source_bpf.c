@@ -57,7 +57,6 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "buildid_internal.h"
 #include "iter_internal.h"
 #include "kallsyms_internal.h"
 #include "libbpf_log.h"
@@ -732,36 +731,6 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 	return dcp_collection_bpf_open_programs(kind, opts, &progs);
 }
 
-/*
- * --only's files as build ids for the kernel; a file without one can only
- * be matched in user space, so then the kernel keeps every sample.
- */
-static int take_marks(struct bpf_source *bs,
-		      const struct dcp_recorder_opts *opts)
-{
-	if (!opts->nr_only)
-		return 0;
-	bs->marks = calloc(opts->nr_only, sizeof(*bs->marks));
-	if (!bs->marks)
-		return dcp_error(ENOMEM, "out of memory");
-	bs->filter = true;
-	for (size_t i = 0; i < opts->nr_only; i++) {
-		uint8_t id[DCP_BUILD_ID_MAX];
-		int n = dcp_build_id_parse_hex(opts->only[i], id);
-
-		if (n <= 0)
-			n = dcp_build_id_read_path(opts->only[i], id);
-		if (n <= 0 || n > DCP_BPF_BUILD_ID_SIZE) {
-			bs->filter = false;
-			continue;
-		}
-		/* the kernel's ids are zero-padded to 20 bytes */
-		memset(bs->marks[bs->nr_marks], 0, DCP_BPF_BUILD_ID_SIZE);
-		memcpy(bs->marks[bs->nr_marks++], id, (size_t)n);
-	}
-	return 0;
-}
-
 struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 				      struct dcp_recorder *sink)
 {
@@ -790,7 +759,7 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 	bs->user_build_ids = env && !strcmp(env, "buildid");
 	bs->base.sink = sink;
 	bs->r = sink;
-	if (take_marks(bs, opts)) {
+	if (dcp_bpf_take_marks(bs, opts)) {
 		free(bs->marks);
 		free(bs);
 		return NULL;

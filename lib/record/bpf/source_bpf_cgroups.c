@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The BPF source's cgroups: the programs read each sample's cgroup id
- * (bpf_get_current_cgroup_id()) and keep only the threads under the
- * recorder's cgroup filter, tested against a cgroup array of the filter's
- * directories (bpf_current_task_under_cgroup()), so that the walks of the
- * other threads' stacks are not made at all.
+ * The BPF source's filters in the kernel. Cgroups: the programs read each
+ * sample's cgroup id (bpf_get_current_cgroup_id()) and keep only the
+ * threads under the recorder's cgroup filter, tested against a cgroup
+ * array of the filter's directories (bpf_current_task_under_cgroup()), so
+ * that the walks of the other threads' stacks are not made at all. And
+ * --only's files, by build id.
  */
 #ifndef DCPROF_NO_BPF
 
@@ -14,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "buildid_internal.h"
 #include "log_internal.h"
 #include "recorder.lskel.h"
 #include "source_bpf_internal.h"
@@ -54,6 +56,36 @@ int dcp_bpf_cgroups_start(struct bpf_source *bs,
 		close(fds[i]);
 	}
 	return ret;
+}
+
+/*
+ * --only's files as build ids for the kernel; a file without one can only
+ * be matched in user space, so then the kernel keeps every sample.
+ */
+int dcp_bpf_take_marks(struct bpf_source *bs,
+		       const struct dcp_recorder_opts *opts)
+{
+	if (!opts->nr_only)
+		return 0;
+	bs->marks = calloc(opts->nr_only, sizeof(*bs->marks));
+	if (!bs->marks)
+		return dcp_error(ENOMEM, "out of memory");
+	bs->filter = true;
+	for (size_t i = 0; i < opts->nr_only; i++) {
+		uint8_t id[DCP_BUILD_ID_MAX];
+		int n = dcp_build_id_parse_hex(opts->only[i], id);
+
+		if (n <= 0)
+			n = dcp_build_id_read_path(opts->only[i], id);
+		if (n <= 0 || n > DCP_BPF_BUILD_ID_SIZE) {
+			bs->filter = false;
+			continue;
+		}
+		/* the kernel's ids are zero-padded to 20 bytes */
+		memset(bs->marks[bs->nr_marks], 0, DCP_BPF_BUILD_ID_SIZE);
+		memcpy(bs->marks[bs->nr_marks++], id, (size_t)n);
+	}
+	return 0;
 }
 
 #endif

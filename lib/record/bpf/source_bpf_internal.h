@@ -324,6 +324,11 @@ void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
  */
 int dcp_bpf_probe_python(struct bpf_source *bs, uint32_t pid, size_t nr_maps);
 
+/* --only's files as build ids for the kernel (bs->marks; bs->filter
+ * false when one cannot be matched there). */
+int dcp_bpf_take_marks(struct bpf_source *bs,
+		       const struct dcp_recorder_opts *opts);
+
 /* The source's forget (source_internal.h): the identity cache's files
  * that no needed cookie is, closed, and unnamed in the kernel. */
 size_t dcp_bpf_forget(struct dcp_source *s, const bool *needed, size_t n);
