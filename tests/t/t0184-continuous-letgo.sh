@@ -46,8 +46,8 @@ until_handle() {
 letgo() {
 	local backend=$1 D=$TMP/periods-$1 PID_A1 PID_A2 PID_B
 	cp "$W" "$A" && cp "$W" "$B" || die "cannot copy spin"
-	python3 "$TOP/tests/tools/set_build_id.py" "$A" "$TEST_NAME a $backend" &&
-		python3 "$TOP/tests/tools/set_build_id.py" "$B" "$TEST_NAME b $backend" ||
+	python3 "$TOP/tests/tools/set_build_id.py" "$A" "$TMP a $backend" &&
+		python3 "$TOP/tests/tools/set_build_id.py" "$B" "$TMP b $backend" ||
 		die "cannot set the build ids"
 	rm -f "$TMP/ready-a" "$TMP/ready-b" "$TMP/names"
 
@@ -88,17 +88,21 @@ letgo() {
 	kill -TERM "$REC"
 	wait "$REC" || die "record --continuous failed: $(tail -3 "$TMP/err")"
 
-	# each period's samples of the three processes: named spin_forever
+	# each period's samples of the three processes in their own file:
+	# named, spin_forever the most (the rest: the start of main)
 	for f in "$D"/*.dcprof; do
-		"$DCPROF" report -i "$f" --sort pid,symbol --format json >"$TMP/p.json" ||
+		"$DCPROF" report -i "$f" --sort pid,file,symbol --format json >"$TMP/p.json" ||
 			die "report of '$f' failed"
 		python3 - "$TMP/p.json" "$PID_A1" "$PID_A2" "$PID_B" <<'PY' >>"$TMP/names" || die "'$f': a program's samples are not named"
-import json, sys
+import json, os, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 for pid in map(int, sys.argv[2:]):
-    mine = [r for r in rows if r.get("pid") == pid]
+    mine = [r for r in rows if r.get("pid") == pid and
+            os.path.basename(r["file"]).startswith("spin_")]
     n = sum(r["samples"] for r in mine)
     named = sum(r["samples"] for r in mine if r["symbol"] == "spin_forever")
+    unnamed = [r for r in mine if r["symbol"].startswith(("[", "0x"))]
+    assert not unnamed, "pid %d: unnamed %s" % (pid, unnamed)
     if n >= 20:
         print(pid, n, named)
         assert named >= 0.9 * n, "pid %d: %d of %d samples in spin_forever" % (pid, named, n)
