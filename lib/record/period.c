@@ -80,13 +80,13 @@ static int need_mapped(struct dcp_process *p, void *ctx)
 /*
  * What the next period needs of what the recorder holds, once this one is
  * written: the names of this period's addresses (named becomes what the
- * recorder keeps), the naming thread's open files of the files its
- * stacks named, and the pins of those and of the files a known process
- * maps, with the files the source holds to know them. The rest is let
- * go: a machine that keeps building
- * and running new programs would otherwise grow the names and the open
- * files without bound. A file sampled again is pinned again through the
- * process that maps it, its addresses named again.
+ * recorder keeps), the naming thread's open files of the files its stacks
+ * named, and the pins of those and of the files a known process maps,
+ * with the files the source holds to know them. The rest is let go: a
+ * machine that keeps building and running new programs would otherwise
+ * grow the names and the open files without bound. A file sampled again
+ * is pinned again through the process that maps it, its addresses named
+ * again.
  */
 static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
 {
