@@ -675,14 +675,14 @@ void dcp_cookie_table_set_pin_tried(struct dcp_cookie_table *t, uint32_t cookie)
 }
 
 size_t dcp_cookie_table_unpin_unneeded(struct dcp_cookie_table *t,
-				       const bool *needed, size_t n)
+				       const struct dcp_cookie_set *needed)
 {
 	size_t closed = 0;
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct cookie *c = &t->c[i];
 
-		if (!c->present || (i < n && needed[i]))
+		if (!c->present || dcp_cookie_set_has(needed, (uint32_t)i))
 			continue;
 		if (c->fd >= 0) {
 			close(c->fd);

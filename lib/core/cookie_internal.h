@@ -114,14 +114,26 @@ bool dcp_cookie_table_pin_tried(const struct dcp_cookie_table *t,
 				uint32_t cookie);
 void dcp_cookie_table_set_pin_tried(struct dcp_cookie_table *t,
 				    uint32_t cookie);
+/* A set of cookies: has[cookie] for the cookies below n, none above. */
+struct dcp_cookie_set {
+	bool *has;
+	size_t n;
+};
+
+static inline bool dcp_cookie_set_has(const struct dcp_cookie_set *s,
+				      uint32_t cookie)
+{
+	return cookie < s->n && s->has[cookie];
+}
+
 /*
- * Close the pins of the cookies not needed (needed[cookie], n entries; a
- * cookie past n is not needed) and let them be pinned again: the number
- * closed. A continuous recording keeps only the files its next period may
- * name; a file sampled again is pinned again through its process.
+ * Close the pins of the cookies not in needed and let them be pinned
+ * again: the number closed. A continuous recording keeps only the files
+ * its next period may name; a file sampled again is pinned again through
+ * its process.
  */
 size_t dcp_cookie_table_unpin_unneeded(struct dcp_cookie_table *t,
-				       const bool *needed, size_t n);
+				       const struct dcp_cookie_set *needed);
 /* How many cookies hold a pinned handle. */
 size_t dcp_cookie_table_nr_pinned(const struct dcp_cookie_table *t);
 

@@ -299,15 +299,15 @@ int dcp_naming_wait(struct dcp_naming *nm, uint64_t timeout_ns,
 	return ret;
 }
 
-size_t dcp_naming_forget(struct dcp_naming *nm, const bool *needed, size_t n)
+size_t dcp_naming_forget(struct dcp_naming *nm,
+			 const struct dcp_cookie_set *needed)
 {
 	size_t closed = 0;
 
 	pthread_mutex_lock(&nm->lock);
 	/* the symbolizer is the thread's while it names */
 	if (!nm->busy)
-		closed =
-			dcp_symbolizer_drop_unneeded(nm->symbolizer, needed, n);
+		closed = dcp_symbolizer_drop_unneeded(nm->symbolizer, needed);
 	pthread_mutex_unlock(&nm->lock);
 	return closed;
 }

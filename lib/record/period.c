@@ -18,12 +18,6 @@
 #include "recorder_internal.h"
 #include "symtab_internal.h"
 
-/* cookies needed by the next period: on[cookie] */
-struct needed {
-	bool *on;
-	size_t n;
-};
-
 /*
  * The names of every address of the period's stacks, copied from the
  * names the recorder keeps (dcp_snapshot_name_new(): the files, the
@@ -64,16 +58,18 @@ static int name_period(struct dcp_recorder *r, struct dcp_symtab *out)
 	return ret;
 }
 
+static void need(struct dcp_cookie_set *needed, uint32_t cookie)
+{
+	if (cookie < needed->n)
+		needed->has[cookie] = true;
+}
+
 static int need_mapped(struct dcp_process *p, void *ctx)
 {
-	struct needed *need = ctx;
-
 	for (size_t i = 0; i < p->nr_maps; i++)
-		if (p->maps[i].cookie < need->n)
-			need->on[p->maps[i].cookie] = true;
+		need(ctx, p->maps[i].cookie);
 	/* its JIT map (dcp_samples_jit_cookie()) */
-	if (p->user_id < need->n)
-		need->on[p->user_id] = true;
+	need(ctx, p->user_id);
 	return 0;
 }
 
@@ -93,15 +89,15 @@ static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
 	size_t nr = dcp_aggregate_nr_stacks(r->agg);
 	size_t kept = dcp_symtab_count(r->snap_symbols);
 	size_t used = dcp_symtab_count(*named);
-	struct needed need;
+	struct dcp_cookie_set needed;
 
 	r->names_dropped += kept > used ? kept - used : 0;
 	dcp_symtab_free(r->snap_symbols);
 	r->snap_symbols = *named;
 	*named = NULL;
-	need.n = dcp_cookie_table_size(r->cookies);
-	need.on = calloc(need.n ? need.n : 1, sizeof(*need.on));
-	if (!need.on)
+	needed.n = dcp_cookie_table_size(r->cookies);
+	needed.has = calloc(needed.n ? needed.n : 1, sizeof(*needed.has));
+	if (!needed.has)
 		return; /* the pins stay until a cut with memory to spare */
 	for (size_t id = 0; id < nr; id++) {
 		uint32_t nf;
@@ -109,21 +105,17 @@ static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
 			dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
 
 		for (uint32_t i = 0; i < nf; i++)
-			if (f[i].cookie < need.n)
-				need.on[f[i].cookie] = true;
+			need(&needed, f[i].cookie);
 	}
 	/* the naming thread's open files: of what the period sampled, a
 	 * cache of reading, not of what may run */
 	if (r->snap_naming)
-		r->files_closed +=
-			dcp_naming_forget(r->snap_naming, need.on, need.n);
-	dcp_process_table_for_each(r->procs, need_mapped, &need);
-	r->pins_closed +=
-		dcp_cookie_table_unpin_unneeded(r->cookies, need.on, need.n);
+		r->files_closed += dcp_naming_forget(r->snap_naming, &needed);
+	dcp_process_table_for_each(r->procs, need_mapped, &needed);
+	r->pins_closed += dcp_cookie_table_unpin_unneeded(r->cookies, &needed);
 	if (r->source && r->source->ops->forget)
-		r->files_closed +=
-			r->source->ops->forget(r->source, need.on, need.n);
-	free(need.on);
+		r->files_closed += r->source->ops->forget(r->source, &needed);
+	free(needed.has);
 }
 
 /*

@@ -215,9 +215,10 @@ bool dcp_naming_busy(struct dcp_naming *nm);
  * out (each entry copied, details included). */
 int dcp_naming_wait(struct dcp_naming *nm, uint64_t timeout_ns,
 		    struct dcp_symtab *out);
-/* Close the files the thread keeps open whose cookie is not needed
- * (needed[cookie], n entries), unless a batch is being named: how many. */
-size_t dcp_naming_forget(struct dcp_naming *nm, const bool *needed, size_t n);
+/* Close the files the thread keeps open whose cookie is not in needed,
+ * unless a batch is being named: how many. */
+size_t dcp_naming_forget(struct dcp_naming *nm,
+			 const struct dcp_cookie_set *needed);
 /* Wall time the thread spent naming: in total, and on its last batch. */
 void dcp_naming_times(struct dcp_naming *nm, uint64_t *total_ns,
 		      uint64_t *last_ns);

@@ -101,10 +101,10 @@ struct dcp_source_ops {
 	int (*poll)(struct dcp_source *s, int timeout_ms);
 	/*
 	 * Optional: between two periods, let go of the files the source
-	 * holds open whose cookie is not needed (needed[cookie], n entries;
-	 * a cookie past n is not needed); how many were closed.
+	 * holds open whose cookie is not in needed; how many were closed.
 	 */
-	size_t (*forget)(struct dcp_source *s, const bool *needed, size_t n);
+	size_t (*forget)(struct dcp_source *s,
+			 const struct dcp_cookie_set *needed);
 	/* Stop the kernel's side and deliver everything left. */
 	int (*stop)(struct dcp_source *s);
 	void (*free)(struct dcp_source *s);

@@ -197,14 +197,12 @@ void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
 }
 
 size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
-				    const bool *needed, size_t n)
+				    const struct dcp_cookie_set *needed)
 {
 	size_t kept = 0, closed = 0;
 
 	for (size_t i = 0; i < s->nr_kept; i++) {
-		uint32_t cookie = s->kept[i].cookie;
-
-		if (cookie < n && needed[cookie]) {
+		if (dcp_cookie_set_has(needed, s->kept[i].cookie)) {
 			s->kept[kept++] = s->kept[i];
 			continue;
 		}
@@ -253,11 +251,12 @@ void dcp_symbolizer_page_out(struct dcp_symbolizer *s)
 	for (size_t i = 0; i < s->nr_kept; i++) {
 		Dwfl_Module *mod = s->kept[i].mod;
 		GElf_Addr bias;
-		Dwarf *dw;
+		Elf *file = dwfl_module_getelf(mod, &bias);
+		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 
-		page_out_elf(dwfl_module_getelf(mod, &bias));
-		dw = dwfl_module_getdwarf(mod, &bias);
-		if (dw)
+		page_out_elf(file);
+		/* the debug file, when the DWARF is not the file's own */
+		if (dw && dwarf_getelf(dw) != file)
 			page_out_elf(dwarf_getelf(dw));
 	}
 	if (s->kmap)

@@ -84,7 +84,7 @@ void dcp_symbolizer_page_out(struct dcp_symbolizer *s);
 /* Close the kept files whose cookie is not needed (needed[cookie], n
  * entries; a cookie past n is not needed): how many were closed. */
 size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
-				    const bool *needed, size_t n);
+				    const struct dcp_cookie_set *needed);
 
 /*
  * Resolve n offsets of one cookie into out (one entry per offset; a name

@@ -668,7 +668,8 @@ static void test_unpin_unneeded(void **state)
 	int64_t cc = dcp_cookie_table_intern_file(t, &c, "/c");
 	int fa = open("/dev/null", O_RDONLY), fb = open("/dev/null", O_RDONLY);
 	int fc = open("/dev/null", O_RDONLY), again;
-	bool needed[8] = { false };
+	bool has[8] = { false };
+	struct dcp_cookie_set needed = { has, 8 };
 
 	assert_true(fa >= 0 && fb >= 0 && fc >= 0);
 	assert_true((size_t)cc < 8);
@@ -676,8 +677,8 @@ static void test_unpin_unneeded(void **state)
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cb, fb), 0);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cc, fc), 0);
 	assert_int_equal(dcp_cookie_table_nr_pinned(t), 3);
-	needed[cb] = true;
-	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, 8), 2);
+	has[cb] = true;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, &needed), 2);
 	assert_false(fd_is_open(fa));
 	assert_false(fd_is_open(fc));
 	assert_true(fd_is_open(fb));
@@ -691,12 +692,13 @@ static void test_unpin_unneeded(void **state)
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, again), 0);
 	assert_int_equal(dcp_cookie_table_pinned_fd(t, (uint32_t)ca), again);
 	/* an array that stops before a cookie: that one is not needed */
-	needed[ca] = true;
-	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, (size_t)cb),
-			 1);
+	has[ca] = true;
+	needed.n = (size_t)cb;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, &needed), 1);
 	assert_false(fd_is_open(fb));
 	assert_true(fd_is_open(again));
-	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, needed, 1), 1);
+	needed.n = 1;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, &needed), 1);
 	assert_false(fd_is_open(again));
 	assert_int_equal(dcp_cookie_table_nr_pinned(t), 0);
 	dcp_cookie_table_free(t);

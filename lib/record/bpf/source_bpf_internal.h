@@ -331,7 +331,8 @@ int dcp_bpf_take_marks(struct bpf_source *bs,
 
 /* The source's forget (source_internal.h): the identity cache's files
  * that no needed cookie is, closed, and unnamed in the kernel. */
-size_t dcp_bpf_forget(struct dcp_source *s, const bool *needed, size_t n);
+size_t dcp_bpf_forget(struct dcp_source *s,
+		      const struct dcp_cookie_set *needed);
 
 /* An address the kernel gave without a build id: looked up in p's maps;
  * leaf: the address the task was interrupted at. */

@@ -426,8 +426,7 @@ void dcp_bpf_name_file(struct bpf_source *bs, uint32_t dev, uint64_t ino,
 
 struct forget_ctx {
 	struct bpf_source *bs;
-	const bool *needed;
-	size_t n;
+	const struct dcp_cookie_set *needed;
 };
 
 /* Whether the identity cache keeps holding the file of id; a file let go
@@ -442,17 +441,17 @@ static bool file_needed(const struct dcp_file_id *id, void *ctx)
 		.ino = id->ino, .dev = id->dev_major << 20 | id->dev_minor
 	};
 
-	if (cookie > 0 && (size_t)cookie < f->n && f->needed[cookie])
+	if (cookie > 0 && dcp_cookie_set_has(f->needed, (uint32_t)cookie))
 		return true;
 	if (bs->unwind.on)
 		bpf_map_delete_elem(bs->skel->maps.file_cookies.map_fd, &k);
 	return false;
 }
 
-size_t dcp_bpf_forget(struct dcp_source *s, const bool *needed, size_t n)
+size_t dcp_bpf_forget(struct dcp_source *s, const struct dcp_cookie_set *needed)
 {
 	struct bpf_source *bs = (struct bpf_source *)s;
-	struct forget_ctx f = { bs, needed, n };
+	struct forget_ctx f = { bs, needed };
 
 	return dcp_ident_cache_release(&bs->idents, file_needed, &f);
 }
