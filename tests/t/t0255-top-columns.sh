@@ -11,8 +11,9 @@
 #   first ones, "libstdc+"), and the symbol column begins at one place;
 # - full screen at 120x35 with --off-cpu, once the command exited: the
 #   header fits and says so, and the off-CPU view has a "total ms" column
-#   whose figures are the session's (nap's > 0, while the last interval's
-#   "ms" are 0.0: before, only those were shown).
+#   whose figures are the session's (nap's is the time nap_burn says it
+#   slept, more than the last, short interval's "ms": before, only those
+#   were shown).
 . "$(dirname "$0")/test-lib.sh"
 need gcc tmux python3
 need_perf_events
@@ -136,8 +137,21 @@ if [ "$(id -u)" -eq 0 ]; then
 	grep -q 'naming' "$TMP/120.txt" || die "120x35: the header lost 'naming'"
 	grep -Eq '^ +last +session +ms +total ms +comm' "$TMP/120.txt" ||
 		die "120x35: no total ms column: $(grep session "$TMP/120.txt")"
-	grep -Eq '^ *[0-9.]+% +[0-9.]+% +0\.0 +[1-9][0-9]*\.[0-9] +nap_burn .* nap$' "$TMP/120.txt" ||
-		die "120x35: nap's session ms is not shown beside the last interval's 0.0"
+	# nap's "total ms" is the session's: the time nap_burn says it slept,
+	# more than the last, short interval's "ms" (which may hold some)
+	python3 - "$TMP/120.txt" "$TMP/nap.truth" <<'PY' ||
+import re, sys
+rows = [re.match(r"^ *[0-9.]+% +[0-9.]+% +([0-9.]+) +([0-9.]+) +nap_burn .* nap$", l)
+        for l in open(sys.argv[1]).read().split("\n")]
+rows = [m for m in rows if m]
+assert len(rows) == 1, "%d rows of nap" % len(rows)
+last, total = float(rows[0].group(1)), float(rows[0].group(2))
+slept = int(open(sys.argv[2]).read().split("\n")[-2].split()[1]) / 1e6
+print("nap: last %.1f ms, total %.1f ms, slept %.1f ms" % (last, total, slept))
+assert abs(total - slept) <= 0.1 * slept, "total is not the session's"
+assert total > last, "total is not more than the last interval"
+PY
+		die "120x35: nap's session ms is not its slept time beside the last interval's"
 	tm send-keys -t "$S" q
 	wait_screen '^EXIT=' 5 || die "120x35: top did not exit"
 else
