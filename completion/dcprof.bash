@@ -15,7 +15,8 @@ _dcprof_options()
 			-c --count -e --event -g \
 			--call-graph -o --output --duration --kill-at-end \
 			--only --flush-interval --mmap-pages --backend --ready-fd \
-			--off-cpu --off-cpu-min --unwind-memory -G --cgroup \
+			--off-cpu --off-cpu-min --unwind-memory --memory-limit \
+			--max-open-files -G --cgroup \
 			--no-cgroups -v --verbose \
 			--continuous --period \
 			--keep --keep-size --push --push-app --push-label \
@@ -202,7 +203,7 @@ _dcprof()
 		return 0
 		;;
 	-F | --freq | --duration | --flush-interval | --mmap-pages | --ready-fd | --limit | \
-		--off-cpu-min | --unwind-memory | \
+		--off-cpu-min | --unwind-memory | --memory-limit | --max-open-files | \
 		--percent-limit | --max-stack | --buffer | --comm | --file | \
 		--symbol | --period | --keep | --keep-size | --push | --push-app | \
 		--push-label | --push-spool-size | --since | --until)

@@ -585,6 +585,22 @@ struct dcp_recorder_opts {
 	bool no_cgroups;
 	const char *const *cgroups;
 	size_t nr_cgroups;
+	/*
+	 * Bounds of what a recorder keeps to name addresses, for a recorder
+	 * that runs for days (struct dcp_recorder_memory says what it
+	 * holds). memory_limit, in bytes (0: 32 MiB): half for the files
+	 * kept open to name addresses (the heap their reading took; at most
+	 * one file a 256 KiB of it, and 64), a quarter for the names kept
+	 * from one period to the next. The least recently used files are
+	 * closed past it, names past it are named again when sampled again;
+	 * both counted. The recorder's own tables (processes, stacks, the
+	 * kernel's symbols) are not in it.
+	 * max_open_files (0: 512): handles on files the recorder holds,
+	 * pinned files and files kept for naming; a file not pinned because
+	 * of it is counted (pins_refused) and named through its path.
+	 */
+	uint64_t memory_limit;
+	uint32_t max_open_files;
 };
 
 struct dcp_recorder;
@@ -659,6 +675,21 @@ struct dcp_recorder_memory {
 	 * files kept open to name addresses (read, with their debug
 	 * information) and to know files by device and inode */
 	uint64_t files_closed;
+	/* the bounds in force (dcp_recorder_opts) and what they hold */
+	uint64_t memory_limit;
+	uint64_t max_open_files;
+	uint64_t names_bytes; /* of the names kept */
+	uint64_t naming_files; /* files kept open to name addresses */
+	uint64_t naming_bytes; /* the heap their reading took */
+	/* since the recording began: names of a period not kept for the
+	 * next one (past the bound), lookups of a file to name that found
+	 * it kept or had to open it, files closed past the bounds, and
+	 * files not pinned because of max_open_files */
+	uint64_t names_evicted;
+	uint64_t naming_hits;
+	uint64_t naming_misses;
+	uint64_t naming_evicted;
+	uint64_t pins_refused;
 };
 
 /* Fill *m (sz set by the caller): 0, or -EINVAL with errno. */

@@ -52,6 +52,8 @@ struct dcp_cookie_table {
 	uint32_t *dirty;
 	size_t nr_dirty, cap_dirty, dirty_head;
 	uint32_t period; /* dcp_cookie_table_new_period() calls */
+	size_t max_pinned; /* 0: no bound */
+	uint64_t pins_refused;
 };
 
 /* What a cookie is looked up by: file identity, or (kind, name). */
@@ -648,8 +650,24 @@ int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie, int fd)
 			close(fd);
 		return 0;
 	}
+	if (fd >= 0 && t->max_pinned &&
+	    dcp_cookie_table_nr_pinned(t) >= t->max_pinned) {
+		close(fd);
+		t->pins_refused++;
+		return -EMFILE;
+	}
 	c->fd = fd;
 	return 0;
+}
+
+void dcp_cookie_table_set_max_pinned(struct dcp_cookie_table *t, size_t max)
+{
+	t->max_pinned = max;
+}
+
+uint64_t dcp_cookie_table_pins_refused(const struct dcp_cookie_table *t)
+{
+	return t->pins_refused;
 }
 
 int dcp_cookie_table_pinned_fd(const struct dcp_cookie_table *t,

@@ -105,9 +105,13 @@ uint64_t dcp_cookie_table_add_fp_breaks(struct dcp_cookie_table *t,
  * Pinning: the table takes ownership of fd (closed by _free) as the handle
  * through which the cookie's file is read when symbols are resolved, even
  * after it was deleted or replaced. A second pin of the same cookie closes
- * the new fd and returns 0.
+ * the new fd and returns 0; a pin past the bound set closes fd, is counted
+ * and returns -EMFILE (no message: the count says it).
  */
 int dcp_cookie_table_pin(struct dcp_cookie_table *t, uint32_t cookie, int fd);
+/* At most max pinned handles (0: no bound); those refused, counted. */
+void dcp_cookie_table_set_max_pinned(struct dcp_cookie_table *t, size_t max);
+uint64_t dcp_cookie_table_pins_refused(const struct dcp_cookie_table *t);
 int dcp_cookie_table_pinned_fd(const struct dcp_cookie_table *t,
 			       uint32_t cookie); /* -1 if none */
 bool dcp_cookie_table_pin_tried(const struct dcp_cookie_table *t,

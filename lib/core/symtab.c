@@ -235,6 +235,35 @@ size_t dcp_symtab_count(const struct dcp_symtab *s)
 	return s->n;
 }
 
+static size_t str_bytes(const char *str)
+{
+	return str ? strlen(str) + 1 : 0;
+}
+
+size_t dcp_symtab_entry_bytes(const struct dcp_symtab *s, size_t i)
+{
+	const struct sym_entry *e = &s->e[i];
+	/* its entry and two index slots, the index being at most half full */
+	size_t bytes = sizeof(*e) + 2 * sizeof(*s->ix.slots);
+
+	bytes += str_bytes(e->name) + str_bytes(e->demangled) +
+		 str_bytes(e->file) + e->nr_inline * sizeof(*e->inl);
+	for (uint32_t j = 0; j < e->nr_inline; j++)
+		bytes += str_bytes(e->inl[j].name) +
+			 str_bytes(e->inl[j].demangled) +
+			 str_bytes(e->inl[j].file);
+	return bytes;
+}
+
+size_t dcp_symtab_bytes(const struct dcp_symtab *s)
+{
+	size_t bytes = sizeof(*s);
+
+	for (size_t i = 0; i < s->n; i++)
+		bytes += dcp_symtab_entry_bytes(s, i);
+	return bytes;
+}
+
 void dcp_symtab_entry(const struct dcp_symtab *s, size_t i, uint32_t *cookie,
 		      uint64_t *offset, struct dcp_symbol *sym)
 {

@@ -50,6 +50,10 @@ int dcp_symtab_copy(struct dcp_symtab *dst, const struct dcp_symtab *src,
 int dcp_symtab_copy_as(struct dcp_symtab *dst, const struct dcp_symtab *src,
 		       uint32_t cookie, uint64_t offset, uint32_t dst_cookie);
 size_t dcp_symtab_count(const struct dcp_symtab *s);
+/* The bytes the table holds (its entries, index and strings), and those
+ * of entry i alone. */
+size_t dcp_symtab_bytes(const struct dcp_symtab *s);
+size_t dcp_symtab_entry_bytes(const struct dcp_symtab *s, size_t i);
 /* Entry i, in insertion order; inl (may be NULL) its inlined calls. */
 void dcp_symtab_entry(const struct dcp_symtab *s, size_t i, uint32_t *cookie,
 		      uint64_t *offset, struct dcp_symbol *sym);

@@ -21,13 +21,6 @@
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
 
-/*
- * Files the naming thread keeps open between batches: each batch names a
- * few new addresses of the same objects, and reading a file's DWARF
- * tables again at every batch was most of its time at high rates.
- */
-#define NAMING_KEPT_FILES 64
-
 /* One object of a batch and the offsets to name in it. */
 struct naming_object {
 	struct dcp_cookie_info info; /* name and paths point to copies */
@@ -56,6 +49,8 @@ struct dcp_naming {
 	struct dcp_symbolizer *symbolizer;
 	struct dcp_symtab *named;
 	uint64_t naming_ns, last_naming_ns;
+	/* the symbolizer's, copied under the lock after each batch */
+	struct dcp_symbolizer_kept_stats kept;
 };
 
 static void object_release(struct naming_object *o)
@@ -108,6 +103,7 @@ static void *naming_main(void *arg)
 		dcp_symbolizer_page_out(nm->symbolizer);
 
 		pthread_mutex_lock(&nm->lock);
+		dcp_symbolizer_kept_stats(nm->symbolizer, &nm->kept);
 		nm->last_naming_ns = dcp_now_ns(CLOCK_MONOTONIC) - t0;
 		nm->naming_ns += nm->last_naming_ns;
 		nm->busy = false;
@@ -117,7 +113,13 @@ static void *naming_main(void *arg)
 	return NULL;
 }
 
-struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel)
+/*
+ * The thread keeps files open between batches: each batch names a few new
+ * addresses of the same objects, and reading a file's DWARF tables again
+ * at every batch would be most of its time at high rates.
+ */
+struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel,
+				  size_t max_files, size_t max_bytes)
 {
 	struct dcp_naming *nm = calloc(1, sizeof(*nm));
 	int ret;
@@ -133,7 +135,8 @@ struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel)
 		dcp_naming_free(nm);
 		return dcp_error_null(ENOMEM, "out of memory");
 	}
-	dcp_symbolizer_keep_files(nm->symbolizer, NAMING_KEPT_FILES);
+	dcp_symbolizer_keep_files(nm->symbolizer, max_files);
+	dcp_symbolizer_keep_bytes(nm->symbolizer, max_bytes);
 	ret = pthread_create(&nm->thread, NULL, naming_main, nm);
 	if (ret) {
 		dcp_naming_free(nm);
@@ -306,10 +309,20 @@ size_t dcp_naming_forget(struct dcp_naming *nm,
 
 	pthread_mutex_lock(&nm->lock);
 	/* the symbolizer is the thread's while it names */
-	if (!nm->busy)
+	if (!nm->busy) {
 		closed = dcp_symbolizer_drop_unneeded(nm->symbolizer, needed);
+		dcp_symbolizer_kept_stats(nm->symbolizer, &nm->kept);
+	}
 	pthread_mutex_unlock(&nm->lock);
 	return closed;
+}
+
+void dcp_naming_kept_stats(struct dcp_naming *nm,
+			   struct dcp_symbolizer_kept_stats *st)
+{
+	pthread_mutex_lock(&nm->lock);
+	*st = nm->kept;
+	pthread_mutex_unlock(&nm->lock);
 }
 
 void dcp_naming_times(struct dcp_naming *nm, uint64_t *total_ns,

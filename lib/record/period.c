@@ -74,6 +74,39 @@ static int need_mapped(struct dcp_process *p, void *ctx)
 }
 
 /*
+ * The period's names that fit in the names' share of memory_limit, in the
+ * order they were named; those past it are counted and named again when
+ * sampled again. Takes *named.
+ */
+static struct dcp_symtab *names_within(struct dcp_recorder *r,
+				       struct dcp_symtab **named)
+{
+	struct dcp_symtab *all = *named, *fit;
+	size_t budget = r->memory_limit / 4, bytes = 0, n = 0;
+	size_t count = dcp_symtab_count(all);
+
+	*named = NULL;
+	if (dcp_symtab_bytes(all) <= budget)
+		return all;
+	fit = dcp_symtab_new();
+	for (; fit && n < count; n++) {
+		struct dcp_symbol sym = { .sz = sizeof(sym) };
+		uint32_t cookie;
+		uint64_t offset;
+
+		bytes += dcp_symtab_entry_bytes(all, n);
+		if (bytes > budget)
+			break;
+		dcp_symtab_entry(all, n, &cookie, &offset, &sym);
+		if (dcp_symtab_copy(fit, all, cookie, offset) < 0)
+			break;
+	}
+	r->names_evicted += count - (fit ? dcp_symtab_count(fit) : 0);
+	dcp_symtab_free(all);
+	return fit;
+}
+
+/*
  * What the next period needs of what the recorder holds, once this one is
  * written: the names of this period's addresses (named becomes what the
  * recorder keeps), the naming thread's open files of the files its stacks
@@ -93,8 +126,7 @@ static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
 
 	r->names_dropped += kept > used ? kept - used : 0;
 	dcp_symtab_free(r->snap_symbols);
-	r->snap_symbols = *named;
-	*named = NULL;
+	r->snap_symbols = names_within(r, named);
 	needed.n = dcp_cookie_table_size(r->cookies);
 	needed.has = calloc(needed.n ? needed.n : 1, sizeof(*needed.has));
 	if (!needed.has)
@@ -243,6 +275,22 @@ DCPROF_API int dcp_recorder_memory(struct dcp_recorder *r,
 	full.names_dropped = r->names_dropped;
 	full.pins_closed = r->pins_closed;
 	full.files_closed = r->files_closed;
+	full.memory_limit = r->memory_limit;
+	full.max_open_files = r->max_open_files;
+	full.names_bytes =
+		r->snap_symbols ? dcp_symtab_bytes(r->snap_symbols) : 0;
+	full.names_evicted = r->names_evicted;
+	full.pins_refused = dcp_cookie_table_pins_refused(r->cookies);
+	if (r->snap_naming) {
+		struct dcp_symbolizer_kept_stats kept;
+
+		dcp_naming_kept_stats(r->snap_naming, &kept);
+		full.naming_files = kept.files;
+		full.naming_bytes = kept.bytes;
+		full.naming_hits = kept.hits;
+		full.naming_misses = kept.misses;
+		full.naming_evicted = kept.evicted;
+	}
 	dcp_sz_copy(m, &full, sizeof(full));
 	return 0;
 }

@@ -226,6 +226,38 @@ static int setup_call_graph(struct dcp_recorder *r,
 }
 
 /*
+ * What a long recording keeps to name addresses (dcp_recorder_opts'
+ * memory_limit and max_open_files), shared out: the naming thread's files
+ * (one for each 256 KiB, at most 64 and a quarter of the handles), the
+ * names kept between periods, and the pins, which take the handles the
+ * naming files leave.
+ */
+static int setup_bounds(struct dcp_recorder *r,
+			const struct dcp_recorder_opts *opts)
+{
+	uint64_t limit = DCP_OPTS_GET(opts, memory_limit, 0);
+	uint32_t files = DCP_OPTS_GET(opts, max_open_files, 0);
+
+	r->memory_limit = limit ? limit : DCP_MEMORY_LIMIT_DEFAULT;
+	r->max_open_files = files ? files : DCP_MAX_OPEN_FILES_DEFAULT;
+	if (r->max_open_files < 2)
+		return dcp_error(EINVAL,
+				 "max_open_files %u: at least 2 are needed, a "
+				 "pin and a file to name with",
+				 r->max_open_files);
+	r->naming_files = r->memory_limit / (256 * 1024);
+	if (r->naming_files > 64)
+		r->naming_files = 64;
+	if (r->naming_files > r->max_open_files / 4)
+		r->naming_files = r->max_open_files / 4;
+	if (!r->naming_files)
+		r->naming_files = 1;
+	dcp_cookie_table_set_max_pinned(r->cookies,
+					r->max_open_files - r->naming_files);
+	return 0;
+}
+
+/*
  * The cgroups of samples, unless turned off. A machine without a cgroup
  * v2 hierarchy is recorded without them, said once; a filter cannot do
  * without them.
@@ -488,6 +520,8 @@ dcp_recorder_new(const struct dcp_recorder_opts *opts)
 		goto fail;
 	}
 	ret = intern_specials(r);
+	if (!ret)
+		ret = setup_bounds(r, opts);
 	if (!ret)
 		ret = setup_cgroups(r, opts);
 	if (!ret)

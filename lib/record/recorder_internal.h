@@ -102,6 +102,13 @@ struct dcp_recorder {
 	size_t period_stacks_wanted; /* stacks whose cookies were queued */
 	/* let go at cuts (period.c), for dcp_recorder_memory() */
 	uint64_t names_dropped, pins_closed, files_closed;
+	/* the bounds (setup_bounds()): the naming thread keeps naming_files
+	 * files within memory_limit / 2 bytes, a cut keeps names within
+	 * memory_limit / 4 bytes (names_evicted past it) */
+	uint64_t memory_limit;
+	uint32_t max_open_files;
+	size_t naming_files;
+	uint64_t names_evicted;
 
 	struct dcp_frame frames[MAX_STACK];
 
@@ -201,7 +208,12 @@ void dcp_snapshot_free(struct dcp_recorder *r);
  */
 struct dcp_naming;
 struct naming_batch;
-struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel);
+#define DCP_MEMORY_LIMIT_DEFAULT (32ull << 20)
+#define DCP_MAX_OPEN_FILES_DEFAULT 512u
+
+/* The thread keeps up to max_files files open, within max_bytes. */
+struct dcp_naming *dcp_naming_new(const struct dcp_kernel_layout *kernel,
+				  size_t max_files, size_t max_bytes);
 void dcp_naming_free(struct dcp_naming *nm);
 struct naming_batch *dcp_naming_batch_new(void);
 int dcp_naming_batch_add(struct naming_batch *b,
@@ -219,6 +231,9 @@ int dcp_naming_wait(struct dcp_naming *nm, uint64_t timeout_ns,
  * unless a batch is being named: how many. */
 size_t dcp_naming_forget(struct dcp_naming *nm,
 			 const struct dcp_cookie_set *needed);
+/* What the thread's kept files hold, as of its last batch. */
+void dcp_naming_kept_stats(struct dcp_naming *nm,
+			   struct dcp_symbolizer_kept_stats *st);
 /* Wall time the thread spent naming: in total, and on its last batch. */
 void dcp_naming_times(struct dcp_naming *nm, uint64_t *total_ns,
 		      uint64_t *last_ns);

@@ -54,8 +54,8 @@ static void pin_file(struct dcp_recorder *r, const struct dcp_process *p,
 		r->stats.files_unpinned++;
 		return;
 	}
-	dcp_cookie_table_pin(r->cookies, map->cookie, fd);
-	r->stats.files_pinned++;
+	if (dcp_cookie_table_pin(r->cookies, map->cookie, fd) == 0)
+		r->stats.files_pinned++;
 }
 
 /*

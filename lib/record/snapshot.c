@@ -166,7 +166,8 @@ static int setup_naming(struct dcp_recorder *r)
 			return dcp_error(ENOMEM, "out of memory");
 	}
 	if (!r->snap_naming) {
-		r->snap_naming = dcp_naming_new(&r->kernel);
+		r->snap_naming = dcp_naming_new(&r->kernel, r->naming_files,
+						r->memory_limit / 2);
 		if (!r->snap_naming)
 			return -errno;
 	}

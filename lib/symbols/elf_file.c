@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,12 +174,40 @@ struct kept_file {
 	Dwfl_Module *mod;
 	struct scope_cache scopes;
 	uint64_t used; /* kept_clock at its last use */
+	size_t bytes; /* heap its reading took (heap_bytes()) */
 };
 
 void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max)
 {
 	dcp_symbolizer_drop_kept(s);
 	s->max_kept = max;
+}
+
+void dcp_symbolizer_keep_bytes(struct dcp_symbolizer *s, size_t max_bytes)
+{
+	s->max_kept_bytes = max_bytes;
+}
+
+void dcp_symbolizer_kept_stats(const struct dcp_symbolizer *s,
+			       struct dcp_symbolizer_kept_stats *st)
+{
+	*st = s->kept_stats;
+	st->files = s->nr_kept;
+	st->bytes = 0;
+	for (size_t i = 0; i < s->nr_kept; i++)
+		st->bytes += s->kept[i].bytes;
+}
+
+/*
+ * The bytes the process's allocator has handed out: libdw allocates as it
+ * reads a file's tables and keeps them with the session, so the growth
+ * across a call is what keeping the file costs.
+ */
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
 }
 
 static void kept_close(struct kept_file *k)
@@ -194,6 +223,35 @@ void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
 	free(s->kept);
 	s->kept = NULL;
 	s->nr_kept = 0;
+}
+
+/* Close kept file i; the last one takes its slot. */
+static void kept_evict(struct dcp_symbolizer *s, size_t i)
+{
+	kept_close(&s->kept[i]);
+	s->kept[i] = s->kept[--s->nr_kept];
+	memset(&s->kept[s->nr_kept], 0, sizeof(*s->kept));
+	s->kept_stats.evicted++;
+}
+
+/* Within max_kept_bytes again, the least recently used closed first. */
+static void kept_trim(struct dcp_symbolizer *s)
+{
+	size_t total = 0;
+
+	if (!s->max_kept_bytes)
+		return;
+	for (size_t i = 0; i < s->nr_kept; i++)
+		total += s->kept[i].bytes;
+	while (total > s->max_kept_bytes && s->nr_kept) {
+		size_t oldest = 0;
+
+		for (size_t i = 1; i < s->nr_kept; i++)
+			if (s->kept[i].used < s->kept[oldest].used)
+				oldest = i;
+		total -= s->kept[oldest].bytes;
+		kept_evict(s, oldest);
+	}
 }
 
 size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
@@ -296,6 +354,7 @@ static struct kept_file *kept_slot(struct dcp_symbolizer *s)
 	k = &s->kept[oldest];
 	kept_close(k);
 	memset(k, 0, sizeof(*k));
+	s->kept_stats.evicted++;
 	return k;
 }
 
@@ -390,22 +449,39 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 				struct dcp_symtab *out)
 {
 	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
+	size_t heap0 = 0, names0 = 0;
+	int64_t grown;
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
 	int err, err2;
 
-	if (k)
-		return resolve_kept(s, k, info, offsets, n, out);
-	err = report_file(s, info, fd, &dwfl, &mod);
-	if (err < 0) {
-		err2 = dcp_symbolizer_add_unresolved(out, info->cookie, offsets,
-						     n);
-		return err2 < 0 ? err2 : err;
+	if (s->max_kept) {
+		heap0 = heap_bytes();
+		names0 = dcp_symtab_bytes(out);
 	}
-	if (s->max_kept && keep_module(s, info, dwfl, mod, &k))
-		return resolve_kept(s, k, info, offsets, n, out);
-	return dcp_symbolizer_resolve_dwfl_module(dwfl, mod, info, offsets, n,
-						  out);
+	if (k) {
+		s->kept_stats.hits++;
+	} else {
+		if (s->max_kept)
+			s->kept_stats.misses++;
+		err = report_file(s, info, fd, &dwfl, &mod);
+		if (err < 0) {
+			err2 = dcp_symbolizer_add_unresolved(out, info->cookie,
+							     offsets, n);
+			return err2 < 0 ? err2 : err;
+		}
+		if (!s->max_kept || !keep_module(s, info, dwfl, mod, &k))
+			return dcp_symbolizer_resolve_dwfl_module(
+				dwfl, mod, info, offsets, n, out);
+	}
+	err = resolve_kept(s, k, info, offsets, n, out);
+	/* the names added to out are the caller's, not the file's */
+	grown = (int64_t)(heap_bytes() - heap0) -
+		(int64_t)(dcp_symtab_bytes(out) - names0);
+	if (grown > 0)
+		k->bytes += (size_t)grown;
+	kept_trim(s);
+	return err;
 }
 
 Dwfl_Module *dcp_symbolizer_file_module(struct dcp_symbolizer *s,

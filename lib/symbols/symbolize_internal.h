@@ -78,6 +78,26 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
  * file is not confused with it.
  */
 void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max);
+
+/*
+ * Bound the kept files by the heap their reading took as well (0: the
+ * count alone): the least recently used are closed past it, and a file
+ * whose reading alone took more is closed once its call is done. A file's
+ * bytes are the growth of the process's heap while the symbolizer read
+ * it, an estimate when other threads allocate meanwhile.
+ */
+void dcp_symbolizer_keep_bytes(struct dcp_symbolizer *s, size_t max_bytes);
+
+/* What the kept files hold and how often they served. */
+struct dcp_symbolizer_kept_stats {
+	uint64_t files; /* kept now */
+	uint64_t bytes; /* their heap, as estimated */
+	uint64_t hits; /* calls that found their file kept */
+	uint64_t misses; /* calls that opened their file */
+	uint64_t evicted; /* closed to stay within the bounds */
+};
+void dcp_symbolizer_kept_stats(const struct dcp_symbolizer *s,
+			       struct dcp_symbolizer_kept_stats *st);
 /* Unmap the pages of the kept files' mapped images and of the cached
  * kernel symbols: they come back from the page cache when used. */
 void dcp_symbolizer_page_out(struct dcp_symbolizer *s);

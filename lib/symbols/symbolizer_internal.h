@@ -45,7 +45,9 @@ struct dcp_symbolizer {
 	 * calls for the least recently used */
 	struct kept_file *kept;
 	size_t nr_kept, max_kept;
+	size_t max_kept_bytes; /* 0: no bound but the count */
 	uint64_t kept_clock;
+	struct dcp_symbolizer_kept_stats kept_stats;
 	/* kept files' addresses named without DWARF's details (source
 	 * position, inlined calls): for names alone, as of call targets */
 	bool names_only;

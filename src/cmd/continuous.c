@@ -407,12 +407,24 @@ static void stop_push(struct push *p, const char *spool)
 			"");
 }
 
+/* A bound in the unit it was most likely given in: MiB, else KiB. */
+static const char *bound_text(char *buf, size_t size, uint64_t bytes)
+{
+	if (bytes % (1024 * 1024) == 0)
+		snprintf(buf, size, "%llu MiB",
+			 (unsigned long long)(bytes / (1024 * 1024)));
+	else
+		snprintf(buf, size, "%.0f KiB", (double)bytes / 1024);
+	return buf;
+}
+
 static void log_period(struct period_log *pl, struct dcp_recorder *r,
 		       const char *path, int ret,
 		       const struct dcp_profile_stats *s, const char *why)
 {
 	struct dcp_recorder_memory m = { .sz = sizeof(m) };
 	struct stat st;
+	char bound[32];
 
 	if (ret) {
 		pl->dropped++;
@@ -430,16 +442,27 @@ static void log_period(struct period_log *pl, struct dcp_recorder *r,
 		(unsigned long long)s->lost_records,
 		(unsigned long long)s->lost_samples,
 		stat(path, &st) == 0 ? (long long)st.st_size : 0ll);
-	/* what stays for the next period, and what the cuts let go */
+	/* what stays for the next period, what the cuts let go, and what
+	 * the bounds made go */
 	if (r && dcp_recorder_memory(r, &m) == 0)
 		fprintf(stderr,
-			"; kept: %llu names, %llu pinned files, %llu processes (let go: %llu names, %llu pinned files, %llu open files)",
+			"; kept: %llu names (%.0f KiB), %llu pinned files, %llu files to name with (%.0f KiB; %llu hits, %llu misses), %llu processes (let go: %llu names, %llu pinned files, %llu open files; past the bounds of %s and %llu files: %llu names, %llu files to name with, %llu pins refused)",
 			(unsigned long long)m.names,
+			(double)m.names_bytes / 1024,
 			(unsigned long long)m.files_pinned,
+			(unsigned long long)m.naming_files,
+			(double)m.naming_bytes / 1024,
+			(unsigned long long)m.naming_hits,
+			(unsigned long long)m.naming_misses,
 			(unsigned long long)m.processes,
 			(unsigned long long)m.names_dropped,
 			(unsigned long long)m.pins_closed,
-			(unsigned long long)m.files_closed);
+			(unsigned long long)m.files_closed,
+			bound_text(bound, sizeof(bound), m.memory_limit),
+			(unsigned long long)m.max_open_files,
+			(unsigned long long)m.names_evicted,
+			(unsigned long long)m.naming_evicted,
+			(unsigned long long)m.pins_refused);
 	fputc('\n', stderr);
 }
 

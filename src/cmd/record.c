@@ -181,6 +181,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "off-cpu", no_argument, NULL, 'W' },
 		{ "off-cpu-min", required_argument, NULL, 'M' },
 		{ "unwind-memory", required_argument, NULL, 'X' },
+		{ "memory-limit", required_argument, NULL,
+		  RECORD_OPT_MEMORY_LIMIT },
+		{ "max-open-files", required_argument, NULL,
+		  RECORD_OPT_MAX_OPEN_FILES },
 		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "continuous", required_argument, NULL, 'N' },
 		{ "period", required_argument, NULL, 'P' },
@@ -258,6 +262,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'X':
 			ret = continuous_parse_size("--unwind-memory", optarg,
 						    &a->opts.unwind_memory);
+			if (ret)
+				return ret;
+			break;
+		case RECORD_OPT_MEMORY_LIMIT:
+		case RECORD_OPT_MAX_OPEN_FILES:
+			ret = record_parse_bound(c, optarg, &a->opts);
 			if (ret)
 				return ret;
 			break;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "continuous.h"
 #include "record_opts.h"
 
 /* -C: "0-3,6", perf's cpu list */
@@ -61,6 +62,26 @@ bad:
 }
 
 /* -u: a user name or a numeric uid */
+int record_parse_bound(int opt, const char *arg, struct dcp_recorder_opts *o)
+{
+	char *end;
+	unsigned long v;
+
+	if (opt == RECORD_OPT_MEMORY_LIMIT)
+		return continuous_parse_size("--memory-limit", arg,
+					     &o->memory_limit);
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 2 ||
+	    v > 1u << 20)
+		return cmd_usage_error(
+			"record",
+			"invalid --max-open-files '%s': expected a number from 2 (a pinned file and one to name with) to 1048576",
+			arg);
+	o->max_open_files = (uint32_t)v;
+	return 0;
+}
+
 int record_parse_user(const char *arg, uint32_t *uid)
 {
 	struct passwd *pw = getpwnam(arg);

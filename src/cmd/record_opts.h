@@ -21,6 +21,10 @@ int record_check_only(const char *arg);
 /* record's long options without a short one (beside continuous.h's) */
 #define RECORD_OPT_CALL_GRAPH 0x180
 #define RECORD_OPT_NO_CGROUPS 0x181
+#define RECORD_OPT_MEMORY_LIMIT 0x182
+#define RECORD_OPT_MAX_OPEN_FILES 0x183
+/* --memory-limit BYTES or --max-open-files N (opt) into o */
+int record_parse_bound(int opt, const char *arg, struct dcp_recorder_opts *o);
 
 /* What --off-cpu cannot be combined with, said before anything starts. */
 int record_check_off_cpu(const struct dcp_recorder_opts *o, bool min_given,

@@ -704,6 +704,42 @@ static void test_unpin_unneeded(void **state)
 	dcp_cookie_table_free(t);
 }
 
+static void test_pin_bound(void **state)
+{
+	struct dcp_cookie_table *t = dcp_cookie_table_new();
+	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0),
+			   c = inode_id(1, 0, 3, 0);
+	int64_t ca = dcp_cookie_table_intern_file(t, &a, "/a");
+	int64_t cb = dcp_cookie_table_intern_file(t, &b, "/b");
+	int64_t cc = dcp_cookie_table_intern_file(t, &c, "/c");
+	int fa = open("/dev/null", O_RDONLY), fb = open("/dev/null", O_RDONLY);
+	int fc = open("/dev/null", O_RDONLY);
+	bool has[8] = { false };
+	struct dcp_cookie_set needed = { has, 8 };
+
+	assert_true(fa >= 0 && fb >= 0 && fc >= 0);
+	dcp_cookie_table_set_max_pinned(t, 2);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, fa), 0);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cb, fb), 0);
+	/* past the bound: refused, its handle closed, counted */
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cc, fc), -EMFILE);
+	assert_false(fd_is_open(fc));
+	assert_int_equal(dcp_cookie_table_pinned_fd(t, (uint32_t)cc), -1);
+	assert_int_equal(dcp_cookie_table_pins_refused(t), 1);
+	assert_int_equal(dcp_cookie_table_nr_pinned(t), 2);
+	/* a pin let go makes room */
+	has[ca] = true;
+	assert_int_equal(dcp_cookie_table_unpin_unneeded(t, &needed), 1);
+	fc = open("/dev/null", O_RDONLY);
+	assert_true(fc >= 0);
+	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cc, fc), 0);
+	assert_int_equal(dcp_cookie_table_pinned_fd(t, (uint32_t)cc), fc);
+	assert_int_equal(dcp_cookie_table_pins_refused(t), 1);
+	dcp_cookie_table_free(t);
+	assert_false(fd_is_open(fa));
+	assert_false(fd_is_open(fc));
+}
+
 static void test_many_cookies(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
@@ -764,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_pin),
 		cmocka_unit_test(test_unpin_unneeded),
+		cmocka_unit_test(test_pin_bound),
 		cmocka_unit_test(test_many_cookies),
 	};
 

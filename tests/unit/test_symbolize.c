@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -642,6 +643,7 @@ static void test_kept_files(void **state)
 	struct dcp_symtab *t = dcp_symtab_new();
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct file_info a, b;
+	struct dcp_symbolizer_kept_stats st;
 	uint64_t off_a, off_b, size;
 	char path_a[256], path_b[256];
 
@@ -681,6 +683,83 @@ static void test_kept_files(void **state)
 	t = dcp_symtab_new();
 	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
 			 -ENOENT);
+	/* one hit (a again), four misses (a, a of another build, b, a
+	 * gone), one file closed for b's place */
+	dcp_symbolizer_kept_stats(s, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 4);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.files, 1);
+	dcp_symtab_free(t);
+	dcp_symbolizer_free(s);
+}
+
+/* Whether mallinfo2() sees this process's allocations: not under a
+ * sanitizer's allocator, which it does not know. */
+static bool heap_is_seen(void)
+{
+	size_t before = mallinfo2().uordblks + mallinfo2().hblkhd;
+	void *p = malloc(1 << 20);
+	bool seen =
+		mallinfo2().uordblks + mallinfo2().hblkhd >= before + (1 << 20);
+
+	free(p);
+	return seen;
+}
+
+static void test_kept_bytes(void **state)
+{
+	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
+	struct dcp_symtab *t = dcp_symtab_new();
+	struct dcp_symbol sym = { .sz = sizeof(sym) };
+	struct dcp_symbolizer_kept_stats st;
+	struct file_info a, b;
+	uint64_t off_a, off_b, size;
+	char path_a[256], path_b[256];
+	bool seen = heap_is_seen();
+
+	build("bytes_a", prog_src, "-g");
+	build("bytes_b", prog2_src, "-g");
+	tmp_path(path_a, sizeof(path_a), "bytes_a");
+	tmp_path(path_b, sizeof(path_b), "bytes_b");
+	file_sym_offset(path_a, "beta", &off_a, &size);
+	file_sym_offset(path_b, "main", &off_b, &size);
+	file_info_init(&a, path_a);
+	file_info_init(&b, path_b);
+	b.info.cookie = 8;
+
+	/* room for both: each kept, with the heap its reading took */
+	dcp_symbolizer_keep_files(s, 4);
+	dcp_symbolizer_keep_bytes(s, 64 << 20);
+	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
+			 1);
+	assert_int_equal(dcp_symbolizer_resolve(s, &b.info, -1, &off_b, 1, t),
+			 1);
+	dcp_symbolizer_kept_stats(s, &st);
+	assert_int_equal(st.files, 2);
+	assert_int_equal(st.evicted, 0);
+	if (seen)
+		assert_true(st.bytes > 0);
+
+	/* a byte of room: each file closed once named, the names right */
+	dcp_symbolizer_keep_files(s, 4);
+	dcp_symbolizer_keep_bytes(s, 1);
+	if (seen) {
+		dcp_symtab_free(t);
+		t = dcp_symtab_new();
+		assert_int_equal(
+			dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
+			1);
+		assert_int_equal(
+			dcp_symbolizer_resolve(s, &b.info, -1, &off_b, 1, t),
+			1);
+		assert_string_equal(sym_name(t, 7, off_a, &sym), "beta");
+		assert_string_equal(sym_name(t, 8, off_b, &sym), "main");
+		dcp_symbolizer_kept_stats(s, &st);
+		assert_int_equal(st.files, 0);
+		assert_int_equal(st.bytes, 0);
+		assert_int_equal(st.evicted, 2);
+	}
 	dcp_symtab_free(t);
 	dcp_symbolizer_free(s);
 }
@@ -1204,6 +1283,7 @@ int main(void)
 		cmocka_unit_test(test_plt_stubs),
 		cmocka_unit_test(test_pinned_deleted),
 		cmocka_unit_test(test_kept_files),
+		cmocka_unit_test(test_kept_bytes),
 		cmocka_unit_test(test_path_rebuilt),
 		cmocka_unit_test(test_path_rebuilt_no_build_id),
 		cmocka_unit_test(test_kernel),

@@ -684,8 +684,8 @@ static void pin_map(struct bpf_source *bs, const struct dcp_process *p,
 		r->stats.files_unpinned++;
 		return;
 	}
-	dcp_cookie_table_pin(r->cookies, map->cookie, fd);
-	r->stats.files_pinned++;
+	if (dcp_cookie_table_pin(r->cookies, map->cookie, fd) == 0)
+		r->stats.files_pinned++;
 }
 
 static bool is_file_cookie(const struct dcp_recorder *r, uint32_t cookie)
