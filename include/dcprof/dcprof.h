@@ -588,10 +588,10 @@ struct dcp_recorder_opts {
 	/*
 	 * Bounds of what a recorder keeps to name addresses, for a recorder
 	 * that runs for days (struct dcp_recorder_memory says what it
-	 * holds). memory_limit, in bytes (0: 32 MiB): half for the files
-	 * kept open to name addresses (the heap their reading took; at most
-	 * one file a 256 KiB of it, and 64), a quarter for the names kept
-	 * from one period to the next. The least recently used files are
+	 * holds). memory_limit, in bytes (0: 32 MiB): three quarters for the
+	 * files kept open to name addresses (the heap their reading took; at
+	 * most one file a 256 KiB of it, and 64), an eighth for the names
+	 * kept from one period to the next. The least recently used files are
 	 * closed past it, names past it are named again when sampled again;
 	 * both counted. The recorder's own tables (processes, stacks, the
 	 * kernel's symbols) are not in it.

@@ -82,7 +82,7 @@ static struct dcp_symtab *names_within(struct dcp_recorder *r,
 				       struct dcp_symtab **named)
 {
 	struct dcp_symtab *all = *named, *fit;
-	size_t budget = r->memory_limit / 4, bytes = 0, n = 0;
+	size_t budget = DCP_NAMES_BYTES(r->memory_limit), bytes = 0, n = 0;
 	size_t count = dcp_symtab_count(all);
 
 	*named = NULL;

@@ -103,8 +103,8 @@ struct dcp_recorder {
 	/* let go at cuts (period.c), for dcp_recorder_memory() */
 	uint64_t names_dropped, pins_closed, files_closed;
 	/* the bounds (setup_bounds()): the naming thread keeps naming_files
-	 * files within memory_limit / 2 bytes, a cut keeps names within
-	 * memory_limit / 4 bytes (names_evicted past it) */
+	 * files within DCP_NAMING_BYTES(memory_limit), a cut keeps names
+	 * within DCP_NAMES_BYTES(memory_limit) (names_evicted past it) */
 	uint64_t memory_limit;
 	uint32_t max_open_files;
 	size_t naming_files;
@@ -209,6 +209,11 @@ void dcp_snapshot_free(struct dcp_recorder *r);
 struct dcp_naming;
 struct naming_batch;
 #define DCP_MEMORY_LIMIT_DEFAULT (32ull << 20)
+/* memory_limit's shares: the files kept open to name with hold most of
+ * what naming keeps (their symbol tables and DWARF), a period's names
+ * little beside them */
+#define DCP_NAMING_BYTES(limit) ((limit) / 4 * 3)
+#define DCP_NAMES_BYTES(limit) ((limit) / 8)
 #define DCP_MAX_OPEN_FILES_DEFAULT 512u
 
 /* The thread keeps up to max_files files open, within max_bytes. */

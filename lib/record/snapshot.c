@@ -166,8 +166,9 @@ static int setup_naming(struct dcp_recorder *r)
 			return dcp_error(ENOMEM, "out of memory");
 	}
 	if (!r->snap_naming) {
-		r->snap_naming = dcp_naming_new(&r->kernel, r->naming_files,
-						r->memory_limit / 2);
+		r->snap_naming =
+			dcp_naming_new(&r->kernel, r->naming_files,
+				       DCP_NAMING_BYTES(r->memory_limit));
 		if (!r->snap_naming)
 			return -errno;
 	}

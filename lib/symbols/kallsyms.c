@@ -47,7 +47,7 @@ static int ksym_cmp(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->local != y->local)
 		return x->local < y->local ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 /* The owner number of a "[module]" tag; 0 when the layout lacks it. */
@@ -82,8 +82,7 @@ static int ksyms_push(struct dcp_symbolizer *s, size_t *cap, size_t *ncap,
 	e = &s->ksyms[s->nr_ksyms];
 	e->addr = addr;
 	e->name = (uint32_t)s->knames_len;
-	e->owner = owner;
-	e->seq = (uint32_t)s->nr_ksyms;
+	e->owner = (uint16_t)owner;
 	e->local = local;
 	s->nr_ksyms++;
 	memcpy(s->knames + s->knames_len, name, len);
@@ -131,8 +130,9 @@ static int ksyms_parse(struct dcp_symbolizer *s, FILE *f)
 			}
 			owner = last_owner;
 			/* [bpf], [__builtin__ftrace] or a module loaded
-			 * since the layout was read: no cookie to own it. */
-			if (!owner)
+			 * since the layout was read: no cookie to own it;
+			 * nor past the owners a ksym can say. */
+			if (!owner || owner > UINT16_MAX)
 				continue;
 		}
 		err = ksyms_push(s, &cap, &ncap, l.addr, l.name, l.name_len,

@@ -102,7 +102,6 @@ int dcp_ksyms_cache_load(struct dcp_symbolizer *s, const char *name)
 		k->addr = s->k->text_start + le64toh(e[i].offset);
 		k->name = le32toh(e[i].name);
 		k->owner = 0;
-		k->seq = (uint32_t)i;
 		k->local = le32toh(e[i].local) != 0;
 		if (k->name >= names_size)
 			goto out;

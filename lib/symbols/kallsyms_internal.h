@@ -27,12 +27,15 @@ struct dcp_kallsyms_line {
  * is not "ADDRESS TYPE NAME". */
 bool dcp_kallsyms_parse_line(const char *line, struct dcp_kallsyms_line *l);
 
-/* One kernel text symbol from /proc/kallsyms. */
+/*
+ * One kernel text symbol from /proc/kallsyms, in 16 bytes: a kernel has
+ * a hundred thousand and more. Names are stored in line order, so that
+ * their offsets keep the sort stable.
+ */
 struct ksym {
 	uint64_t addr;
 	uint32_t name; /* offset into knames */
-	uint32_t owner; /* 0: the kernel image; i + 1: k->modules[i] */
-	uint32_t seq; /* line order, to keep the sort stable */
+	uint16_t owner; /* 0: the kernel image; i + 1: k->modules[i] */
 	uint8_t local; /* 't'/'w' sort after 'T'/'W' at the same address */
 };
 

@@ -1,11 +1,12 @@
 #!/bin/bash
 # A continuous recording made with tiny bounds (--memory-limit 4K: one
-# file kept to name with, 1 KiB of names kept between periods;
+# file kept to name with, 512 bytes of names kept between periods;
 # --max-open-files 2: one pinned file) names every frame as an unbounded
 # one does:
 # - the period lines count what the bounds made go: names past them,
 #   files to name with closed, pins refused; and what is kept stays within
-#   them (at most one file to name with, at most 1 KiB of names);
+#   them (at most one file to name with, at most 512 bytes of names,
+#   shown rounded to KiB);
 # - every frame of every stack (report --children) has the name that
 #   --resymbolize, which reads the files afresh without bounds, gives it;
 # - the known split (50/30/20 by the program's own clock) within 3 points;
@@ -47,7 +48,7 @@ for l in lines:
     m = pat.search(l)
     assert m, "not understood: " + l
     names, kib, files = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    assert kib <= 1, "%d KiB of names kept, bound 1 KiB" % kib
+    assert kib <= 1, "%d KiB of names kept, bound 0.5 KiB" % kib
     assert files <= 1, "%d files kept to name with, bound 1" % files
 m = pat.search(lines[-1])
 print("last:", lines[-1].split("; ", 1)[1].strip())
