@@ -7,12 +7,14 @@ CC := gcc
 endif
 
 LIB_PKGS := libelf libdw zlib libzstd
-CMD_PKGS := libprotobuf-c capstone
+CMD_PKGS := libprotobuf-c
+# annotate's disassembler, loaded when it disassembles (src/cmd/capstone_load.c)
+ANNOTATE_PKGS := capstone
 # --push: HTTP(S) to a profile store (src/push)
 PUSH_PKGS := libcurl
 # dcprof top's full-screen view: the wide-character ncurses when there
 CURSES_PKG := $(shell pkg-config --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
-PKGS := $(LIB_PKGS) $(CMD_PKGS) $(PUSH_PKGS)
+PKGS := $(LIB_PKGS) $(CMD_PKGS) $(ANNOTATE_PKGS) $(PUSH_PKGS)
 TEST_PKGS := cmocka
 BUILD := build
 
@@ -75,7 +77,8 @@ LAYER_LIBS_view :=
 LAYER_LIBS_export := libprotobuf-c zlib
 LAYER_LIBS_push :=
 LAYER_LOADS_push := libcurl
-LAYER_LIBS_cmd := capstone $(CURSES_PKG)
+LAYER_LIBS_cmd := $(CURSES_PKG)
+LAYER_LOADS_cmd := capstone
 # "NAME: LIBRARIES;" per layer, for scripts/check-layers.sh
 LAYER_LIB_TABLE := $(foreach l,$(LAYER_NAMES),$(l): $(LAYER_LIBS_$(l)) $(LAYER_LOADS_$(l));)
 # layer_ldlibs LIBRARIES: their link flags
@@ -177,14 +180,18 @@ CURL_SONAME = $(shell objdump -p $$(pkg-config --variable=libdir libcurl)/libcur
 $(PUSH_OBJS): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push \
 	$(shell pkg-config --cflags $(LAYER_LOADS_push)) \
 	$(if $(CURL_SONAME),-DDCPROF_CURL_SONAME=\"$(CURL_SONAME)\")
+# the soname that the installed libcapstone.so names, for dlopen
+CAPSTONE_SONAME = $(shell objdump -p $$(pkg-config --variable=libdir capstone)/libcapstone.so 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }')
 $(CMD_ONLY_SRCS:%.c=$(BUILD)/%.o): LAYER_CFLAGS = -Isrc/view -Isrc/export -Isrc/push -Isrc/cmd \
-	$(shell pkg-config --cflags $(filter-out -l%,$(LAYER_LIBS_cmd)))
+	$(shell pkg-config --cflags $(filter-out -l%,$(LAYER_LIBS_cmd)) $(LAYER_LOADS_cmd)) \
+	$(if $(CAPSTONE_SONAME),-DDCPROF_CAPSTONE_SONAME=\"$(CAPSTONE_SONAME)\")
 
 # Unit tests and fuzz targets reach into every layer's internal headers.
 ALL_LIB_INC = $(LIB_INC_record) $(shell pkg-config --cflags $(PKGS)) $(BPF_PKG_CFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(ALL_LIB_INC)
 LIB_LIBS = $(SYMBOLS_LIBS) $(CORE_LIBS) $(RECORD_LIBS)
-# libcurl is not linked: --push loads it (src/push/curl_load.c)
+# libcurl and capstone are not linked: --push and annotate load them
 LIBS = $(shell pkg-config --libs $(LIB_PKGS) $(CMD_PKGS)) -liberty -lpthread $(BPF_LIBS)
 TEST_LIBS = $(shell pkg-config --libs $(TEST_PKGS))
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "annotate.h"
+#include "capstone_load.h"
 #include "cmd.h"
 #include "read_opts.h"
 
@@ -368,14 +369,18 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 				"with -k VMLINUX" :
 				"");
 	dcp_code_get_info(code, &info);
+	ret = annotate_cs_load();
+	if (ret)
+		goto out;
 	if (!capstone_arch(info.machine, &arch, &mode) ||
-	    cs_open(arch, mode, &cs) != CS_ERR_OK) {
+	    annotate_cs.open(arch, mode, &cs) != CS_ERR_OK) {
 		ret = cmd_error("cannot annotate '%s': no disassembler for "
 				"machine %u",
 				t->name, info.machine);
 		goto out;
 	}
-	count = cs_disasm(cs, info.bytes, info.size, info.address, 0, &insn);
+	count = annotate_cs.disasm(cs, info.bytes, info.size, info.address, 0,
+				   &insn);
 	ret = target_names(code, insn, count, &names, &name_offsets);
 	if (ret)
 		goto out;
@@ -466,9 +471,9 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 out:
 	source_free(&src);
 	if (insn)
-		cs_free(insn, count);
+		annotate_cs.free(insn, count);
 	if (cs)
-		cs_close(&cs);
+		annotate_cs.close(&cs);
 	free(names);
 	free(name_offsets);
 	dcp_code_close(code);
