@@ -98,11 +98,9 @@ static void *naming_main(void *arg)
 			/* an object that cannot be read is not an error */
 			dcp_symbolizer_resolve(nm->symbolizer, &o->info, o->fd,
 					       o->offsets, o->n, nm->named);
-			/* a batch names each object once: its pages are not
-			 * touched again before the next batch */
-			dcp_symbolizer_page_out(nm->symbolizer);
 		}
 		batch_free(b);
+		dcp_symbolizer_page_out(nm->symbolizer);
 
 		pthread_mutex_lock(&nm->lock);
 		dcp_symbolizer_kept_stats(nm->symbolizer, &nm->kept);

@@ -304,19 +304,22 @@ static void page_out_elf(Elf *elf)
  * for as long as it keeps the files. libelf reads these images and
  * writes into them only to relocate a relocatable file, never unmapped.
  */
+static void page_out_kept(struct kept_file *k)
+{
+	GElf_Addr bias;
+	Elf *file = dwfl_module_getelf(k->mod, &bias);
+	Dwarf *dw = dwfl_module_getdwarf(k->mod, &bias);
+
+	page_out_elf(file);
+	/* the debug file, when the DWARF is not the file's own */
+	if (dw && dwarf_getelf(dw) != file)
+		page_out_elf(dwarf_getelf(dw));
+}
+
 void dcp_symbolizer_page_out(struct dcp_symbolizer *s)
 {
-	for (size_t i = 0; i < s->nr_kept; i++) {
-		Dwfl_Module *mod = s->kept[i].mod;
-		GElf_Addr bias;
-		Elf *file = dwfl_module_getelf(mod, &bias);
-		Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-
-		page_out_elf(file);
-		/* the debug file, when the DWARF is not the file's own */
-		if (dw && dwarf_getelf(dw) != file)
-			page_out_elf(dwarf_getelf(dw));
-	}
+	for (size_t i = 0; i < s->nr_kept; i++)
+		page_out_kept(&s->kept[i]);
 	if (s->kmap)
 		madvise(s->kmap, s->kmap_len, MADV_DONTNEED);
 }
@@ -475,6 +478,9 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 				dwfl, mod, info, offsets, n, out);
 	}
 	err = resolve_kept(s, k, info, offsets, n, out);
+	/* a caller names a file's addresses together: its images are not
+	 * read again before its next call (see dcp_symbolizer_page_out()) */
+	page_out_kept(k);
 	/* the names added to out are the caller's, not the file's */
 	grown = (int64_t)(heap_bytes() - heap0) -
 		(int64_t)(dcp_symtab_bytes(out) - names0);

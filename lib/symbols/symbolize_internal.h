@@ -75,7 +75,9 @@ int dcp_symbolizer_set_debuginfo_path(struct dcp_symbolizer *s,
  * tables of a file (address ranges, line tables) and the walks of its
  * units are then built once, not at every call. A file is known again by
  * its cookie and identity, so a cookie number that comes back for another
- * file is not confused with it.
+ * file is not confused with it. A kept file's mapped images are unmapped
+ * once its call is done (dcp_symbolizer_page_out()): what stays is the
+ * tables libdw built from them.
  */
 void dcp_symbolizer_keep_files(struct dcp_symbolizer *s, size_t max);
 
