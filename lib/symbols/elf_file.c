@@ -188,14 +188,21 @@ void dcp_symbolizer_keep_bytes(struct dcp_symbolizer *s, size_t max_bytes)
 	s->max_kept_bytes = max_bytes;
 }
 
+static size_t kept_bytes(const struct dcp_symbolizer *s)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < s->nr_kept; i++)
+		bytes += s->kept[i].bytes;
+	return bytes;
+}
+
 void dcp_symbolizer_kept_stats(const struct dcp_symbolizer *s,
 			       struct dcp_symbolizer_kept_stats *st)
 {
 	*st = s->kept_stats;
 	st->files = s->nr_kept;
-	st->bytes = 0;
-	for (size_t i = 0; i < s->nr_kept; i++)
-		st->bytes += s->kept[i].bytes;
+	st->bytes = kept_bytes(s);
 }
 
 /*
@@ -225,11 +232,16 @@ void dcp_symbolizer_drop_kept(struct dcp_symbolizer *s)
 	s->nr_kept = 0;
 }
 
-/* Close kept file i; the last one takes its slot. */
-static void kept_evict(struct dcp_symbolizer *s, size_t i)
+/* Close the least recently used kept file; the last one takes its slot. */
+static void kept_evict_oldest(struct dcp_symbolizer *s)
 {
-	kept_close(&s->kept[i]);
-	s->kept[i] = s->kept[--s->nr_kept];
+	size_t oldest = 0;
+
+	for (size_t i = 1; i < s->nr_kept; i++)
+		if (s->kept[i].used < s->kept[oldest].used)
+			oldest = i;
+	kept_close(&s->kept[oldest]);
+	s->kept[oldest] = s->kept[--s->nr_kept];
 	memset(&s->kept[s->nr_kept], 0, sizeof(*s->kept));
 	s->kept_stats.evicted++;
 }
@@ -237,21 +249,9 @@ static void kept_evict(struct dcp_symbolizer *s, size_t i)
 /* Within max_kept_bytes again, the least recently used closed first. */
 static void kept_trim(struct dcp_symbolizer *s)
 {
-	size_t total = 0;
-
-	if (!s->max_kept_bytes)
-		return;
-	for (size_t i = 0; i < s->nr_kept; i++)
-		total += s->kept[i].bytes;
-	while (total > s->max_kept_bytes && s->nr_kept) {
-		size_t oldest = 0;
-
-		for (size_t i = 1; i < s->nr_kept; i++)
-			if (s->kept[i].used < s->kept[oldest].used)
-				oldest = i;
-		total -= s->kept[oldest].bytes;
-		kept_evict(s, oldest);
-	}
+	while (s->max_kept_bytes && s->nr_kept &&
+	       kept_bytes(s) > s->max_kept_bytes)
+		kept_evict_oldest(s);
 }
 
 size_t dcp_symbolizer_drop_unneeded(struct dcp_symbolizer *s,
@@ -341,24 +341,14 @@ static struct kept_file *kept_find(struct dcp_symbolizer *s,
  * closed; NULL when out of memory. */
 static struct kept_file *kept_slot(struct dcp_symbolizer *s)
 {
-	struct kept_file *k;
-	size_t oldest = 0;
-
 	if (!s->kept) {
 		s->kept = calloc(s->max_kept, sizeof(*s->kept));
 		if (!s->kept)
 			return NULL;
 	}
-	if (s->nr_kept < s->max_kept)
-		return &s->kept[s->nr_kept++];
-	for (size_t i = 1; i < s->nr_kept; i++)
-		if (s->kept[i].used < s->kept[oldest].used)
-			oldest = i;
-	k = &s->kept[oldest];
-	kept_close(k);
-	memset(k, 0, sizeof(*k));
-	s->kept_stats.evicted++;
-	return k;
+	if (s->nr_kept == s->max_kept)
+		kept_evict_oldest(s);
+	return &s->kept[s->nr_kept++];
 }
 
 /* Keep a reported module for the next calls; false: it was not kept
@@ -452,7 +442,7 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 				struct dcp_symtab *out)
 {
 	struct kept_file *k = s->max_kept ? kept_find(s, info) : NULL;
-	size_t heap0 = 0, names0 = 0;
+	size_t heap0 = 0, names0 = 0, added = 0;
 	int64_t grown;
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
@@ -460,7 +450,7 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 
 	if (s->max_kept) {
 		heap0 = heap_bytes();
-		names0 = dcp_symtab_bytes(out);
+		names0 = dcp_symtab_count(out);
 	}
 	if (k) {
 		s->kept_stats.hits++;
@@ -481,9 +471,11 @@ int dcp_symbolizer_resolve_file(struct dcp_symbolizer *s,
 	/* a caller names a file's addresses together: its images are not
 	 * read again before its next call (see dcp_symbolizer_page_out()) */
 	page_out_kept(k);
-	/* the names added to out are the caller's, not the file's */
-	grown = (int64_t)(heap_bytes() - heap0) -
-		(int64_t)(dcp_symtab_bytes(out) - names0);
+	/* the names added to out (appended to it) are the caller's, not the
+	 * file's */
+	for (size_t i = names0; i < dcp_symtab_count(out); i++)
+		added += dcp_symtab_entry_bytes(out, i);
+	grown = (int64_t)(heap_bytes() - heap0) - (int64_t)added;
 	if (grown > 0)
 		k->bytes += (size_t)grown;
 	kept_trim(s);
