@@ -656,23 +656,38 @@ static void test_pin(void **state)
 	assert_false(fd_is_open(fd1));
 }
 
+/* Three files interned in t (cookies below 8) and three handles to pin
+ * them with. */
+static void three_files(struct dcp_cookie_table *t, uint32_t *ca, uint32_t *cb,
+			uint32_t *cc, int *fa, int *fb, int *fc)
+{
+	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0),
+			   c = inode_id(1, 0, 3, 0);
+	int64_t ia = dcp_cookie_table_intern_file(t, &a, "/a");
+	int64_t ib = dcp_cookie_table_intern_file(t, &b, "/b");
+	int64_t ic = dcp_cookie_table_intern_file(t, &c, "/c");
+
+	assert_true(ia > 0 && ib > 0 && ic > 0 && ic < 8);
+	*ca = (uint32_t)ia;
+	*cb = (uint32_t)ib;
+	*cc = (uint32_t)ic;
+	*fa = open("/dev/null", O_RDONLY);
+	*fb = open("/dev/null", O_RDONLY);
+	*fc = open("/dev/null", O_RDONLY);
+	assert_true(*fa >= 0 && *fb >= 0 && *fc >= 0);
+}
+
 /* The pins a continuous recording no longer needs: closed, and free to be
  * pinned again; the needed ones, and cookies past the array, as told. */
 static void test_unpin_unneeded(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
-	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0),
-			   c = inode_id(1, 0, 3, 0);
-	int64_t ca = dcp_cookie_table_intern_file(t, &a, "/a");
-	int64_t cb = dcp_cookie_table_intern_file(t, &b, "/b");
-	int64_t cc = dcp_cookie_table_intern_file(t, &c, "/c");
-	int fa = open("/dev/null", O_RDONLY), fb = open("/dev/null", O_RDONLY);
-	int fc = open("/dev/null", O_RDONLY), again;
+	uint32_t ca, cb, cc;
+	int fa, fb, fc, again;
 	bool has[8] = { false };
 	struct dcp_cookie_set needed = { has, 8 };
 
-	assert_true(fa >= 0 && fb >= 0 && fc >= 0);
-	assert_true((size_t)cc < 8);
+	three_files(t, &ca, &cb, &cc, &fa, &fb, &fc);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, fa), 0);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cb, fb), 0);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cc, fc), 0);
@@ -707,17 +722,12 @@ static void test_unpin_unneeded(void **state)
 static void test_pin_bound(void **state)
 {
 	struct dcp_cookie_table *t = dcp_cookie_table_new();
-	struct dcp_file_id a = inode_id(1, 0, 1, 0), b = inode_id(1, 0, 2, 0),
-			   c = inode_id(1, 0, 3, 0);
-	int64_t ca = dcp_cookie_table_intern_file(t, &a, "/a");
-	int64_t cb = dcp_cookie_table_intern_file(t, &b, "/b");
-	int64_t cc = dcp_cookie_table_intern_file(t, &c, "/c");
-	int fa = open("/dev/null", O_RDONLY), fb = open("/dev/null", O_RDONLY);
-	int fc = open("/dev/null", O_RDONLY);
+	uint32_t ca, cb, cc;
+	int fa, fb, fc;
 	bool has[8] = { false };
 	struct dcp_cookie_set needed = { has, 8 };
 
-	assert_true(fa >= 0 && fb >= 0 && fc >= 0);
+	three_files(t, &ca, &cb, &cc, &fa, &fb, &fc);
 	dcp_cookie_table_set_max_pinned(t, 2);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)ca, fa), 0);
 	assert_int_equal(dcp_cookie_table_pin(t, (uint32_t)cb, fb), 0);

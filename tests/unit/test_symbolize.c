@@ -637,6 +637,31 @@ static void test_pinned_deleted(void **state)
  * path; another identity under the same cookie is not taken for it; past
  * the limit the least recently used is closed.
  */
+/*
+ * Two programs built as NAME_a and NAME_b with flags: *a with the offset of
+ * its beta in *off_a (cookie 7), *b with its main's in *off_b (cookie 8);
+ * path_a the first's path.
+ */
+static void build_two(const char *name, const char *flags, struct file_info *a,
+		      uint64_t *off_a, struct file_info *b, uint64_t *off_b,
+		      char *path_a, size_t size)
+{
+	char n[64], path_b[256];
+	uint64_t sym_size;
+
+	snprintf(n, sizeof(n), "%s_a", name);
+	build(n, prog_src, flags);
+	tmp_path(path_a, size, n);
+	snprintf(n, sizeof(n), "%s_b", name);
+	build(n, prog2_src, flags);
+	tmp_path(path_b, sizeof(path_b), n);
+	file_sym_offset(path_a, "beta", off_a, &sym_size);
+	file_sym_offset(path_b, "main", off_b, &sym_size);
+	file_info_init(a, path_a);
+	file_info_init(b, path_b);
+	b->info.cookie = 8;
+}
+
 static void test_kept_files(void **state)
 {
 	struct dcp_symbolizer *s = dcp_symbolizer_new(NULL);
@@ -644,18 +669,10 @@ static void test_kept_files(void **state)
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct file_info a, b;
 	struct dcp_symbolizer_kept_stats st;
-	uint64_t off_a, off_b, size;
-	char path_a[256], path_b[256];
+	uint64_t off_a, off_b;
+	char path_a[256];
 
-	build("kept_a", prog_src, "");
-	build("kept_b", prog2_src, "");
-	tmp_path(path_a, sizeof(path_a), "kept_a");
-	tmp_path(path_b, sizeof(path_b), "kept_b");
-	file_sym_offset(path_a, "beta", &off_a, &size);
-	file_sym_offset(path_b, "main", &off_b, &size);
-	file_info_init(&a, path_a);
-	file_info_init(&b, path_b);
-	b.info.cookie = 8;
+	build_two("kept", "", &a, &off_a, &b, &off_b, path_a, sizeof(path_a));
 	dcp_symbolizer_keep_files(s, 1);
 
 	assert_int_equal(dcp_symbolizer_resolve(s, &a.info, -1, &off_a, 1, t),
@@ -714,19 +731,12 @@ static void test_kept_bytes(void **state)
 	struct dcp_symbol sym = { .sz = sizeof(sym) };
 	struct dcp_symbolizer_kept_stats st;
 	struct file_info a, b;
-	uint64_t off_a, off_b, size;
-	char path_a[256], path_b[256];
+	uint64_t off_a, off_b;
+	char path_a[256];
 	bool seen = heap_is_seen();
 
-	build("bytes_a", prog_src, "-g");
-	build("bytes_b", prog2_src, "-g");
-	tmp_path(path_a, sizeof(path_a), "bytes_a");
-	tmp_path(path_b, sizeof(path_b), "bytes_b");
-	file_sym_offset(path_a, "beta", &off_a, &size);
-	file_sym_offset(path_b, "main", &off_b, &size);
-	file_info_init(&a, path_a);
-	file_info_init(&b, path_b);
-	b.info.cookie = 8;
+	build_two("bytes", "-g", &a, &off_a, &b, &off_b, path_a,
+		  sizeof(path_a));
 
 	/* room for both: each kept, with the heap its reading took */
 	dcp_symbolizer_keep_files(s, 4);
