@@ -259,7 +259,7 @@ static const struct cmd commands[] = {
 	  "      --diff BEFORE AFTER\n"
 	  "                         colour each frame of AFTER by how much its share changed\n" },
 	{ "annotate", cmd_annotate, 0,
-	  "show where in a function the samples fell, per instruction",
+	  "show where in a function the samples fell (Python: by line)",
 	  "SYMBOL [-i FILE] [--format text|json] [--no-demangle] [--debuginfo-dir DIR]...\n"
 	  "                [-k VMLINUX]\n"
 	  "\n"

@@ -85,6 +85,11 @@ enum dcp_cookie_kind {
 	DCP_COOKIE_KIND_IDLE = 8, /* the idle task: one line, no frames */
 };
 
+/* The name of a DCP_COOKIE_KIND_JIT cookie that holds a Python process's
+ * code objects begins so: "[python:PID]" ("[python:PID.N]" for a later
+ * process of the same pid). */
+#define DCP_PYTHON_COOKIE_PREFIX "[python:"
+
 #define DCP_BUILD_ID_MAX 20
 
 struct dcp_cookie_info {
@@ -127,6 +132,15 @@ DCPROF_API size_t dcp_cookie_table_size(const struct dcp_cookie_table *t);
 DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 				       uint32_t cookie,
 				       struct dcp_cookie_info *info);
+
+/*
+ * Whether info is a Python process's code (DCP_PYTHON_COOKIE_PREFIX): its
+ * frames are the Python calls the BPF backend's walk put in the stacks.
+ * Each such frame's symbol is a code object, "qualname (file.py)", with
+ * the source file's path and the call's current line in its details
+ * (dcp_symbol.file, .line). docs/FORMAT.md.
+ */
+DCPROF_API bool dcp_cookie_is_python(const struct dcp_cookie_info *info);
 
 /* Hex form of a build id into buf (2*DCP_BUILD_ID_MAX+1 bytes); buf. */
 DCPROF_API char *dcp_build_id_hex(const uint8_t *id, size_t size, char *buf);

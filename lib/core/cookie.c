@@ -745,6 +745,13 @@ DCPROF_API size_t dcp_cookie_table_size(const struct dcp_cookie_table *t)
 	return t->n;
 }
 
+DCPROF_API bool dcp_cookie_is_python(const struct dcp_cookie_info *info)
+{
+	return info->kind == DCP_COOKIE_KIND_JIT && info->name &&
+	       !strncmp(info->name, DCP_PYTHON_COOKIE_PREFIX,
+			strlen(DCP_PYTHON_COOKIE_PREFIX));
+}
+
 DCPROF_API int dcp_cookie_table_lookup(const struct dcp_cookie_table *t,
 				       uint32_t cookie,
 				       struct dcp_cookie_info *out)

@@ -73,7 +73,7 @@ int dcp_symbolizer_resolve_jit(const struct dcp_cookie_info *info, int fd,
 		err = -errno;
 		goto unresolved;
 	}
-	if (info->name && !strncmp(info->name, "[python:", 8)) {
+	if (dcp_cookie_is_python(info)) {
 		err = resolve_python(m, info, offsets, n, out);
 		dcp_perfmap_free(m);
 		return err;

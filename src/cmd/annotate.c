@@ -6,7 +6,8 @@
  * the sampled file itself, accepted only when its build id, else device
  * and inode, still matches, or the kernel's from /proc/kcore), names the
  * call targets and gives the lines, from a separate debug file found by
- * build id too, also in the --debuginfo-dir directories.
+ * build id too, also in the --debuginfo-dir directories. A Python
+ * function's samples go by source line instead (annotate_python.c).
  */
 #include <elf.h>
 #include <errno.h>
@@ -21,16 +22,6 @@
 #include "cmd.h"
 #include "read_opts.h"
 
-/* One function of one object that matched the name. */
-struct target {
-	uint32_t cookie;
-	uint64_t start, size; /* file offsets */
-	const char *name;
-	uint64_t samples;
-	uint64_t *offsets, *counts; /* leaf offsets in it, samples at each */
-	size_t n, cap;
-};
-
 struct annotate_args {
 	const char *input;
 	const char *symbol;
@@ -40,95 +31,8 @@ struct annotate_args {
 	const char *vmlinux; /* -k: the kernel's code from this file */
 };
 
-/* The source file last shown, read whole, to print lines from. */
-struct source {
-	char *path;
-	char **lines;
-	size_t nr;
-};
-
-static void source_free(struct source *s)
-{
-	free(s->path);
-	if (s->lines)
-		free(s->lines[0]);
-	free(s->lines);
-	memset(s, 0, sizeof(*s));
-}
-
-static const char *source_line(struct source *s, const char *path,
-			       uint32_t line)
-{
-	if (!s->path || strcmp(s->path, path)) {
-		FILE *f;
-		char *text = NULL;
-		size_t len = 0, cap = 0;
-
-		source_free(s);
-		s->path = strdup(path);
-		f = fopen(path, "re");
-		if (f) {
-			char buf[65536];
-			size_t r;
-
-			while ((r = fread(buf, 1, sizeof(buf), f)) > 0) {
-				char *t;
-
-				if (len + r + 1 > cap) {
-					cap = (len + r + 1) * 2;
-					t = realloc(text, cap);
-					if (!t)
-						break;
-					text = t;
-				}
-				memcpy(text + len, buf, r);
-				len += r;
-			}
-			fclose(f);
-		}
-		if (text) {
-			size_t n = 1;
-
-			text[len] = '\0';
-			for (size_t i = 0; i < len; i++)
-				n += text[i] == '\n';
-			s->lines = calloc(n + 1, sizeof(*s->lines));
-			if (!s->lines) {
-				free(text);
-				return NULL;
-			}
-			s->lines[s->nr++] = text;
-			for (char *p = text; (p = strchr(p, '\n'));) {
-				*p++ = '\0';
-				s->lines[s->nr++] = p;
-			}
-		}
-	}
-	if (!line || line > s->nr)
-		return NULL;
-	return s->lines[line - 1];
-}
-
-/* Source text with tabs expanded (to 8 columns), other controls escaped. */
-static void print_source_text(const char *text)
-{
-	char buf[1024];
-	size_t col = 0;
-
-	for (const char *p = text; *p && col + 8 < sizeof(buf); p++) {
-		if (*p == '\t') {
-			do
-				buf[col++] = ' ';
-			while (col % 8);
-		} else {
-			buf[col++] = *p;
-		}
-	}
-	buf[col] = '\0';
-	text_print_safe(stdout, buf, 0);
-}
-
-static int target_add(struct target *t, uint64_t offset, uint64_t count)
+static int target_add(struct annotate_target *t, uint64_t offset,
+		      uint64_t count)
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (t->offsets[i] == offset) {
@@ -156,63 +60,113 @@ static int target_add(struct target *t, uint64_t offset, uint64_t count)
 	return 0;
 }
 
-/* Every (object, function start) whose name is the one asked for (with
- * short_forms, whose demangled name has it as a short form). */
-static int find_targets(const struct profile_view *v, const char *name,
-			bool short_forms, struct target **out, size_t *nr)
+/* The innermost Python frame of row, NULL when it has none. */
+static const struct dcp_frame *
+innermost_python(const struct profile_view *v, const struct dcp_sample_row *row)
 {
-	struct target *ts = NULL;
+	for (uint32_t i = 0; i < row->nr_frames; i++) {
+		struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+		const struct dcp_frame *f = &row->frames[i];
+
+		if (f->flags & DCP_FRAME_KERNEL)
+			continue;
+		if (!dcp_cookie_table_lookup(v->cookies, f->cookie, &ci) &&
+		    dcp_cookie_is_python(&ci))
+			return f;
+	}
+	return NULL;
+}
+
+/* Whether the frame f, its symbol sym, is the function name names. */
+static bool frame_matches(const struct profile_view *v,
+			  const struct dcp_frame *f,
+			  const struct dcp_symbol *sym, const char *name,
+			  bool short_forms, bool python, const char **label)
+{
+	/* same-named functions of one file carry a label, "work (a.c)",
+	 * which names one of them */
+	*label = python ? NULL : profile_view_label(v, f);
+	if (python)
+		return annotate_python_match(sym->name, name, short_forms);
+	if (short_forms)
+		return sym->demangled &&
+		       annotate_short_match(sym->demangled, name);
+	return !strcmp(sym->name, name) ||
+	       (sym->demangled && !strcmp(sym->demangled, name)) ||
+	       (*label && !strcmp(*label, name));
+}
+
+/* Count count samples at f into the target of its function, made when it
+ * is the first: -ENOMEM, else 0. */
+static int add_to_target(const struct profile_view *v,
+			 const struct dcp_frame *f,
+			 const struct dcp_symbol *sym, const char *label,
+			 bool python, uint64_t count,
+			 struct annotate_target **ts, size_t *n)
+{
+	struct annotate_target *t = NULL;
+
+	for (size_t j = 0; j < *n && !t; j++)
+		if ((*ts)[j].cookie == f->cookie &&
+		    (*ts)[j].start == sym->start)
+			t = &(*ts)[j];
+	if (!t) {
+		struct annotate_target *g = realloc(*ts, (*n + 1) * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		*ts = g;
+		t = &g[(*n)++];
+		memset(t, 0, sizeof(*t));
+		t->cookie = f->cookie;
+		t->start = sym->start;
+		t->size = sym->size;
+		t->python = python;
+		t->name = label				  ? label :
+			  sym->demangled && !v->raw_names ? sym->demangled :
+							    sym->name;
+	}
+	return target_add(t, f->offset, count);
+}
+
+/*
+ * Every (object, function start) whose name is the one asked for (with
+ * short_forms, whose demangled name has it as a short form), with the
+ * samples whose leaf it is; a Python function's, the samples whose
+ * innermost Python frame it is, wherever the native leaf is.
+ */
+static int find_targets(const struct profile_view *v, const char *name,
+			bool short_forms, struct annotate_target **out,
+			size_t *nr)
+{
+	struct annotate_target *ts = NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < dcp_profile_nr_rows(v->profile); i++) {
 		struct dcp_sample_row row = { .sz = sizeof(row) };
-		struct dcp_symbol sym = { .sz = sizeof(sym) };
-		const struct dcp_frame *f;
-		struct target *t = NULL;
-		const char *label;
+		const struct dcp_frame *frames[2];
 
 		/* rows of off-CPU time alone (no samples) are not here */
 		if (dcp_profile_row(v->profile, i, &row) || !row.nr_frames ||
 		    !row.count)
 			continue;
-		f = &row.frames[0];
-		if (dcp_profile_symbol(v->profile, f->cookie, f->offset,
-				       &sym) ||
-		    !sym.name)
-			continue;
-		/* same-named functions of one file carry a label, "work (a.c)",
-		 * which names one of them */
-		label = profile_view_label(v, f);
-		if (short_forms ?
-			    !sym.demangled ||
-				    !annotate_short_match(sym.demangled, name) :
-			    strcmp(sym.name, name) &&
-				    (!sym.demangled ||
-				     strcmp(sym.demangled, name)) &&
-				    (!label || strcmp(label, name)))
-			continue;
-		for (size_t j = 0; j < n && !t; j++)
-			if (ts[j].cookie == f->cookie &&
-			    ts[j].start == sym.start)
-				t = &ts[j];
-		if (!t) {
-			struct target *g = realloc(ts, (n + 1) * sizeof(*g));
+		frames[1] = innermost_python(v, &row);
+		frames[0] = frames[1] == &row.frames[0] ? NULL : &row.frames[0];
+		for (int k = 0; k < 2; k++) {
+			struct dcp_symbol sym = { .sz = sizeof(sym) };
+			const char *label;
 
-			if (!g)
+			if (!frames[k] ||
+			    dcp_profile_symbol(v->profile, frames[k]->cookie,
+					       frames[k]->offset, &sym) ||
+			    !sym.name ||
+			    !frame_matches(v, frames[k], &sym, name,
+					   short_forms, k == 1, &label))
+				continue;
+			if (add_to_target(v, frames[k], &sym, label, k == 1,
+					  row.count, &ts, &n) < 0)
 				goto nomem;
-			ts = g;
-			t = &ts[n++];
-			memset(t, 0, sizeof(*t));
-			t->cookie = f->cookie;
-			t->start = sym.start;
-			t->size = sym.size;
-			t->name = label ? label :
-				  sym.demangled && !v->raw_names ?
-					  sym.demangled :
-					  sym.name;
 		}
-		if (target_add(t, f->offset, row.count) < 0)
-			goto nomem;
 	}
 	*out = ts;
 	*nr = n;
@@ -278,16 +232,6 @@ static int resymbolize(const struct annotate_args *a,
 	return r < 0 ? cmd_error("%s", dcp_last_error()) : 0;
 }
 
-static const char *heat_colour(double pct)
-{
-	/* perf annotate's thresholds */
-	if (pct >= 5)
-		return "\033[1;31m";
-	if (pct >= 0.5)
-		return "\033[32m";
-	return NULL;
-}
-
 /* The names of the direct call and jump targets of insn, by instruction
  * (NULL: none), asked of the library in one call. */
 static int target_names(struct dcp_code *code, const cs_insn *insn,
@@ -323,7 +267,8 @@ static int target_names(struct dcp_code *code, const cs_insn *insn,
 }
 
 static int annotate_one(struct annotate_args *a, const struct profile_view *v,
-			const struct target *t, bool first, bool colour)
+			const struct annotate_target *t, bool first,
+			bool colour)
 {
 	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
 	struct dcp_code_opts opts = {
@@ -335,7 +280,7 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	struct dcp_code_info info = { .sz = sizeof(info) };
 	char bid[2 * DCP_BUILD_ID_MAX + 1] = "";
 	struct dcp_code *code;
-	struct source src = { 0 };
+	struct annotate_source src = { 0 };
 	char last_file[4096] = "";
 	const char **names = NULL;
 	uint64_t *name_offsets = NULL;
@@ -439,19 +384,21 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 			continue;
 		}
 		if (file && (strcmp(file, last_file) || line != last_line)) {
-			const char *text = source_line(&src, file, line);
+			const char *text =
+				annotate_source_line(&src, file, line);
 
 			printf("%17s  %s:%" PRIu32, "", file, line);
 			if (text) {
 				printf(":  ");
-				print_source_text(text);
+				annotate_print_source(text);
 			}
 			printf("\n");
 			snprintf(last_file, sizeof(last_file), "%s", file);
 			last_line = line;
 		}
 		{
-			const char *c = colour ? heat_colour(pct) : NULL;
+			const char *c =
+				colour ? annotate_heat_colour(pct) : NULL;
 
 			if (c)
 				fputs(c, stdout);
@@ -469,7 +416,7 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 	if (a->json)
 		printf("]}");
 out:
-	source_free(&src);
+	annotate_source_free(&src);
 	if (insn)
 		annotate_cs.free(insn, count);
 	if (cs)
@@ -566,7 +513,7 @@ static int no_samples_error(const struct annotate_args *a,
 
 static int compare_targets(const void *a, const void *b)
 {
-	const struct target *x = a, *y = b;
+	const struct annotate_target *x = a, *y = b;
 
 	return x->samples > y->samples ? -1 : x->samples < y->samples;
 }
@@ -575,7 +522,7 @@ enum { OPT_DEBUGINFO_DIR = 256 };
 
 static int annotate_run(struct annotate_args *a, bool no_demangle)
 {
-	struct target *ts = NULL;
+	struct annotate_target *ts = NULL;
 	struct profile_view v;
 	size_t n = 0;
 	int ret;
@@ -602,8 +549,12 @@ static int annotate_run(struct annotate_args *a, bool no_demangle)
 	if (a->json)
 		printf("{\"functions\":[");
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = annotate_one(a, &v, &ts[i], i == 0,
-				   !a->json && isatty(STDOUT_FILENO));
+		ret = ts[i].python ?
+			      annotate_python_one(
+				      &v, &ts[i], a->json, i == 0,
+				      !a->json && isatty(STDOUT_FILENO)) :
+			      annotate_one(a, &v, &ts[i], i == 0,
+					   !a->json && isatty(STDOUT_FILENO));
 	if (a->json && !ret)
 		printf("]}\n");
 	if (!ret)

@@ -31,4 +31,54 @@ size_t annotate_closest(const struct profile_view *v, const char *name,
  * instructions. */
 bool annotate_direct_target(const cs_insn *in, uint64_t *target);
 
+/* One function of one object that matched the name. */
+struct annotate_target {
+	uint32_t cookie;
+	uint64_t start, size; /* file offsets */
+	const char *name;
+	/* a Python function (dcp_cookie_is_python()): its offsets are the
+	 * code object's start plus a source line, and its samples those
+	 * whose innermost Python frame it is */
+	bool python;
+	uint64_t samples;
+	uint64_t *offsets, *counts; /* offsets in it, samples at each */
+	size_t n, cap;
+};
+
+/* The source file last shown, read whole, to print lines from. */
+struct annotate_source {
+	char *path;
+	char **lines;
+	size_t nr;
+};
+
+void annotate_source_free(struct annotate_source *s);
+
+/* Line line (from 1) of the file at path, read the first time it is
+ * asked for; NULL when the file cannot be read or is shorter. */
+const char *annotate_source_line(struct annotate_source *s, const char *path,
+				 uint32_t line);
+
+/* Source text to stdout, tabs expanded (to 8 columns), other controls
+ * escaped. */
+void annotate_print_source(const char *text);
+
+/* The terminal colour of a line holding pct percent of the samples; NULL:
+ * none. */
+const char *annotate_heat_colour(double pct);
+
+/*
+ * Whether name names the Python function whose symbol is sym_name,
+ * "qualname (file.py)": the whole of it or its qualname, or with
+ * short_forms the qualname's last part ("run" of "Worker.run").
+ */
+bool annotate_python_match(const char *sym_name, const char *name,
+			   bool short_forms);
+
+/* A Python function's samples by source line, the file's text beside
+ * them, as text or JSON (an element of "functions"). */
+int annotate_python_one(const struct profile_view *v,
+			const struct annotate_target *t, bool json, bool first,
+			bool colour);
+
 #endif

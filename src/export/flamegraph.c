@@ -96,8 +96,10 @@ static uint8_t frame_type(const struct dcp_cookie_info *info, bool found)
 	case DCP_COOKIE_KIND_KERNEL:
 	case DCP_COOKIE_KIND_MODULE:
 		return FG_TYPE_KERNEL;
-	case DCP_COOKIE_KIND_ANON:
 	case DCP_COOKIE_KIND_JIT:
+		return dcp_cookie_is_python(info) ? FG_TYPE_PYTHON :
+						    FG_TYPE_JIT;
+	case DCP_COOKIE_KIND_ANON:
 		return FG_TYPE_JIT;
 	case DCP_COOKIE_KIND_IDLE:
 		return FG_TYPE_IDLE;

@@ -24,6 +24,8 @@ enum fg_type {
 		5, /* reserved: inlined frames, once symbols have them */
 	FG_TYPE_UNKNOWN = 6, /* no mapping covered the address */
 	FG_TYPE_IDLE = 7,
+	/* a Python call (dcp_cookie_is_python()): interpreted code */
+	FG_TYPE_PYTHON = 8,
 };
 
 /* Which profile a tree's values come from. */

@@ -2,7 +2,9 @@
 /*
  * dcprof flame graph: draws the tree embedded in #fg-data on one canvas.
  * The tree comes flat, depth first, children after their parent and
- * siblings left to right: per node name, file (string indexes), type,
+ * siblings left to right: per node name, file (string indexes), type
+ * (an index into D.types and TYPE_NAMES: 0 root, 1 process, 2 user,
+ * 3 kernel, 4 JIT or anonymous, 5 inline, 6 unknown, 7 idle, 8 Python),
  * depth, samples (and samples before, for a diff, or ns off the CPU, for a
  * profile recorded with --off-cpu). A node's subtree is the run of nodes
  * after it that are deeper, so a frame too narrow to see skips its whole
@@ -20,7 +22,8 @@
   var MIN_WIDTH = 0.5; /* CSS pixels: narrower frames (and their children) are not drawn */
   var FONT = '12px "DejaVu Sans Mono", Menlo, Consolas, monospace';
   var MATCH_COLOUR = 'rgb(230,0,230)';
-  var TYPE_NAMES = ['all', 'process', 'user', 'kernel', 'JIT / anon', 'inline', 'unknown', 'idle'];
+  /* By the type number a node carries (D.types): new types are appended. */
+  var TYPE_NAMES = ['all', 'process', 'user', 'kernel', 'JIT / anon', 'inline', 'unknown', 'idle', 'Python'];
   var VALUE_TITLES = { 'cpu': 'CPU samples', 'off-cpu': 'off-CPU time', 'wall': 'wall-clock time' };
 
   var D = JSON.parse(document.getElementById('fg-data').textContent);
@@ -113,7 +116,9 @@
     return view === 'cpu' ? sampleCount(v) : ms(v);
   }
 
-  /* Most of the frame's value in this view is time off the CPU. */
+  /* Most of the frame's value in this view is time off the CPU. Every type
+   * after the root (0) and the process names (1) is a frame of code,
+   * Python's (8) too. */
   function offFrame(i) {
     return !!OC && view !== 'cpu' && type[i] > 1 && offNs[i] > val[i] / 2;
   }
@@ -131,7 +136,8 @@
     return h;
   }
 
-  /* The same palette as the SVG writer: warm user code, blue kernel, green JIT. */
+  /* The same palette as the SVG writer: warm user code, blue kernel, green
+   * JIT, orchid Python. */
   function typeColour(i) {
     var h = nameHash(S[nameI[i]]);
     var a = (h & 0xff) / 255, b = ((h >>> 8) & 0xff) / 255, c = ((h >>> 16) & 0xff) / 255;
@@ -143,6 +149,7 @@
     case 4: r = 80 + 60 * a; g = 190 + 50 * b; bl = 60 + 50 * c; break;
     case 5: r = 40 + 50 * a; g = 205 + 45 * b; bl = 190 + 40 * c; break;
     case 6: case 7: r = g = bl = 175 + 40 * a; break;
+    case 8: r = 180 + 45 * a; g = 110 + 35 * a; bl = 220 + 35 * c; break;
     default: r = 205 + 50 * c; g = 230 * a; bl = 55 * b; break;
     }
     return 'rgb(' + (r | 0) + ',' + (g | 0) + ',' + (bl | 0) + ')';
@@ -249,9 +256,13 @@
     } else {
       for (i = 0; i < n; i++)
         seen[type[i]] = true;
-      if (view !== 'off-cpu')
+      if (view !== 'off-cpu') {
         items = [['rgb(230,120,30)', 'user'], ['rgb(100,165,235)', 'kernel'],
                  ['rgb(110,215,85)', 'JIT / anon'], ['rgb(65,228,210)', 'inline']];
+        /* only a profile of a Python process has them */
+        if (seen[8])
+          items.push(['rgb(202,127,237)', 'Python']);
+      }
       if (OC && view !== 'cpu')
         items.push(['rgb(122,122,228)', 'off-CPU'], ['rgb(70,70,175)', 'off-CPU kernel']);
       if (seen[6] || seen[7])

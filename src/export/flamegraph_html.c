@@ -177,8 +177,9 @@ static void write_data(const struct fg_tree *t, const struct fg_output_opts *o,
 			",\"total\":%" PRIu64 "}",
 			view_value_name(t->value), t->sample_ns,
 			t->nodes[0].off_cpu_ns);
+	/* Indexed by the type a node carries: new types are appended. */
 	fputs(",\"types\":[\"root\",\"comm\",\"user\",\"kernel\",\"jit\","
-	      "\"inline\",\"unknown\",\"idle\"]",
+	      "\"inline\",\"unknown\",\"idle\",\"python\"]",
 	      out);
 	fputs(",\"strings\":[", out);
 	for (size_t i = 0; i < nr_strings; i++) {

@@ -33,7 +33,8 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
-/* The same palette as the page's script: warm user code, blue kernel... */
+/* The same palette as the page's script: warm user code, blue kernel,
+ * green JIT, orchid Python... */
 static void type_colour(const char *name, uint8_t type, int rgb[3])
 {
 	uint32_t h = name_hash(name);
@@ -59,6 +60,13 @@ static void type_colour(const char *name, uint8_t type, int rgb[3])
 	case FG_TYPE_INLINE:
 		rgb[0] = 40 + (int)(50 * a), rgb[1] = 205 + (int)(45 * b);
 		rgb[2] = 190 + (int)(40 * c);
+		return;
+	case FG_TYPE_PYTHON:
+		/* Red above green by 70 or more, blue high: no other kind's
+		 * shade, nor the off-CPU blue-violet (red equals green) or the
+		 * search's magenta (no green). */
+		rgb[0] = 180 + (int)(45 * a), rgb[1] = 110 + (int)(35 * a);
+		rgb[2] = 220 + (int)(35 * c);
 		return;
 	case FG_TYPE_UNKNOWN:
 	case FG_TYPE_IDLE:

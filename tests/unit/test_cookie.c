@@ -286,6 +286,26 @@ static void test_specials(void **state)
 	assert_int_equal(dcp_cookie_table_intern_special(
 				 t, DCP_COOKIE_KIND_VDSO, NULL, NULL),
 			 vdso);
+	/* only a JIT cookie of that name holds a Python process's code */
+	struct {
+		enum dcp_cookie_kind kind;
+		const char *name;
+		bool python;
+	} py[] = {
+		{ DCP_COOKIE_KIND_JIT, "[python:12]", true },
+		{ DCP_COOKIE_KIND_JIT, "[python:12.3]", true },
+		{ DCP_COOKIE_KIND_JIT, "[perf-12.map]", false },
+		{ DCP_COOKIE_KIND_ANON, "[python:12]", false },
+	};
+	for (size_t i = 0; i < sizeof(py) / sizeof(py[0]); i++) {
+		int64_t c = dcp_cookie_table_intern_special(t, py[i].kind,
+							    py[i].name, NULL);
+
+		assert_true(c > 0);
+		assert_int_equal(dcp_cookie_table_lookup(t, (uint32_t)c, &info),
+				 0);
+		assert_int_equal(dcp_cookie_is_python(&info), py[i].python);
+	}
 	/* a file whose path looks like a special name is still a file */
 	struct dcp_file_id fid = inode_id(1, 1, 1, 0);
 	file = dcp_cookie_table_intern_file(t, &fid, "[vdso]");
@@ -297,7 +317,7 @@ static void test_specials(void **state)
 	assert_int_equal(dcp_cookie_table_intern_special(
 				 t, DCP_COOKIE_KIND_FILE, "x", NULL),
 			 -EINVAL);
-	assert_int_equal(dcp_cookie_table_size(t), 7);
+	assert_int_equal(dcp_cookie_table_size(t), 11);
 	dcp_cookie_table_free(t);
 }
 

@@ -236,11 +236,12 @@ static uint32_t python_cookie(struct dcp_python *py, uint32_t pid)
 	/* a pid used again names another process: another cookie */
 	for (unsigned n = 0; n < 64; n++) {
 		if (n)
-			snprintf(name, sizeof(name), "[python:%" PRIu32 ".%u]",
+			snprintf(name, sizeof(name),
+				 DCP_PYTHON_COOKIE_PREFIX "%" PRIu32 ".%u]",
 				 pid, n);
 		else
-			snprintf(name, sizeof(name), "[python:%" PRIu32 "]",
-				 pid);
+			snprintf(name, sizeof(name),
+				 DCP_PYTHON_COOKIE_PREFIX "%" PRIu32 "]", pid);
 		cookie = dcp_cookie_table_intern_special(t, DCP_COOKIE_KIND_JIT,
 							 name, NULL);
 		if (cookie <= 0)
