@@ -615,6 +615,20 @@ struct dcp_recorder_opts {
 	 */
 	uint64_t memory_limit;
 	uint32_t max_open_files;
+	/*
+	 * The BPF backend (0, false, NULL: its defaults): no Python frames,
+	 * native ones only; every user frame named (build id, offset) by the
+	 * kernel, not from the process's mappings; the count and stack maps'
+	 * entries (two drain intervals' samples); the file that says the
+	 * kernel has BTF (/sys/kernel/btf/vmlinux); the share of a CPU the
+	 * program may take before the rate is lowered
+	 * (kernel.perf_cpu_time_max_percent).
+	 */
+	bool bpf_no_python_frames;
+	bool bpf_build_id_frames;
+	uint32_t bpf_map_entries;
+	const char *bpf_btf_path;
+	double bpf_cpu_max_percent;
 };
 
 struct dcp_recorder;

@@ -130,6 +130,13 @@ static inline bool dcp_cookie_set_has(const struct dcp_cookie_set *s,
 	return cookie < s->n && s->has[cookie];
 }
 
+/* cookie into s (a cookie above s->n, made since s was, is left out). */
+static inline void dcp_cookie_set_add(struct dcp_cookie_set *s, uint32_t cookie)
+{
+	if (cookie < s->n)
+		s->has[cookie] = true;
+}
+
 /*
  * Close the pins of the cookies not in needed and let them be pinned
  * again: the number closed. A continuous recording keeps only the files

@@ -58,18 +58,12 @@ static int name_period(struct dcp_recorder *r, struct dcp_symtab *out)
 	return ret;
 }
 
-static void need(struct dcp_cookie_set *needed, uint32_t cookie)
-{
-	if (cookie < needed->n)
-		needed->has[cookie] = true;
-}
-
 static int need_mapped(struct dcp_process *p, void *ctx)
 {
 	for (size_t i = 0; i < p->nr_maps; i++)
-		need(ctx, p->maps[i].cookie);
+		dcp_cookie_set_add(ctx, p->maps[i].cookie);
 	/* its JIT map (dcp_samples_jit_cookie()) */
-	need(ctx, p->user_id);
+	dcp_cookie_set_add(ctx, p->user_id);
 	return 0;
 }
 
@@ -137,13 +131,15 @@ static void keep_needed(struct dcp_recorder *r, struct dcp_symtab **named)
 			dcp_aggregate_stack(r->agg, (uint32_t)id, &nf);
 
 		for (uint32_t i = 0; i < nf; i++)
-			need(&needed, f[i].cookie);
+			dcp_cookie_set_add(&needed, f[i].cookie);
 	}
 	/* the naming thread's open files: of what the period sampled, a
 	 * cache of reading, not of what may run */
 	if (r->snap_naming)
 		r->files_closed += dcp_naming_forget(r->snap_naming, &needed);
 	dcp_process_table_for_each(r->procs, need_mapped, &needed);
+	if (r->source && r->source->ops->need)
+		r->source->ops->need(r->source, &needed);
 	r->pins_closed += dcp_cookie_table_unpin_unneeded(r->cookies, &needed);
 	if (r->source && r->source->ops->forget)
 		r->files_closed += r->source->ops->forget(r->source, &needed);

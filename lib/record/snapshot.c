@@ -31,7 +31,22 @@ static int cmp_addr(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Every address of the stacks new since the last call not named yet. */
+/*
+ * Whether an address of cookie that its naming left unnamed may be named
+ * when asked again: JIT code's perf maps (a Python process's code objects
+ * among them) grow while the process runs, and an address sampled before
+ * its line was written is named by a later look.
+ */
+static bool named_later(const struct dcp_recorder *r, uint32_t cookie)
+{
+	struct dcp_cookie_info ci = { .sz = sizeof(ci) };
+
+	return !dcp_cookie_table_lookup(r->cookies, cookie, &ci) &&
+	       ci.kind == DCP_COOKIE_KIND_JIT;
+}
+
+/* Every address of the stacks new since the last call not named yet (or
+ * unnamed where a later look may name it). */
 static int gather_new(struct dcp_recorder *r, struct addr **out, size_t *n)
 {
 	size_t nr = dcp_aggregate_nr_stacks(r->agg), cap = 0;
@@ -47,8 +62,9 @@ static int gather_new(struct dcp_recorder *r, struct addr **out, size_t *n)
 		for (uint32_t i = 0; i < nf; i++) {
 			if (f[i].cookie == DCP_COOKIE_UNKNOWN ||
 			    f[i].cookie == r->cookie_idle ||
-			    dcp_symtab_lookup(r->snap_symbols, f[i].cookie,
-					      f[i].offset, &sym) == 0)
+			    (dcp_symtab_lookup(r->snap_symbols, f[i].cookie,
+					       f[i].offset, &sym) == 0 &&
+			     (sym.name || !named_later(r, f[i].cookie))))
 				continue;
 			if (*n == cap) {
 				struct addr *a;

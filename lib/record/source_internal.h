@@ -105,6 +105,13 @@ struct dcp_source_ops {
 	 */
 	size_t (*forget)(struct dcp_source *s,
 			 const struct dcp_cookie_set *needed);
+	/*
+	 * Optional: between two periods, add to needed the cookies whose
+	 * pinned files the source writes names into while their processes
+	 * live (a Python process's code map): kept pinned whether or not
+	 * the period sampled them.
+	 */
+	void (*need)(struct dcp_source *s, struct dcp_cookie_set *needed);
 	/* Stop the kernel's side and deliver everything left. */
 	int (*stop)(struct dcp_source *s);
 	void (*free)(struct dcp_source *s);

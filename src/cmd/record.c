@@ -630,6 +630,8 @@ int cmd_record(int argc, char **argv)
 	bool child_done = false, timed_out = false, write_failed = false;
 
 	ret = parse_args(argc, argv, &a);
+	if (!ret)
+		ret = record_opts_from_env(&a.opts);
 	if (ret)
 		goto out;
 	cmd_setup_log(a.verbose);

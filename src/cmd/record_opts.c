@@ -361,3 +361,45 @@ int record_parse_cgroups(char *arg, const char ***list, size_t *n)
 		return cmd_usage_error("record", "-G needs a cgroup's path");
 	return 0;
 }
+
+/*
+ * The BPF backend's settings for tests and benchmarks, from the
+ * environment: the library takes them only through the opts.
+ */
+int record_opts_from_env(struct dcp_recorder_opts *o)
+{
+	const char *python = getenv("DCPROF_BPF_PYTHON");
+	const char *frames = getenv("DCPROF_BPF_FRAMES");
+	const char *entries = getenv("DCPROF_BPF_MAP_ENTRIES");
+	const char *btf = getenv("DCPROF_BPF_BTF");
+	const char *percent = getenv("DCPROF_BPF_CPU_MAX_PERCENT");
+	char *end;
+
+	o->bpf_no_python_frames = python && !strcmp(python, "0");
+	o->bpf_build_id_frames = frames && !strcmp(frames, "buildid");
+	if (entries && *entries) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(entries, &end, 0);
+		if (errno || *end || !v || v > UINT32_MAX)
+			return cmd_error(
+				"DCPROF_BPF_MAP_ENTRIES must be a count "
+				"from 1, not '%s'",
+				entries);
+		o->bpf_map_entries = (uint32_t)v;
+	}
+	if (btf && *btf)
+		o->bpf_btf_path = btf;
+	if (percent && *percent) {
+		errno = 0;
+		o->bpf_cpu_max_percent = strtod(percent, &end);
+		if (errno || *end || o->bpf_cpu_max_percent <= 0 ||
+		    o->bpf_cpu_max_percent > 100)
+			return cmd_error("DCPROF_BPF_CPU_MAX_PERCENT must be a "
+					 "share above 0 and at most 100, not "
+					 "'%s'",
+					 percent);
+	}
+	return 0;
+}

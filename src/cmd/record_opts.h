@@ -47,6 +47,11 @@ enum dcp_backend record_default_backend(const struct dcp_recorder_opts *o,
 int record_parse_backend(const char *cmd, const char *arg,
 			 enum dcp_backend *backend);
 
+/* DCPROF_BPF_PYTHON=0, DCPROF_BPF_FRAMES=buildid, DCPROF_BPF_MAP_ENTRIES,
+ * DCPROF_BPF_BTF, DCPROF_BPF_CPU_MAX_PERCENT into o's bpf_* fields; an
+ * error for a value that is not one. */
+int record_opts_from_env(struct dcp_recorder_opts *o);
+
 /*
  * Whether the process pid is gone for a recorder: no such task, or a
  * zombie that runs nothing.

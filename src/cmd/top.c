@@ -618,6 +618,8 @@ int cmd_top(int argc, char **argv)
 	int ret, status = 0, wstatus;
 
 	ret = parse_args(argc, argv, &a);
+	if (!ret)
+		ret = record_opts_from_env(&a.opts);
 	if (ret)
 		goto out;
 	if (a.sort && (ret = parse_sort(&t, a.sort)))

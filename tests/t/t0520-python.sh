@@ -13,6 +13,11 @@
 #  - zlib.compress called in a loop from a Python function: zlib's deflate
 #    under that function;
 #  - the names stay in the profile once the process is gone;
+#  - 3.12 on, started with -X perf: CPython's trampolines (one copy per
+#    code object of a few instructions, in anonymous memory, without a
+#    frame pointer) are named from its /tmp/perf-PID.map as py::FUNC:FILE, each
+#    function's share by its trampoline frames is its share by its Python
+#    frames within 2 points, and the stacks still reach the root;
 #  - a process started before recording (-p), two threads in Python, and
 #    with --off-cpu its main thread's time.sleep under the Python function
 #    that sleeps;
@@ -29,7 +34,7 @@ mkdir -m 700 "$TMP/cache"
 export DCPROF_CACHE_DIR=$TMP/cache
 
 cat >"$TMP/prog.py" <<'PY'
-import json, operator, sys, time, zlib
+import json, operator, os, sys, time, zlib
 
 LINES = {}
 
@@ -92,7 +97,7 @@ def main():
         caller_b(took)
         caller_c(took)
     squeeze()
-    print("truth " + json.dumps({"took": took, "lines": LINES}))
+    print("truth " + json.dumps({"took": took, "lines": LINES, "pid": os.getpid()}))
 
 
 main()
@@ -198,11 +203,80 @@ grep -q 'spin (prog.py)' "$TMP/py.report.txt" ||
 grep -q '^# python: ' "$TMP/py.report.txt" ||
 	die "the report shows no Python counts"
 
+# run_perf INTERPRETER COMM NAME: prog.py started with -X perf, its
+# trampoline frames against its Python frames (after run_prog, whose
+# recording put the interpreter's unwind tables into the cache)
+run_perf() {
+	local py=$1 comm=$2 name=$3 pid
+	expect_exit 0 "$DCPROF" record -g -o "$TMP/$name.data" -- "$py" -X perf "$TMP/prog.py"
+	pid=$(sed -n 's/^truth .*"pid": \([0-9]*\).*/\1/p' "$TMP/out")
+	[ -n "$pid" ] || die "$name: the script printed no truth"
+	# CPython leaves its map behind: moved into $TMP
+	mv "/tmp/perf-$pid.map" "$TMP/$name.map" ||
+		die "$name: -X perf wrote no /tmp/perf-$pid.map"
+	grep -q "py::work_a:$TMP/prog.py\$" "$TMP/$name.map" ||
+		die "$name: no work_a in its perf map: $(head -5 "$TMP/$name.map")"
+	"$TMP/folded" -u "$TMP/$name.data" >"$TMP/$name.folded" ||
+		die "cannot read $name.data"
+	python3 - "$TMP/$name.folded" "$comm" "$TMP/prog.py" <<'PY' || die "$name: trampoline frames are off: $(sed -n '/^# unwound/,/^# python/p' <("$DCPROF" report -i "$TMP/$name.data" 2>&1))"
+import sys
+comm, path = sys.argv[2], sys.argv[3]
+rows = []
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    frames = stack.split(";")
+    if frames[0] == comm:
+        rows.append((frames[1:], int(n)))
+fns = ("work_a", "work_b", "work_c")
+tramp = {fn: "py::%s:%s" % (fn, path) for fn in fns}
+pyf = {fn: fn + " (prog.py)" for fn in fns}
+by_py = {fn: sum(n for f, n in rows if pyf[fn] in f) for fn in fns}
+by_tramp = {fn: sum(n for f, n in rows if tramp[fn] in f) for fn in fns}
+inside = sum(by_py.values())
+print("%s: %d samples in the three functions by Python frames, %d by trampolines" %
+      (comm, inside, sum(by_tramp.values())))
+assert inside >= 1500, "only %d samples in the three functions" % inside
+for fn in fns:
+    a = 100.0 * by_py[fn] / inside
+    b = 100.0 * by_tramp[fn] / max(sum(by_tramp.values()), 1)
+    print("%s: %.1f%% by Python frames, %.1f%% by trampolines" % (fn, a, b))
+    assert abs(a - b) <= 2, "%s: %.1f%% by trampolines, %.1f%% by Python frames" % (fn, b, a)
+
+# each Python frame of prog.py entered through its own trampoline, named,
+# and the stacks through them whole, down to _start
+py_stacks = [(f, n) for f, n in rows if any(g.endswith(" (prog.py)") for g in f)]
+total = sum(n for _, n in py_stacks)
+paired = rooted = unnamed = 0
+for f, n in py_stacks:
+    if f[0] == "_start":
+        rooted += n
+    if any(g.startswith("[") for g in f):
+        unnamed += n
+    last = None
+    ok = True
+    for g in f:
+        if g.startswith("py::"):
+            last = g
+        elif g.endswith(" (prog.py)"):
+            ok = ok and last == "py::%s:%s" % (g[:-len(" (prog.py)")], path)
+            last = None
+    paired += n if ok else 0
+print("%d stacks with Python frames: %d each frame under its trampoline, %d whole, %d with unnamed frames" %
+      (total, paired, rooted, unnamed))
+bad = max(((f, n) for f, n in py_stacks if f[0] != "_start"), key=lambda x: x[1], default=None)
+assert paired >= 0.97 * total, "Python frames without their trampoline"
+assert rooted >= 0.97 * total, "stacks end early; the most samples (%d) on %s" % (
+    bad[1], " > ".join(bad[0])) if bad else "no stacks"
+assert unnamed <= 0.01 * total, "%d samples with unnamed frames" % unnamed
+PY
+}
+
 # CPython 3.12 and 3.13 (pyenv's, libpython builds), where installed
 for v in 3.12.1 3.13.0; do
 	py=/root/.pyenv/versions/$v/bin/python${v%.*}
 	if [ -x "$py" ]; then
 		run_prog "$py" "python${v%.*}" "py${v//./}"
+		run_perf "$py" "python${v%.*}" "py${v//./}perf"
 	else
 		skip_part "no CPython $v at $py"
 	fi

@@ -16,8 +16,9 @@
 #    Python function that waits, within 10% of the wait the script timed;
 #  - pprof: the Python functions with their file and lines;
 #  - flame graphs: the Python frames of their own type;
-#  - top -p and record --continuous -p of a running script: its Python
-#    functions named.
+#  - top -p of a running script names its Python functions, and so do
+#    record --continuous -p's periods, a function that runs after a whole
+#    period without a sample of its process included.
 . "$(dirname "$0")/test-lib.sh"
 need gcc protoc gzip
 need_bpf_backend
@@ -311,7 +312,7 @@ assert 8 not in {t for p, t in kinds if not p}, kinds
 print("page: Python frames of type 8, no other")
 PY
 
-# a running script: top and continuous periods name its Python functions
+# a running script: top names its Python functions
 cat >"$TMP/run.py" <<'PY'
 import time
 def top_burn():
@@ -326,11 +327,41 @@ run=$!
 wait_line "$TMP/run.out" started 10 || die "run.py did not start"
 expect_exit 0 "$DCPROF" top -g --stdio --iterations 1 --delay 1.5 -p "$run"
 grep -q 'top_burn (run.py)' "$TMP/out" || die "top does not name the Python function: $(head -20 "$TMP/out")"
-mkdir -m 700 "$TMP/periods"
-expect_exit 0 "$DCPROF" record -g --continuous "$TMP/periods" --period 1 --duration 2 -p "$run"
-expect_exit 0 "$DCPROF" report -i "$TMP/periods"
-grep -q 'top_burn (run.py)' "$TMP/out" || die "the periods do not name the Python function: $(head -20 "$TMP/out")"
 kill "$run" 2>/dev/null
 wait "$run" 2>/dev/null
+
+# continuous periods: a function that runs after a period without a sample
+# of its process is named too (the process's code map is kept from one
+# period to the next whether or not a period sampled it)
+cat >"$TMP/idle.py" <<'PY'
+import time
+def burn(sec):
+    t = time.time()
+    while time.time() - t < sec:
+        pass
+def early_burn():
+    # long enough for the recorder to start and to find the Python process
+    burn(1.5)
+def late_burn():
+    burn(0.8)
+print("started", flush=True)
+early_burn()
+time.sleep(2.2)
+late_burn()
+PY
+"$PY" "$TMP/idle.py" >"$TMP/idle.out" &
+idle=$!
+wait_line "$TMP/idle.out" started 10 || die "idle.py did not start"
+mkdir -m 700 "$TMP/periods"
+expect_exit 0 "$DCPROF" record -g --continuous "$TMP/periods" --period 1 -p "$idle"
+wait "$idle"
+expect_exit 0 "$DCPROF" export -i "$TMP/periods" --format folded -o "$TMP/periods.folded"
+for fn in early_burn late_burn; do
+	grep -q "$fn (idle.py);burn (idle.py)" "$TMP/periods.folded" ||
+		die "the periods do not name $fn: $(head -5 "$TMP/periods.folded")"
+done
+expect_exit 0 "$DCPROF" report -i "$TMP/periods"
+! grep -q '\[python:.*\[unresolved\]' "$TMP/out" ||
+	die "the periods hold unnamed Python frames: $(head -20 "$TMP/out")"
 
 pass

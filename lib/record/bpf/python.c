@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 /* the times a process is looked at when its maps change: the loader
  * maps libpython before the program runs */
 #define PROBE_TRIES 4
+
+/* the reads of a code object that fail before it is left unnamed */
+#define NAME_TRIES 4
 
 /* Python processes gone between two compactions of the code entries */
 #define COMPACT_AFTER 64
@@ -56,6 +60,7 @@ struct py_code {
 	uint64_t ident[3];
 	uint32_t version;
 	uint32_t checked; /* the drain that last compared them */
+	uint32_t tries; /* reads that failed to name it */
 	int first_line;
 	uint8_t *table;
 	size_t table_len;
@@ -74,6 +79,7 @@ struct dcp_python {
 	 * compacted (theirs are dropped every COMPACT_AFTER) */
 	uint32_t forgotten;
 	uint32_t unknown_said; /* an unknown version said once */
+	struct dcp_py_layouts *layouts; /* by interpreter file */
 };
 
 static uint64_t proc_hash(uint32_t pid)
@@ -108,7 +114,8 @@ struct dcp_python *dcp_python_new(struct dcp_recorder *r)
 	if (!py)
 		return dcp_error_null(ENOMEM, "out of memory");
 	py->r = r;
-	if (dcp_index_init(&py->proc_ix, 64) ||
+	py->layouts = dcp_py_layouts_new();
+	if (!py->layouts || dcp_index_init(&py->proc_ix, 64) ||
 	    dcp_index_init(&py->code_ix, 256)) {
 		dcp_python_free(py);
 		return dcp_error_null(ENOMEM, "out of memory");
@@ -126,6 +133,7 @@ void dcp_python_free(struct dcp_python *py)
 	free(py->procs);
 	dcp_index_free(&py->proc_ix);
 	dcp_index_free(&py->code_ix);
+	dcp_py_layouts_free(py->layouts);
 	free(py);
 }
 
@@ -186,11 +194,13 @@ bool dcp_python_interpreter_name(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
-/* The interpreter mapped in pid: its symbols and load bias; 0, -ENOENT. */
+/* The interpreter mapped in pid: its symbols and load bias, the file open
+ * in *fd (the caller's to close) and its path in file[PATH_MAX]; 0,
+ * -ENOENT. */
 static int find_interpreter(uint32_t pid, struct dcp_python_elf *e,
-			    uint64_t *bias)
+			    uint64_t *bias, int *fd, char *file)
 {
-	char path[64], line[4096 + 128];
+	char path[64], line[PATH_MAX + 128];
 	int ret = -ENOENT;
 	FILE *f;
 
@@ -200,8 +210,6 @@ static int find_interpreter(uint32_t pid, struct dcp_python_elf *e,
 		return -errno;
 	while (ret && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off;
-		char file[4096];
-		int fd;
 
 		file[0] = '\0';
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start,
@@ -211,15 +219,16 @@ static int find_interpreter(uint32_t pid, struct dcp_python_elf *e,
 		snprintf(path, sizeof(path),
 			 "/proc/%" PRIu32 "/map_files/%llx-%llx", pid, start,
 			 end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
 			continue;
 		/* a file that is no interpreter, or not ELF: the next */
-		if (dcp_python_elf_read(fd, e) == 0) {
+		if (dcp_python_elf_read(*fd, e) == 0) {
 			*bias = start - e->base;
 			ret = 0;
+		} else {
+			close(*fd);
 		}
-		close(fd);
 	}
 	fclose(f);
 	return ret;
@@ -262,10 +271,12 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 		     struct dcp_bpf_py_proc *out)
 {
 	struct py_proc *p = find_proc(py, pid, true);
+	const struct dcp_py_version *v;
 	const struct dcp_py_layout *l;
 	struct dcp_python_elf e;
 	uint64_t bias = 0, version = 0;
-	int ret;
+	char file[PATH_MAX];
+	int ret, fd = -1;
 
 	if (!p)
 		return dcp_error(ENOMEM, "out of memory");
@@ -277,14 +288,19 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 	p->tries++;
 	p->probed = true;
 	p->maps_seen = nr_maps;
-	ret = find_interpreter(pid, &e, &bias);
+	ret = find_interpreter(pid, &e, &bias, &fd, file);
 	if (ret)
 		return ret == -ENOENT || ret == -EACCES || ret == -ESRCH ? 0 :
 									   ret;
 	if (e.version)
 		read_u64(pid, e.version + bias, &version);
-	l = dcp_py_layout_find((uint32_t)version);
-	if (!l) {
+	v = dcp_py_version_find((uint32_t)version);
+	/* the file's debug info read at its first process only */
+	l = v ? dcp_py_layouts_get(py->layouts, v, file, fd) : NULL;
+	close(fd);
+	if (v && !l)
+		return -ENOMEM;
+	if (!v) {
 		if (!py->unknown_said++)
 			dcp_log(DCP_LOG_INFO,
 				"process %" PRIu32
@@ -354,6 +370,13 @@ static void compact_codes(struct dcp_python *py)
 		kept++;
 	}
 	py->nr_codes = kept;
+}
+
+void dcp_python_need(const struct dcp_python *py, struct dcp_cookie_set *needed)
+{
+	for (size_t i = 0; i < py->nr_procs; i++)
+		if (py->procs[i].python && py->procs[i].cookie)
+			dcp_cookie_set_add(needed, py->procs[i].cookie);
 }
 
 int dcp_python_forget(struct dcp_python *py, uint32_t pid)
@@ -549,6 +572,7 @@ static struct py_code *find_code(struct dcp_python *py, const struct py_proc *p,
 		return NULL;
 	py->nr_codes++;
 	c->named = name_code(py, p, c) == 0;
+	c->tries = !c->named;
 	return c;
 }
 
@@ -610,6 +634,13 @@ int dcp_python_frame(struct dcp_python *py, uint32_t pid, uint64_t ip,
 	c = find_code(py, p, addr);
 	if (!c)
 		return dcp_error(ENOMEM, "out of memory");
+	/* a read that failed is tried again at later drains, a few times:
+	 * the code object may have been read while it was being made */
+	if (!c->named && c->checked != drain && c->tries < NAME_TRIES) {
+		c->checked = drain;
+		c->named = name_code(py, p, c) == 0;
+		c->tries += !c->named;
+	}
 	check_code(py, p, c, drain);
 	if (!c->named)
 		py->unnamed++;

@@ -14,16 +14,16 @@
 #include <stdint.h>
 
 #include "dcprof/dcprof.h"
+#include "dwarf_types_internal.h"
 #include "profile_common.h"
 
 /*
  * The offsets, in bytes, of the fields read in one CPython version's
- * structures (python_layout.c; tests/t/t0521-python-layout.sh checks each
- * against the interpreter's debug info).
+ * structures (python_layout.c: from the interpreter's debug info, else
+ * from the table; the fields a version does not use are 0).
  */
 struct dcp_py_layout {
 	const char *version; /* "3.11" */
-	uint32_t hex_min, hex_max; /* the Py_Version values it holds for */
 	uint16_t runtime_interp_head; /* _PyRuntime.interpreters.head */
 	uint16_t interp_threads_head; /* PyInterpreterState.threads.head */
 	uint16_t tstate_next, tstate_native_tid, tstate_cframe;
@@ -41,8 +41,65 @@ struct dcp_py_layout {
 	uint16_t str_length, str_state, str_ascii_data, str_compact_data;
 };
 
-/* The layout of the version Py_Version says (PY_VERSION_HEX); NULL: none. */
-const struct dcp_py_layout *dcp_py_layout_find(uint32_t version);
+/*
+ * One field of a version's layout: the member of struct dcp_py_layout it
+ * sets, the table's value, and the question whose answer in the
+ * interpreter's debug info is that value (tests/t/t0521-python-layout.sh
+ * has gdb answer it too).
+ */
+struct dcp_py_field {
+	const char *name; /* the member's: "tstate_next" */
+	uint16_t at; /* offsetof(struct dcp_py_layout, that member) */
+	uint16_t value;
+	struct dcp_dwarf_query query;
+};
+
+/* A CPython version the walk knows: the Py_Version values it holds for,
+ * and the fields its walk reads. */
+struct dcp_py_version {
+	const char *version; /* "3.11" */
+	uint32_t hex_min, hex_max;
+	const struct dcp_py_field *fields;
+	size_t nr_fields;
+};
+
+/* The version Py_Version says (PY_VERSION_HEX) is of; NULL: none known. */
+const struct dcp_py_version *dcp_py_version_find(uint32_t hex);
+
+/*
+ * The layout of v into *out, each field i set to values[i] (its answer
+ * in the debug info), or to the table's value when values is NULL: 0, or
+ * -ERANGE naming the field that does not fit in *why.
+ */
+int dcp_py_layout_make(const struct dcp_py_version *v, const int64_t *values,
+		       struct dcp_py_layout *out, const char **why);
+
+/*
+ * The questions of v's fields answered by the debug info of the
+ * interpreter file open at fd (path: its name in the process's maps, for
+ * the search of a separate debug file), as dcp_dwarf_types_answer() with
+ * the symbolizer s (NULL: no symbol cache): a[v->nr_fields] and the
+ * number answered, or a negative errno (-ENOENT: no debug info found).
+ */
+int dcp_py_layout_ask(const struct dcp_py_version *v, struct dcp_symbolizer *s,
+		      const char *path, int fd, struct dcp_dwarf_answer *a,
+		      char **dwarf_path);
+
+/*
+ * The layouts of the interpreter files met, each found once per file (by
+ * build id, else by device and inode): from the file's debug info when it
+ * answers every question of its version, else the table's. Where a file's
+ * layout came from is said once (DCP_LOG_INFO), and every field on which
+ * the debug info and the table disagree.
+ */
+struct dcp_py_layouts;
+struct dcp_py_layouts *dcp_py_layouts_new(void);
+void dcp_py_layouts_free(struct dcp_py_layouts *ls);
+/* The layout of version v for the interpreter file open at fd (path as
+ * above); NULL only when out of memory (message set). */
+const struct dcp_py_layout *dcp_py_layouts_get(struct dcp_py_layouts *ls,
+					       const struct dcp_py_version *v,
+					       const char *path, int fd);
 
 /*
  * The source line of instruction instr (code units from the start of the
@@ -71,6 +128,13 @@ int dcp_python_probe(struct dcp_python *py, uint32_t pid, size_t nr_maps,
 /* Whether a file's path names a CPython interpreter (python*, libpython*):
  * only those are opened and their symbols read. */
 bool dcp_python_interpreter_name(const char *path);
+
+struct dcp_cookie_set;
+
+/* The cookies of the live Python processes' code maps into needed: their
+ * pins hold the names of every code object read. */
+void dcp_python_need(const struct dcp_python *py,
+		     struct dcp_cookie_set *needed);
 
 /* Process pid exited or ran another program: looked at again if sampled
  * again. 1 when it was a Python process (its py_procs entry to delete). */

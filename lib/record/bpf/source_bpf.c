@@ -57,6 +57,7 @@ dcp_bpf_source_collection_open(struct dcp_source *s,
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "api_internal.h"
 #include "iter_internal.h"
 #include "kallsyms_internal.h"
 #include "libbpf_log.h"
@@ -148,7 +149,6 @@ static int load_error(int err, const char *what)
 static int size_maps(struct bpf_source *bs,
 		     const struct dcp_source_settings *set)
 {
-	const char *env = getenv("DCPROF_BPF_MAP_ENTRIES");
 	uint32_t off_entries;
 	uint64_t want;
 	long online;
@@ -183,10 +183,8 @@ static int size_maps(struct bpf_source *bs,
 	 */
 	if (want < 4096)
 		want = 4096;
-	if (env && *env)
-		want = bs->stack_entries = strtoull(env, NULL, 0);
-	if (want < 1)
-		want = bs->stack_entries = 1;
+	if (bs->map_entries)
+		want = bs->stack_entries = bs->map_entries;
 	bs->count_entries = (uint32_t)want;
 	/* the light skeleton's loader program creates the maps this size */
 	bs->skel->maps.counts.max_entries = bs->count_entries;
@@ -311,7 +309,7 @@ static int bpf_start(struct dcp_source *s,
 		     const struct dcp_source_settings *set)
 {
 	struct bpf_source *bs = bpf_source(s);
-	const char *btf = getenv("DCPROF_BPF_BTF"), *env;
+	const char *btf = bs->btf_path ? bs->btf_path : DEFAULT_BTF;
 	uint8_t one = 1;
 	int ret, ncpus;
 
@@ -319,11 +317,9 @@ static int bpf_start(struct dcp_source *s,
 	 * The light skeleton's loader program relocates the programs in the
 	 * kernel, against the kernel's own BTF: user space never reads it
 	 * (libbpf's parse of its 5 MiB was a third of the start). Its file
-	 * is still what says the kernel has BTF; DCPROF_BPF_BTF points the
+	 * is still what says the kernel has BTF; bpf_btf_path points the
 	 * check elsewhere (the tests' kernel without BTF).
 	 */
-	if (!btf || !*btf)
-		btf = DEFAULT_BTF;
 	if (access(btf, R_OK))
 		return dcp_error(ENOTSUP,
 				 "the BPF backend cannot load: no kernel BTF "
@@ -362,11 +358,8 @@ static int bpf_start(struct dcp_source *s,
 	if (ret)
 		return ret;
 	dcp_bpf_unwind_size(bs, set->unwind_tables, set->unwind_memory);
-	/* the Python walk goes with the walk by tables (unwind.bpf.h);
-	 * DCPROF_BPF_PYTHON=0 leaves it out (native frames only), to compare
-	 * its cost */
-	env = getenv("DCPROF_BPF_PYTHON");
-	if (bs->unwind.on && !(env && !strcmp(env, "0"))) {
+	/* the Python walk goes with the walk by tables (unwind.bpf.h) */
+	if (bs->unwind.on && !bs->no_python_frames) {
 		bs->python = dcp_python_new(bs->r);
 		if (!bs->python)
 			return -ENOMEM;
@@ -688,6 +681,7 @@ static void bpf_free(struct dcp_source *s)
 	free(bs->frames);
 	free(bs->exits);
 	free(bs->marks);
+	free(bs->btf_path);
 	for (size_t i = 0; i < bs->nr_filled; i++)
 		free(*(void **)bs->filled[i]);
 	free(bs->filled);
@@ -706,6 +700,7 @@ static const struct dcp_source_ops bpf_ops = {
 	.drain = bpf_drain,
 	.poll = bpf_poll,
 	.forget = dcp_bpf_forget,
+	.need = dcp_bpf_need,
 	.stop = bpf_stop,
 	.free = bpf_free,
 };
@@ -735,7 +730,7 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 				      struct dcp_recorder *sink)
 {
 	struct bpf_source *bs;
-	const char *env;
+	const char *btf = DCP_OPTS_GET(opts, bpf_btf_path, NULL);
 
 	if (opts->event && strcmp(opts->event, "cpu-clock"))
 		return dcp_error_null(ENOTSUP,
@@ -751,16 +746,22 @@ struct dcp_source *dcp_bpf_source_new(const struct dcp_recorder_opts *opts,
 	bs->idents.held_max = 4096;
 	/*
 	 * User frames as plain addresses, named from the process's maps in
-	 * user space (a fifth of the BPF time per sample here, see
-	 * docs/PERFORMANCE.md); DCPROF_BPF_FRAMES=buildid: every user frame
-	 * named (build id, file offset) by the kernel.
+	 * user space, unless bpf_build_id_frames asks the kernel to name
+	 * every one (build id, file offset), which costs more a sample.
 	 */
-	env = getenv("DCPROF_BPF_FRAMES");
-	bs->user_build_ids = env && !strcmp(env, "buildid");
+	bs->user_build_ids = DCP_OPTS_GET(opts, bpf_build_id_frames, false);
+	bs->no_python_frames = DCP_OPTS_GET(opts, bpf_no_python_frames, false);
+	bs->map_entries = DCP_OPTS_GET(opts, bpf_map_entries, 0);
+	bs->cpu_max_percent = DCP_OPTS_GET(opts, bpf_cpu_max_percent, 0);
+	if (btf && *btf && !(bs->btf_path = strdup(btf))) {
+		free(bs);
+		return dcp_error_null(ENOMEM, "out of memory");
+	}
 	bs->base.sink = sink;
 	bs->r = sink;
 	if (dcp_bpf_take_marks(bs, opts)) {
 		free(bs->marks);
+		free(bs->btf_path);
 		free(bs);
 		return NULL;
 	}

@@ -37,14 +37,14 @@
 #define BUDGET_WINDOW_NS 1000000000ull
 #define MAX_PERCENT_SYSCTL "/proc/sys/kernel/perf_cpu_time_max_percent"
 
-static double read_max_percent(void)
+/* The budget: bpf_cpu_max_percent, else the kernel's own for perf. */
+static double read_max_percent(const struct bpf_source *bs)
 {
-	const char *env = getenv("DCPROF_BPF_CPU_MAX_PERCENT");
 	unsigned int v = 25; /* the kernel's default */
 	FILE *f;
 
-	if (env && *env)
-		return strtod(env, NULL); /* tests: fractions too */
+	if (bs->cpu_max_percent)
+		return bs->cpu_max_percent;
 	f = fopen(MAX_PERCENT_SYSCTL, "re");
 	if (f) {
 		if (fscanf(f, "%u", &v) != 1)
@@ -71,7 +71,7 @@ void dcp_bpf_budget_start(struct bpf_source *bs, uint32_t freq)
 	bs->freq = freq;
 	bs->weight = 1;
 	bs->stats_fd = -1;
-	bs->max_percent = read_max_percent();
+	bs->max_percent = read_max_percent(bs);
 	/* 0 and 100 turn the kernel's throttling off: so they do here */
 	if (bs->max_percent <= 0 || bs->max_percent >= 100) {
 		dcp_log(DCP_LOG_INFO,

@@ -200,6 +200,11 @@ struct bpf_source {
 	void **filled;
 	size_t nr_filled, filled_cap;
 	bool user_build_ids; /* the kernel names user frames by build id */
+	/* dcp_recorder_opts' bpf_* settings, copied at creation */
+	bool no_python_frames;
+	uint32_t map_entries; /* 0: sized from the rate */
+	char *btf_path; /* NULL: DEFAULT_BTF */
+	double cpu_max_percent; /* 0: the kernel's sysctl */
 	/* stacks a count named and the kernel's map no longer held */
 	uint64_t stacks_evicted;
 
@@ -333,6 +338,8 @@ int dcp_bpf_take_marks(struct bpf_source *bs,
  * that no needed cookie is, closed, and unnamed in the kernel. */
 size_t dcp_bpf_forget(struct dcp_source *s,
 		      const struct dcp_cookie_set *needed);
+/* The Python processes' code maps' cookies into needed (source ops). */
+void dcp_bpf_need(struct dcp_source *s, struct dcp_cookie_set *needed);
 
 /* An address the kernel gave without a build id: looked up in p's maps;
  * leaf: the address the task was interrupted at. */

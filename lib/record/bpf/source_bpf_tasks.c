@@ -456,6 +456,14 @@ size_t dcp_bpf_forget(struct dcp_source *s, const struct dcp_cookie_set *needed)
 	return dcp_ident_cache_release(&bs->idents, file_needed, &f);
 }
 
+void dcp_bpf_need(struct dcp_source *s, struct dcp_cookie_set *needed)
+{
+	struct bpf_source *bs = (struct bpf_source *)s;
+
+	if (bs->python)
+		dcp_python_need(bs->python, needed);
+}
+
 void dcp_bpf_name_ranges(struct bpf_source *bs, uint32_t pid,
 			 const struct dcp_bpf_ranges *rs)
 {

@@ -305,6 +305,34 @@ static __always_inline int fp_step(struct unwind_regs *r)
 	return 1;
 }
 
+/*
+ * CPython's perf trampoline (-X perf, 3.12 on): one copy per code object
+ * of "sub $8,%rsp; call *%rcx; add $8,%rsp; ret" in anonymous memory,
+ * without a table and without a frame pointer, through which the
+ * interpreter enters each Python call. At its return address (the add)
+ * the caller's return address is 8 bytes up and the caller's frame 16;
+ * rbp is the caller's still. Known by those bytes, in a Python process
+ * only; counted with the frames by tables (a known rule, not a guess).
+ * 1: r is the caller's; 0: pc is in no trampoline.
+ */
+static __always_inline int py_trampoline_step(struct unwind_regs *r)
+{
+	__u64 code[2] = {}, ra;
+
+	if (!r->py.runtime || r->activation ||
+	    bpf_probe_read_user(code, 11, (void *)(r->pc - 6)))
+		return 0;
+	/* 48 83 ec 08 ff d1 48 83 | c4 08 c3, little-endian */
+	if (code[0] != 0x8348d1ff08ec8348ull ||
+	    (code[1] & 0xffffff) != 0xc308c4 ||
+	    bpf_probe_read_user(&ra, 8, (void *)(r->sp + 8)) || !ra)
+		return 0;
+	r->by_table++;
+	r->sp += 16;
+	r->pc = ra;
+	return 1;
+}
+
 /* Wake user space so that it builds the table of r's file, the first time
  * a walk meets the file without one: its samples are walked by frame
  * pointers until then. */
@@ -511,6 +539,8 @@ static long unwind_step(__u32 i, struct unwind_walk *w)
 			    (pc + r->frame_bias);
 		r->named++;
 	}
+	if (!row && py_trampoline_step(r))
+		return 0;
 	if (!row || row->kind == DCP_UNWIND_ROW_GAP)
 		return fp_step(r) ? 0 : 1;
 	switch (row->kind) {
@@ -694,6 +724,7 @@ static __always_inline __u32 unwind_user(struct pt_regs *regs, __u64 *ips,
 	r->py_frame = 0;
 	r->py_frames = 0;
 	r->py_done = 0;
+	r->py.runtime = 0; /* py_start() sets it for a Python process */
 	if (by_tables)
 		w.ranges = bpf_map_lookup_elem(&proc_ranges, &r->pid);
 	if (by_tables && r->naming)
