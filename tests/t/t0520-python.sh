@@ -25,13 +25,8 @@
 . "$(dirname "$0")/test-lib.sh"
 need gcc
 need_bpf_backend
-PY=/usr/bin/python3
-[ -x "$PY" ] && "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
-	{ [ -z "${CI:-}" ] || die "$PY is not CPython 3.11 under CI"
-	  skip "$PY is not CPython 3.11"; }
+need_python311
 folded_tool
-mkdir -m 700 "$TMP/cache"
-export DCPROF_CACHE_DIR=$TMP/cache
 
 cat >"$TMP/prog.py" <<'PY'
 import json, operator, os, sys, time, zlib

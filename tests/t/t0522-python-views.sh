@@ -16,19 +16,15 @@
 #    Python function that waits, within 10% of the wait the script timed;
 #  - pprof: the Python functions with their file and lines;
 #  - flame graphs: the Python frames of their own type;
-#  - top -p of a running script names its Python functions, and so do
-#    record --continuous -p's periods, a function that runs after a whole
+#  - top -a of a script started before it names its Python functions, and
+#    so do record --continuous -p's periods and their pushes to a receiver
+#    that decides as Pyroscope does, a function that runs after a whole
 #    period without a sample of its process included.
 . "$(dirname "$0")/test-lib.sh"
 need gcc protoc gzip
 need_bpf_backend
-PY=/usr/bin/python3
-[ -x "$PY" ] && "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
-	{ [ -z "${CI:-}" ] || die "$PY is not CPython 3.11 under CI"
-	  skip "$PY is not CPython 3.11"; }
+need_python311
 folded_tool
-mkdir -m 700 "$TMP/cache"
-export DCPROF_CACHE_DIR=$TMP/cache
 
 cat >"$TMP/prog.py" <<'PY'
 import asyncio, hashlib, json, sys, threading, time, zlib
@@ -312,7 +308,8 @@ assert 8 not in {t for p, t in kinds if not p}, kinds
 print("page: Python frames of type 8, no other")
 PY
 
-# a running script: top names its Python functions
+# a script running before the recorder starts: top of the whole machine
+# names its Python functions
 cat >"$TMP/run.py" <<'PY'
 import time
 def top_burn():
@@ -325,14 +322,16 @@ PY
 "$PY" "$TMP/run.py" >"$TMP/run.out" &
 run=$!
 wait_line "$TMP/run.out" started 10 || die "run.py did not start"
-expect_exit 0 "$DCPROF" top -g --stdio --iterations 1 --delay 1.5 -p "$run"
+expect_exit 0 "$DCPROF" top -a -g --stdio --iterations 1 --delay 1.5
 grep -q 'top_burn (run.py)' "$TMP/out" || die "top does not name the Python function: $(head -20 "$TMP/out")"
 kill "$run" 2>/dev/null
 wait "$run" 2>/dev/null
 
-# continuous periods: a function that runs after a period without a sample
-# of its process is named too (the process's code map is kept from one
-# period to the next whether or not a period sampled it)
+# continuous periods pushed to a receiver that decides as Pyroscope does: a
+# function that runs after a period without a sample of its process is
+# named too (the process's code map is kept from one period to the next
+# whether or not a period sampled it), in the files and in the requests,
+# with its file and lines
 cat >"$TMP/idle.py" <<'PY'
 import time
 def burn(sec):
@@ -352,9 +351,30 @@ PY
 "$PY" "$TMP/idle.py" >"$TMP/idle.out" &
 idle=$!
 wait_line "$TMP/idle.out" started 10 || die "idle.py did not start"
+spawn_server "$TMP/port" python3 "$TOP/tests/tools/push_receiver.py" "$TMP/recv" \
+	"$TMP/port" '{"mode": "pyroscope"}'
 mkdir -m 700 "$TMP/periods"
-expect_exit 0 "$DCPROF" record -g --continuous "$TMP/periods" --period 1 -p "$idle"
+expect_exit 0 "$DCPROF" record -g --continuous "$TMP/periods" --period 1 -p "$idle" \
+	--push "http://127.0.0.1:$PORT"
 wait "$idle"
+grep -q "^dcprof: push: [1-9][0-9]* requests taken" "$TMP/err" ||
+	die "the periods were not pushed: $(cat "$TMP/err")"
+python3 - "$TMP"/recv/*.profile.json <<'PY' || die "the pushed profiles lack the Python functions"
+import json, sys
+seen = {}
+for path in sys.argv[1:]:
+    for p, _ in json.load(open(path)):
+        st = p["string_table"]
+        fn = {f["id"]: (st[f.get("name", 0)], st[f.get("filename", 0)]) for f in p.get("function", [])}
+        for loc in p.get("location", []):
+            for line in loc.get("line", []):
+                name, file = fn[line["function_id"]]
+                seen.setdefault(name, set()).add((file, line.get("line", 0)))
+for f in ("early_burn (idle.py)", "late_burn (idle.py)", "burn (idle.py)"):
+    got = seen.get(f, set())
+    assert got and all(file.endswith("/idle.py") and line > 0 for file, line in got), (f, got)
+print("pushed: early_burn, late_burn and burn with idle.py and their lines")
+PY
 expect_exit 0 "$DCPROF" export -i "$TMP/periods" --format folded -o "$TMP/periods.folded"
 for fn in early_burn late_burn; do
 	grep -q "$fn (idle.py);burn (idle.py)" "$TMP/periods.folded" ||

@@ -133,6 +133,19 @@ need_root() {
 
 # The BPF backend loads (root): else skip, and under CI fail when it was
 # not built.
+# need_python311: PY, Debian's /usr/bin/python3 (CPython 3.11), which the
+# Python walk's tests record: a failure under CI when it is not there, a
+# skip elsewhere; the unwind tables and names go to a cache of the test's
+# own (DCPROF_CACHE_DIR)
+need_python311() {
+	PY=/usr/bin/python3
+	[ -x "$PY" ] && "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+		{ [ -z "${CI:-}" ] || die "$PY is not CPython 3.11 under CI"
+		  skip "$PY is not CPython 3.11"; }
+	mkdir -m 700 "$TMP/cache"
+	export DCPROF_CACHE_DIR=$TMP/cache
+}
+
 need_bpf_backend() {
 	need_root
 	_shared_probe bpf-backend && return 0

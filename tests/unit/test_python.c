@@ -28,6 +28,7 @@
 #include "buildid_internal.h"
 #include "dwarf_types_internal.h"
 #include "symbolize_internal.h"
+#include "unit_shell.h"
 
 /*
  * co_linetable of this function compiled by CPython 3.11.2 (first line 2),
@@ -139,20 +140,6 @@ static void test_layouts(void **state)
 /* ---- the DWARF reader on known types ------------------------------ */
 
 static char tmpdir[] = "/tmp/dcp-python-XXXXXX";
-
-static void run(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc != 0)
-		fail_msg("command failed (%d): %s", rc, cmd);
-}
 
 /*
  * The types of the library built below, compiled into this test too: its

@@ -26,6 +26,7 @@
 #include "kallsyms_internal.h"
 #include "symbolize_internal.h"
 #include "symtab_internal.h"
+#include "unit_shell.h"
 
 static char tmpdir[64];
 
@@ -64,20 +65,6 @@ static const char prog2_src[] =
 	"volatile int sink;\n"
 	"__attribute__((noinline)) int alpha(int x) { return x * 7 + sink; }\n"
 	"int main(void) { return alpha(3); }\n";
-
-static void run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc != 0)
-		fail_msg("command failed (%d): %s", rc, cmd);
-}
 
 static void tmp_path(char *buf, size_t size, const char *name)
 {
