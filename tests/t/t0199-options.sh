@@ -1,5 +1,4 @@
 #!/bin/bash
-# exclusive: records -a --only split and spin: another test's copies have the same build ids
 # The options, each checked by what it selects:
 #  record: --ready-fd (the line comes once the events are on and the walk
 #    is in the file, and the command does not hold the descriptor), -p A,B
