@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: records the whole machine while split runs (-a -- split): another test's copy of split, running then, has its base name
 # The options, each checked by what it selects:
 #  record: --ready-fd (the line comes once the events are on and the walk
 #    is in the file, and the command does not hold the descriptor), -p A,B
