@@ -170,6 +170,22 @@ const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
 	return e && (!c->held_max || e->fd >= 0) ? &e->id : NULL;
 }
 
+int dcp_ident_cache_dup(const struct dcp_ident_cache *c, uint32_t maj,
+			uint32_t min, uint64_t ino)
+{
+	const struct dcp_ident_entry *e;
+	size_t pos;
+	int fd;
+
+	if (!c->index.slots)
+		return -ENOENT;
+	e = ident_find(c, maj, min, ino, ident_hash(maj, min, ino), &pos);
+	if (!e || e->fd < 0)
+		return -ENOENT;
+	fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino)
 {
 	struct stat st;

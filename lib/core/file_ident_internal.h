@@ -61,6 +61,13 @@ const struct dcp_file_id *dcp_ident_cache_find(const struct dcp_ident_cache *c,
 					       uint32_t maj, uint32_t min,
 					       uint64_t ino);
 
+/*
+ * A new descriptor of the file (maj, min, ino) that the cache holds open,
+ * for a reader whose process is gone; -ENOENT when it holds none.
+ */
+int dcp_ident_cache_dup(const struct dcp_ident_cache *c, uint32_t maj,
+			uint32_t min, uint64_t ino);
+
 /* Whether fd is the file (maj, min, ino): a path may name another file now. */
 bool dcp_ident_fd_is(int fd, uint32_t maj, uint32_t min, uint64_t ino);
 

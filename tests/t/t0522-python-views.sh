@@ -66,7 +66,7 @@ async def coro_body(n):
         await asyncio.sleep(0)
 
 
-DATA = bytes(range(256)) * 1024
+DATA = bytes(range(256)) * 4096  # about 1,000 samples on the two lines
 
 
 def two_lines():
@@ -91,6 +91,15 @@ def wait_lock(lock, waited):
     lock.release()
 
 
+def warm_up(sec):
+    # the recorder reads the new process's interpreter and builds or loads
+    # its files' unwind tables meanwhile: a wait that began before would
+    # keep the stack it was walked with (frame pointers, cut short)
+    end = time.time() + sec
+    while time.time() < end:
+        pass
+
+
 async def main_async(rounds):
     for _ in range(rounds):
         plain()
@@ -109,6 +118,7 @@ def main():
             LINES["zlib"] = first + i
         if "hashlib.sha256" in text:
             LINES["sha"] = first + i
+    warm_up(1)
     lock = threading.Lock()
     waited = []
     lock.acquire()
@@ -124,8 +134,14 @@ def main():
 main()
 PY
 
-# the interpreter's unwind tables into the cache first (t0520 says why)
-expect_exit 0 "$DCPROF" record -g -o "$TMP/warm.data" -- "$PY" -c 'import asyncio, hashlib, zlib'
+# the interpreter's unwind tables into the cache first (t0520 says why),
+# from a process that lives long enough for them to be built while it runs
+# (a file is opened through the process that maps it), under a sanitizer
+# too
+expect_exit 0 "$DCPROF" record -g -o "$TMP/warm.data" -- "$PY" -c 'import asyncio, hashlib, time, zlib
+end = time.time() + 1
+while time.time() < end:
+    pass'
 expect_exit 0 "$DCPROF" record -g --off-cpu -o "$TMP/py.data" -- "$PY" "$TMP/prog.py"
 grep '^truth ' "$TMP/out" | cut -d' ' -f2- >"$TMP/truth.json" ||
 	die "the script printed no truth: $(tail -5 "$TMP/err")"

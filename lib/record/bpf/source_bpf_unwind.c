@@ -102,13 +102,20 @@ static int copy_to_array(int fd, size_t first, size_t stride, const void *src,
 }
 
 /*
- * The file the kernel asked for, through the process that maps it: fd, or
- * -errno (the process or the mapping is gone: the next walk asks again).
+ * The file the kernel asked for, through the process that maps it, else
+ * the identity cache's hold of it: fd, or -errno (neither has it: the next
+ * walk asks again).
  */
-static int open_wanted(const struct dcp_bpf_file_key *k,
+static int open_wanted(struct bpf_source *bs, const struct dcp_bpf_file_key *k,
 		       const struct dcp_bpf_unwind_want *w)
 {
 	int fd = dcp_bpf_open_mapping(w->pid, w->start, w->end);
+
+	/* the process that asked is gone (a short one, or the end of the
+	 * recording): the file the identity cache holds, if it does */
+	if (fd < 0)
+		return dcp_ident_cache_dup(&bs->idents, k->dev >> 20,
+					   k->dev & 0xfffff, k->ino);
 
 	/* s_dev is major << 20 | minor */
 	if (fd >= 0 &&
@@ -494,7 +501,7 @@ int dcp_bpf_unwind_work(struct bpf_source *bs, uint64_t deadline_ns,
 		files[n].key = k;
 		/* built already, or gone: nothing to build */
 		files[n].fd = bpf_map_lookup_elem(u->files_fd, &k, &f) ?
-				      open_wanted(&k, &w) :
+				      open_wanted(bs, &k, &w) :
 				      -1;
 		files[n].size = files[n].fd >= 0 && !fstat(files[n].fd, &st) ?
 					st.st_size :
@@ -576,7 +583,7 @@ int dcp_bpf_unwind_preload(struct bpf_source *bs, uint64_t deadline_ns)
 			    !bpf_map_lookup_elem(u->wanted_fd, &k, &w))
 				continue;
 			file = dcp_now_ns(CLOCK_MONOTONIC) < deadline_ns ?
-				       open_wanted(&k, &w) :
+				       open_wanted(bs, &k, &w) :
 				       -ETIME;
 			if (file >= 0) {
 				struct stat st;
