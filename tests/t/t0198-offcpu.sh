@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: its off-CPU waits must be the time the program's clock saw (0.90-1.02 of it), which the machine's load moves
 # record --off-cpu: the time threads spend switched out, charged to the
 # stack they left the CPU with, by state (t0209: under contention, on the
 # BPF backend and on the whole machine).
