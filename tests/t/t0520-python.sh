@@ -103,8 +103,12 @@ run_prog() {
 	local py=$1 comm=$2 name=$3
 	# the interpreter's unwind tables into the cache first: a large
 	# libpython's takes seconds to build, its samples until then walked
-	# by frame pointers, which do not reach the interpreter's frames
-	expect_exit 0 "$DCPROF" record -g -o "$TMP/warm.data" -- "$py" -c 'import operator, zlib'
+	# by frame pointers, which do not reach the interpreter's frames; from
+	# a process that lives long enough for them to be built while it runs
+	expect_exit 0 "$DCPROF" record -g -o "$TMP/warm.data" -- "$py" -c 'import operator, time, zlib
+end = time.time() + 1
+while time.time() < end:
+    pass'
 	expect_exit 0 "$DCPROF" record -g -o "$TMP/$name.data" -- "$py" "$TMP/prog.py"
 	grep '^truth ' "$TMP/out" | cut -d' ' -f2- >"$TMP/$name.truth.json" ||
 		die "$name: the script printed no truth"

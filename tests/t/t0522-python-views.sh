@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: a busy Python process and its recorder (slow under a sanitizer) starve what runs beside them: browser pages drawn late, off-CPU times against a clock
 # Python frames (Debian's /usr/bin/python3, CPython 3.11, BPF backend)
 # everywhere a frame goes, on one script recorded with -g --off-cpu:
 #  - a plain function, a generator's body and an async coroutine's body
@@ -16,7 +17,7 @@
 #    Python function that waits, within 10% of the wait the script timed;
 #  - pprof: the Python functions with their file and lines;
 #  - flame graphs: the Python frames of their own type;
-#  - top -a of a script started before it names its Python functions, and
+#  - top -p of a script started before it names its Python functions, and
 #    so do record --continuous -p's periods and their pushes to a receiver
 #    that decides as Pyroscope does, a function that runs after a whole
 #    period without a sample of its process included.
@@ -324,8 +325,8 @@ assert 8 not in {t for p, t in kinds if not p}, kinds
 print("page: Python frames of type 8, no other")
 PY
 
-# a script running before the recorder starts: top of the whole machine
-# names its Python functions
+# a script running before the recorder starts: top names its Python
+# functions
 cat >"$TMP/run.py" <<'PY'
 import time
 def top_burn():
@@ -338,7 +339,7 @@ PY
 "$PY" "$TMP/run.py" >"$TMP/run.out" &
 run=$!
 wait_line "$TMP/run.out" started 10 || die "run.py did not start"
-expect_exit 0 "$DCPROF" top -a -g --stdio --iterations 1 --delay 1.5
+expect_exit 0 "$DCPROF" top -g --stdio --iterations 1 --delay 1.5 -p "$run"
 grep -q 'top_burn (run.py)' "$TMP/out" || die "top does not name the Python function: $(head -20 "$TMP/out")"
 kill "$run" 2>/dev/null
 wait "$run" 2>/dev/null
