@@ -1,4 +1,5 @@
 #!/bin/bash
+# exclusive: a busy Python process and its recorder (slow under a sanitizer) starve what runs beside them, and its own interpreter tables must be built within a short warm-up
 # Python frames in the BPF backend's stacks (Debian's /usr/bin/python3,
 # CPython 3.11, without frame pointers; and pyenv's 3.12.1 and 3.13.0
 # where they are installed), recorded with `record -g`:
