@@ -397,15 +397,8 @@ static int annotate_one(struct annotate_args *a, const struct profile_view *v,
 			last_line = line;
 		}
 		{
-			const char *c =
-				colour ? annotate_heat_colour(pct) : NULL;
+			const char *c = annotate_print_samples(n, pct, colour);
 
-			if (c)
-				fputs(c, stdout);
-			if (n)
-				printf("  %7.2f%% %7" PRIu64, pct, n);
-			else
-				printf("  %7s  %7s", "", "");
 			printf("  %12" PRIx64 ":  %s %s%s", in->address,
 			       in->mnemonic, in->op_str, tbuf);
 			if (c)

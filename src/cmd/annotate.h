@@ -63,9 +63,10 @@ const char *annotate_source_line(struct annotate_source *s, const char *path,
  * escaped. */
 void annotate_print_source(const char *text);
 
-/* The terminal colour of a line holding pct percent of the samples; NULL:
- * none. */
-const char *annotate_heat_colour(double pct);
+/* A line's samples columns, n samples, pct percent of the function's
+ * (blank with none), in the colour of that share on a terminal: the colour
+ * to reset at the line's end, or NULL. */
+const char *annotate_print_samples(uint64_t n, double pct, bool colour);
 
 /*
  * Whether name names the Python function whose symbol is sym_name,

@@ -117,14 +117,8 @@ static void print_text_line(uint32_t line, uint64_t samples, uint64_t total,
 			    const char *text, bool colour)
 {
 	double pct = total ? 100.0 * (double)samples / (double)total : 0;
-	const char *c = colour && samples ? annotate_heat_colour(pct) : NULL;
+	const char *c = annotate_print_samples(samples, pct, colour);
 
-	if (c)
-		fputs(c, stdout);
-	if (samples)
-		printf("  %7.2f%% %7" PRIu64, pct, samples);
-	else
-		printf("  %7s  %7s", "", "");
 	if (line)
 		printf("  %6" PRIu32 "  ", line);
 	else

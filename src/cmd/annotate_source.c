@@ -4,6 +4,7 @@
  * line at a time beside the samples; the colour of a line by its share.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,7 @@ void annotate_print_source(const char *text)
 	text_print_safe(stdout, buf, 0);
 }
 
-const char *annotate_heat_colour(double pct)
+static const char *heat_colour(double pct)
 {
 	/* perf annotate's thresholds */
 	if (pct >= 5)
@@ -118,4 +119,17 @@ const char *annotate_heat_colour(double pct)
 	if (pct >= 0.5)
 		return "\033[32m";
 	return NULL;
+}
+
+const char *annotate_print_samples(uint64_t n, double pct, bool colour)
+{
+	const char *c = colour && n ? heat_colour(pct) : NULL;
+
+	if (c)
+		fputs(c, stdout);
+	if (n)
+		printf("  %7.2f%% %7" PRIu64, pct, n);
+	else
+		printf("  %7s  %7s", "", "");
+	return c;
 }
